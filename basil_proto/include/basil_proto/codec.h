@@ -1,0 +1,78 @@
+// The XML codec. No I/O: encoding turns a model into a string, decoding
+// takes bytes in chunks of any size and returns a model.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "basil_proto/model.h"
+#include "basil_proto/status.h"
+
+namespace basil {
+
+// ---------------------------------------------------------------- encoding
+
+// Writes the request in the format of DECISIONS.md section 4. Fails with
+// kNotInDialect when the model asks the dialect for something it cannot say
+// (nppcu > 0 before 1.3, SUMMARY before 1.3, SWITCH before 1.2, ...), with
+// kInvalidText for text that is not valid UTF-8.
+Result<std::string> encode_request(const Request& request);
+
+// Writes the response in its dialect (response.dialect), with
+// response.protocol on BasilResponse.
+Result<std::string> encode_response(const Response& response);
+
+// ---------------------------------------------------------------- decoding
+
+struct DecodeOptions {
+  bool strict = false;  // unknown elements/attributes: error instead of warning
+  std::size_t max_document_bytes = std::size_t{1} << 30;  // 1 GiB
+  std::size_t max_depth = 64;
+  std::size_t max_text_bytes = std::size_t{1} << 20;  // one attribute value or text node
+};
+
+enum class DocumentKind : std::uint8_t { kRequest, kResponse };
+
+struct Decoded {
+  DocumentKind kind = DocumentKind::kResponse;
+  std::variant<Request, Response> document;
+  std::vector<std::string> warnings;  // "LINE:COL: message"
+
+  bool is_request() const { return kind == DocumentKind::kRequest; }
+  const Request& request() const { return std::get<Request>(document); }
+  const Response& response() const { return std::get<Response>(document); }
+  Request& request() { return std::get<Request>(document); }
+  Response& response() { return std::get<Response>(document); }
+};
+
+// A streaming decoder: feed() the bytes as they come, then finish(). After
+// the first error every call returns that error. One decoder, one document.
+class Decoder {
+ public:
+  enum class Expect : std::uint8_t { kAny, kRequest, kResponse };
+
+  explicit Decoder(DecodeOptions options = {}, Expect expect = Expect::kAny);
+  ~Decoder();
+  Decoder(const Decoder&) = delete;
+  Decoder& operator=(const Decoder&) = delete;
+
+  Status feed(std::string_view chunk);
+  Result<Decoded> finish();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// Whole-buffer conveniences over Decoder.
+Result<Decoded> decode(std::string_view xml, const DecodeOptions& options = {});
+Result<Response> decode_response(std::string_view xml, const DecodeOptions& options = {},
+                                 std::vector<std::string>* warnings = nullptr);
+Result<Request> decode_request(std::string_view xml, const DecodeOptions& options = {},
+                               std::vector<std::string>* warnings = nullptr);
+
+}  // namespace basil

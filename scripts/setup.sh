@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Installs the Debian packages basild needs when any is missing, then
+# configures and builds. Idempotent and quiet when everything is there.
+#   scripts/setup.sh [normal|asan|fuzz]...   (default: normal)
+set -euo pipefail
+top=$(cd "$(dirname "$0")/.." && pwd)
+cd "$top"
+
+packages=(
+  g++ cmake ninja-build pkg-config git
+  libxml2-dev libxml2-utils
+  libboost-dev libboost-program-options-dev
+  libssh-dev libsqlite3-dev sqlite3
+  libgtest-dev libgmock-dev libbenchmark-dev nlohmann-json3-dev
+  openssh-server openssh-client procps
+  clang-14 libclang-rt-14-dev
+  gnuplot-nox
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
+    missing+=("$p")
+  fi
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  if [ "$(id -u)" != 0 ]; then
+    echo "setup: missing packages: ${missing[*]} (run as root, or install them)" >&2
+    exit 1
+  fi
+  echo "setup: installing ${missing[*]}" >&2
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq >/dev/null
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+jobs=$(nproc 2>/dev/null || echo 2)
+build_one() {
+  local kind=$1 dir flags=()
+  case "$kind" in
+    normal) dir=build ;;
+    asan)   dir=build-asan; flags=(-DBASIL_SANITIZE=ON -DBASIL_BENCH=OFF -DCMAKE_BUILD_TYPE=Debug) ;;
+    fuzz)   dir=build-fuzz; flags=(-DBASIL_FUZZ=ON -DCMAKE_C_COMPILER=clang-14
+                                   -DCMAKE_CXX_COMPILER=clang++-14 -DCMAKE_BUILD_TYPE=RelWithDebInfo) ;;
+    *) echo "setup: unknown build kind '$kind'" >&2; exit 2 ;;
+  esac
+  if [ ! -f "$dir/build.ninja" ]; then
+    cmake -S . -B "$dir" -G Ninja "${flags[@]}" >/dev/null
+  fi
+  cmake --build "$dir" -j "$jobs" -- --quiet
+}
+
+[ $# -gt 0 ] || set -- normal
+for kind in "$@"; do build_one "$kind"; done

@@ -1,0 +1,73 @@
+#include "basil_proto/dialect.h"
+
+#include <gtest/gtest.h>
+
+namespace basil {
+namespace {
+
+TEST(DialectTest, ProtocolStringOfBothOnePointOneDialectsIsOnePointOne) {
+  EXPECT_EQ(protocol_string(Dialect::k1_1), "1.1");
+  EXPECT_EQ(protocol_string(Dialect::k1_1plus), "1.1");
+  EXPECT_EQ(dialect_id(Dialect::k1_1plus), "1.1+");
+  EXPECT_EQ(dialect_from_id("1.1+"), Dialect::k1_1plus);
+  EXPECT_EQ(dialect_from_id("1.4"), std::nullopt);
+}
+
+TEST(DialectTest, EngineOnePointThreeIsCleThreeNotBasilOnePointThree) {
+  EXPECT_EQ(dialect_for("1.3.0", "1.1"), Dialect::k1_1plus);
+  EXPECT_EQ(dialect_for("1.3.0", "1.3"), std::nullopt);
+  EXPECT_EQ(dialect_for("1.3.0", "1.2"), std::nullopt);
+}
+
+TEST(DialectTest, MapsEngineVersionsToDialects) {
+  struct Row {
+    const char* engine;
+    const char* protocol;
+    std::optional<Dialect> want;
+  } rows[] = {
+      {"1.1.0", "1.0", Dialect::k1_0},  {"1.1.0", "1.1", Dialect::k1_1},
+      {"1.2.0", "1.1", Dialect::k1_1},  {"3.1.0", "1.1", Dialect::k1_1plus},
+      {"3.1.0", "1.2", std::nullopt},   {"4.0.0", "1.2", Dialect::k1_2},
+      {"4.1.0", "1.1", Dialect::k1_1plus}, {"5.0.2", "1.3", std::nullopt},
+      {"5.1.0", "1.3", Dialect::k1_3},  {"5.2.44", "1.3", Dialect::k1_3},
+      {"5.2.UP03", "1.3", Dialect::k1_3}, {"6.0.0", "1.3", Dialect::k1_3},
+      {"latest", "1.2", Dialect::k1_2}, {"5.2.44", "1.4", std::nullopt},
+      {"5.2.44", "2.0", std::nullopt},  {"garbage", "1.0", std::nullopt},
+  };
+  for (const auto& r : rows) EXPECT_EQ(dialect_for(r.engine, r.protocol), r.want) << r.engine << " " << r.protocol;
+}
+
+TEST(DialectTest, NegotiatesHighestCommonVersion) {
+  EXPECT_EQ(negotiate("5.2.44", {"1.3", "1.2", "1.1", "1.0"}), Dialect::k1_3);
+  EXPECT_EQ(negotiate("4.1.0", {"1.2", "1.1", "1.0"}), Dialect::k1_2);
+  EXPECT_EQ(negotiate("3.1.0", {"1.1", "1.0"}), Dialect::k1_1plus);
+  // No basil_support (before CLE 3.1): 1.0 and 1.1 are assumed.
+  EXPECT_EQ(negotiate("1.2.0", {}), Dialect::k1_1);
+  EXPECT_EQ(negotiate("1.3.0", {}), Dialect::k1_1plus);
+  // An engine that lists versions we do not speak: the highest we do.
+  EXPECT_EQ(negotiate("6.0.0", {"1.7", "1.6", "1.5", "1.4", "1.3", "1.2", "1.1", "1.0"}), Dialect::k1_3);
+}
+
+TEST(DialectTest, PinnedVersionIsUsedOnlyWhenOffered) {
+  EXPECT_EQ(negotiate("5.2.44", {"1.3", "1.2", "1.1", "1.0"}, Dialect::k1_2), Dialect::k1_2);
+  EXPECT_EQ(negotiate("4.1.0", {"1.2", "1.1", "1.0"}, Dialect::k1_3), std::nullopt);
+  // Pinning "1.1" on a CLE 3 engine gets the dialect that engine speaks.
+  EXPECT_EQ(negotiate("3.1.0", {"1.1", "1.0"}, Dialect::k1_1), Dialect::k1_1plus);
+}
+
+TEST(DialectTest, CleReleasesCarryEngineAndSupport) {
+  auto r = cle_release("5.2");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->engine_version, "5.2.44");
+  EXPECT_EQ(r->basil_support.front(), "1.3");
+  auto old = cle_release("2.2");
+  ASSERT_TRUE(old);
+  EXPECT_TRUE(old->basil_support.empty());
+  EXPECT_EQ(negotiate(old->engine_version, old->basil_support), Dialect::k1_1);
+  EXPECT_EQ(negotiate(cle_release("3.1")->engine_version, cle_release("3.1")->basil_support), Dialect::k1_1plus);
+  EXPECT_EQ(negotiate(cle_release("4.1")->engine_version, cle_release("4.1")->basil_support), Dialect::k1_2);
+  EXPECT_FALSE(cle_release("9.9"));
+}
+
+}  // namespace
+}  // namespace basil

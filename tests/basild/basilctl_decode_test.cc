@@ -1,0 +1,155 @@
+// basilctl decode as a user runs it: the real binary on real files.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "ctl/decode_summary.h"
+
+namespace {
+
+struct Run {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+Run run_basilctl(const std::string& args) {
+  std::string err_file = ::testing::TempDir() + "/basilctl.err";
+  std::string cmd = std::string(BASIL_BINARY_DIR) + "/basild/basilctl " + args + " 2>" + err_file;
+  Run r;
+  FILE* p = popen(cmd.c_str(), "r");
+  if (p == nullptr) return r;
+  std::array<char, 4096> buf{};
+  std::size_t n = 0;
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
+  int st = pclose(p);
+  r.exit_code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  std::ifstream e(err_file);
+  r.err.assign(std::istreambuf_iterator<char>(e), {});
+  return r;
+}
+
+std::string write_temp(const std::string& name, const std::string& content) {
+  std::string path = ::testing::TempDir() + "/" + name;
+  std::ofstream(path) << content;
+  return path;
+}
+
+constexpr const char* kInventory13 = R"(<?xml version="1.0"?>
+<BasilResponse protocol="1.3">
+ <ResponseData status="SUCCESS" method="QUERY">
+  <Inventory mpp_host="tds" timestamp="1380000000">
+   <NodeArray changecount="5" schedchangecount="2">
+    <Node node_id="24" name="c0-0c0s6n0" architecture="XT" role="BATCH" state="UP">
+     <SocketArray>
+      <Socket ordinal="0" architecture="x86_64" clock_mhz="2600">
+       <SegmentArray>
+        <Segment ordinal="0">
+         <ComputeUnitArray>
+          <ComputeUnit ordinal="0">
+           <ProcessorArray>
+            <Processor ordinal="0"/>
+            <Processor ordinal="1"/>
+           </ProcessorArray>
+          </ComputeUnit>
+         </ComputeUnitArray>
+         <MemoryArray>
+          <Memory type="OS" page_size_kb="4" page_count="8388608"/>
+         </MemoryArray>
+         <LabelArray/>
+        </Segment>
+       </SegmentArray>
+      </Socket>
+     </SocketArray>
+    </Node>
+    <Node node_id="25" name="c0-0c0s6n1" architecture="XT" role="BATCH" state="DOWN">
+     <SocketArray/>
+    </Node>
+   </NodeArray>
+   <ReservationArray/>
+  </Inventory>
+ </ResponseData>
+</BasilResponse>
+)";
+
+TEST(BasilctlDecodeTest, PrintsInventoryFiguresAsJson) {
+  auto r = run_basilctl("decode " + write_temp("inv13.xml", kInventory13));
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["protocol"], "1.3");
+  EXPECT_EQ(j["dialect"], "1.3");
+  EXPECT_EQ(j["kind"], "response");
+  EXPECT_EQ(j["method"], "QUERY");
+  EXPECT_EQ(j["type"], "INVENTORY");
+  EXPECT_EQ(j["status"], "SUCCESS");
+  EXPECT_EQ(j["nodes"], 2);
+  EXPECT_EQ(j["nodes_by_state"]["UP"], 1);
+  EXPECT_EQ(j["nodes_by_state"]["DOWN"], 1);
+  EXPECT_EQ(j["processors"], 2);
+  EXPECT_EQ(j["compute_units"], 1);
+  EXPECT_EQ(j["reservations"], 0);
+  EXPECT_EQ(j["changecount"], 5);
+  EXPECT_EQ(j["schedchangecount"], 2);
+  EXPECT_TRUE(j["warnings"].is_array());
+}
+
+TEST(BasilctlDecodeTest, ReadsStandardInput) {
+  std::string path = write_temp("fail.xml",
+                                "<?xml version=\"1.0\"?>\n<BasilResponse protocol=\"\">\n"
+                                " <ResponseData status=\"FAILURE\" method=\"UNDEFINED\" error_class=\"PERMANENT\" "
+                                "error_source=\"BACKEND\">\n  <Message severity=\"ERROR\">BASIL version mismatch: "
+                                "us=1.3,1.2,1.1,1.0, them=9.9</Message>\n </ResponseData>\n</BasilResponse>\n");
+  auto r = run_basilctl("decode - <" + path);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["status"], "FAILURE");
+  EXPECT_EQ(j["error_class"], "PERMANENT");
+  EXPECT_EQ(j["error_source"], "BACKEND");
+  ASSERT_EQ(j["messages"].size(), 1u);
+  EXPECT_NE(j["messages"][0]["text"].get<std::string>().find("version mismatch"), std::string::npos);
+}
+
+TEST(BasilctlDecodeTest, InvalidDocumentExitsOneWithFileLineColumn) {
+  std::string path = write_temp("bad.xml", "<?xml version=\"1.0\"?>\n<BasilResponse protocol=\"1.3\">\n <Response");
+  auto r = run_basilctl("decode " + path);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_TRUE(r.out.empty());
+  EXPECT_EQ(r.err.rfind(path + ":", 0), 0u) << r.err;
+  // FILE:LINE:COL: message
+  auto rest = r.err.substr(path.size() + 1);
+  EXPECT_GT(std::stoi(rest), 0) << r.err;
+}
+
+TEST(BasilctlDecodeTest, StrictModeFailsOnUnknownElementThatTolerantModeWarnsAbout) {
+  std::string doc = kInventory13;
+  doc.replace(doc.find("<ReservationArray/>"), 19, "<ReservationArray/><Gadget/>");
+  std::string path = write_temp("unknown.xml", doc);
+  auto tolerant = run_basilctl("decode " + path);
+  ASSERT_EQ(tolerant.exit_code, 0) << tolerant.err;
+  EXPECT_FALSE(nlohmann::json::parse(tolerant.out)["warnings"].empty());
+  auto strict = run_basilctl("decode --strict " + path);
+  EXPECT_EQ(strict.exit_code, 1);
+  EXPECT_NE(strict.err.find("Gadget"), std::string::npos) << strict.err;
+}
+
+TEST(BasilctlDecodeTest, SummarizesReserveRequestWidth) {
+  std::string path = write_temp("reserve.xml",
+                                "<?xml version=\"1.0\"?>\n<BasilRequest protocol=\"1.3\" method=\"RESERVE\">\n"
+                                " <ReserveParamArray user_name=\"alice\" batch_id=\"149712\">\n"
+                                "  <ReserveParam architecture=\"XT\" width=\"65600\" depth=\"1\" nppn=\"32\" nppcu=\"0\"/>\n"
+                                " </ReserveParamArray>\n</BasilRequest>\n");
+  auto r = run_basilctl("decode " + path);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["kind"], "request");
+  EXPECT_EQ(j["method"], "RESERVE");
+  EXPECT_EQ(j["width"], 65600);
+  EXPECT_EQ(j["batch_id"], "149712");
+}
+
+}  // namespace
