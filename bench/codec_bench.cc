@@ -131,7 +131,7 @@ void BM_Decode(benchmark::State& state) {
   for (auto _ : state) {
     if (!decode_chunked(doc)) state.SkipWithError("decode failed");
   }
-  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * doc.size()));
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations()) * static_cast<std::int64_t>(doc.size()));
   state.counters["MB"] = static_cast<double>(doc.size()) / 1e6;
 }
 
@@ -140,7 +140,7 @@ void BM_BareSax(benchmark::State& state) {
   for (auto _ : state) {
     if (!bare_sax(doc)) state.SkipWithError("bare parse failed");
   }
-  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * doc.size()));
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations()) * static_cast<std::int64_t>(doc.size()));
 }
 
 void BM_Encode(benchmark::State& state) {

@@ -12,9 +12,10 @@
 namespace basil::bench {
 
 inline std::string cname(std::uint32_t nid) {
-  // c<X>-<Y>c<C>s<S>n<N> with 192 nodes per cabinet (3 chassis x 16 slots x 4).
-  std::uint32_t cab = nid / 192, in_cab = nid % 192;
-  std::uint32_t chassis = in_cab / 64, slot = (in_cab % 64) / 4, node = nid % 4;
+  // c<X>-<Y>c<C>s<S>n<N> as PROTOCOL.md section 9: 3 chassis x 8 slots x 4
+  // nodes = 96 nodes per cabinet, 16 cabinets per row.
+  std::uint32_t cab = nid / 96, in_cab = nid % 96;
+  std::uint32_t chassis = in_cab / 32, slot = (in_cab % 32) / 4, node = nid % 4;
   return "c" + std::to_string(cab % 16) + "-" + std::to_string(cab / 16) + "c" + std::to_string(chassis) +
          "s" + std::to_string(slot) + "n" + std::to_string(node);
 }

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <sstream>
 #include <string>
 
 #include "ctl/decode_summary.h"
@@ -30,7 +31,9 @@ Run run_basilctl(const std::string& args) {
   int st = pclose(p);
   r.exit_code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
   std::ifstream e(err_file);
-  r.err.assign(std::istreambuf_iterator<char>(e), {});
+  std::ostringstream text;
+  text << e.rdbuf();
+  r.err = text.str();
   return r;
 }
 
