@@ -1,0 +1,140 @@
+// The emulated machine: cabinet geometry (cnames from NIDs), node layout
+// classes, node ranges, and the presets. Pure data and pure functions.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "basil_proto/model.h"
+#include "basil_proto/status.h"
+
+namespace emu {
+
+// NID = cabinet * cabinet_stride + chassis * chassis_stride + slot * nodes_per_slot + node,
+// cabinet = column * rows + row (PROTOCOL.md section 9). XT cabinets have a stride of
+// 128 with 96 nodes (3 chassis x 8 slots x 4), so their NIDs have gaps; XC cabinets
+// (3 chassis x 16 slots x 4 = 192) have none.
+struct Geometry {
+  std::uint32_t rows = 2;
+  std::uint32_t chassis_per_cabinet = 3;
+  std::uint32_t slots_per_chassis = 16;
+  std::uint32_t nodes_per_slot = 4;
+  std::uint32_t cabinet_stride = 0;  // 0: chassis_per_cabinet * chassis_stride()
+
+  std::uint32_t chassis_stride() const { return slots_per_chassis * nodes_per_slot; }
+  std::uint32_t cab_stride() const {
+    return cabinet_stride != 0 ? cabinet_stride : chassis_per_cabinet * chassis_stride();
+  }
+  // True when the NID names a node position that exists in this geometry.
+  bool valid(std::uint32_t nid) const;
+  // "c<col>-<row>c<chassis>s<slot>n<node>".
+  std::string cname(std::uint32_t nid) const;
+  // The first `count` valid NIDs from `first` on, as inclusive ranges.
+  std::vector<basil::NidList::Range> positions(std::uint32_t first, std::uint32_t count) const;
+};
+
+struct AccelSpec {
+  std::string type = "GPU";
+  std::string family = "UNKNOWN";
+  std::uint32_t memory_mb = 0;
+  std::uint32_t clock_mhz = 0;
+};
+
+// A node layout class: every node of a class looks the same. Processors are
+// numbered node-wide: ((socket * segments + segment) * cus + cu) * threads + thread.
+struct Layout {
+  std::string name;
+  std::uint32_t sockets = 1;
+  std::uint32_t segments_per_socket = 1;
+  std::uint32_t cus_per_segment = 1;
+  std::uint32_t threads_per_cu = 1;
+  basil::ProcArch proc_arch = basil::ProcArch::kX86_64;
+  std::uint32_t clock_mhz = 2600;
+  std::uint64_t memory_mb = 0;
+  std::uint32_t page_size_kb = 4;
+  std::vector<basil::Label> labels;
+  std::optional<AccelSpec> accel;
+
+  std::uint32_t segments() const { return sockets * segments_per_socket; }
+  std::uint32_t compute_units() const { return segments() * cus_per_segment; }
+  std::uint32_t processors() const { return compute_units() * threads_per_cu; }
+  std::uint32_t procs_per_segment() const { return cus_per_segment * threads_per_cu; }
+  std::uint64_t pages() const { return memory_mb * 1024 / page_size_kb; }
+};
+
+// A run of NIDs whose nodes share everything the emulator tracks per node.
+// Node changes split and merge runs, so storage follows runs, not nodes.
+struct NodeRange {
+  std::uint32_t first = 0;
+  std::uint32_t last = 0;  // inclusive
+  std::uint32_t layout = 0;  // index into System::layouts
+  basil::NodeRole role = basil::NodeRole::kBatch;
+  basil::NodeState state = basil::NodeState::kUp;
+  basil::NodeArch arch = basil::NodeArch::kXT;
+  basil::AccelState accel_state = basil::AccelState::kUp;
+
+  std::uint64_t size() const { return std::uint64_t{last} - first + 1; }
+  bool same_kind(const NodeRange& o) const {
+    return layout == o.layout && role == o.role && state == o.state && arch == o.arch &&
+           accel_state == o.accel_state;
+  }
+};
+
+// Faults (issue 3 "Faults"); rates are probabilities in [0, 1].
+struct MethodFaults {
+  double latency_ms = 0;
+  double latency_per_node_us = 0;
+  double transient_rate = 0;
+  double hang_rate = 0;
+  double truncate_rate = 0;
+  double garbage_rate = 0;
+  double exit_rate = 0;
+  double stderr_rate = 0;
+  bool operator==(const MethodFaults&) const = default;
+};
+
+struct FaultConfig {
+  std::uint64_t seed = 0;
+  bool cscs_model = false;  // latency model calibrated on DECISIONS.md section 7
+  double cscs_scale = 1.0;
+  int exit_code = 1;
+  // Keys: ENGINE INVENTORY SUMMARY STATUS RESERVE CONFIRM RELEASE SWITCH, or "*"
+  // for every method without its own entry.
+  std::map<std::string, MethodFaults> methods;
+  bool operator==(const FaultConfig&) const = default;
+};
+
+struct System {
+  std::string mpp_host = "UNKNOWN";
+  std::string cle = "5.2";
+  bool gemini = false;              // router_id on nodes (1.1+ and 1.2)
+  bool inventory_forms = true;      // honour DECISIONS.md section 5 request forms
+  Geometry geometry;
+  std::vector<Layout> layouts;
+  std::vector<NodeRange> nodes;     // initial node ranges
+  FaultConfig faults;
+};
+
+// Merges adjacent ranges of the same kind; input sorted by NID.
+std::vector<NodeRange> merge_ranges(std::vector<NodeRange> ranges);
+
+// Presets: tds-8, xc30-2256, xt5-1844, xk7-gpu, and big-100k (benchmarks).
+std::vector<std::string> preset_names();
+basil::Result<System> preset(std::string_view name);
+
+// A system from its JSON description (conf/emulator-system.example). Strict:
+// unknown keys and out-of-range values are errors.
+// `require_nodes` false: the store's copy, whose nodes live in their own table.
+basil::Result<System> parse_system(std::string_view json_text, bool require_nodes = true);
+std::string system_to_json(const System& system);
+basil::Result<FaultConfig> parse_faults(std::string_view json_text);
+std::string faults_to_json(const FaultConfig& faults);
+
+// The method key used by FaultConfig ("RESERVE", "INVENTORY", ...).
+std::string method_key(const basil::Request& request);
+
+}  // namespace emu
