@@ -11,7 +11,7 @@ packages=(
   libxml2-dev libxml2-utils
   libboost-dev libboost-program-options-dev
   libssh-dev libsqlite3-dev sqlite3
-  libgtest-dev libgmock-dev libbenchmark-dev nlohmann-json3-dev
+  libgtest-dev libgmock-dev libbenchmark-dev nlohmann-json3-dev libtomlplusplus-dev libsystemd-dev
   openssh-server openssh-client procps
   clang-14 libclang-rt-14-dev
   gnuplot-nox

@@ -1,19 +1,29 @@
 // basilctl: the command-line tool of basild.
 //   basilctl decode [--strict] FILE    decode any BASIL document, print JSON
+//   basilctl [--socket PATH] [--json] COMMAND ...   talk to basild's control socket
+// Parsing and planning (ctl/invocation.h) and the tables (ctl/format.h) are
+// pure; this file only does the I/O.
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <iostream>
 #include <string>
 #include <vector>
 
+#include "control/client.h"
 #include "ctl/decode_summary.h"
+#include "ctl/format.h"
+#include "ctl/invocation.h"
 
 namespace {
 
-constexpr const char* kUsage =
-    "usage: basilctl decode [--strict] FILE\n"
-    "  decode   decode a BASIL request or response (FILE may be -) and print a JSON summary\n";
+constexpr const char* kDecodeUsage = "usage: basilctl decode [--strict] FILE\n";
+
+constexpr int kExitOk = 0;
+constexpr int kExitError = 1;
+constexpr int kExitUsage = 2;
+constexpr int kExitUnreachable = 3;
 
 int cmd_decode(const std::vector<std::string>& args) {
   basil::DecodeOptions options;
@@ -24,12 +34,12 @@ int cmd_decode(const std::vector<std::string>& args) {
     } else if (file.empty() && (a == "-" || a.rfind("-", 0) != 0)) {
       file = a;
     } else {
-      std::cerr << kUsage;
+      std::cerr << kDecodeUsage;
       return 2;
     }
   }
   if (file.empty()) {
-    std::cerr << kUsage;
+    std::cerr << kDecodeUsage;
     return 2;
   }
   std::FILE* in = file == "-" ? stdin : std::fopen(file.c_str(), "rb");
@@ -64,17 +74,74 @@ int cmd_decode(const std::vector<std::string>& args) {
   return 0;
 }
 
+int cmd_control(const basilctl::Invocation& inv) {
+  auto plan = basilctl::plan_call(inv);
+  if (!plan.call) {
+    std::cerr << "basilctl: " << plan.error << "\n";
+    return kExitUsage;
+  }
+  basilctl::HttpCall& call = *plan.call;
+  if (call.stdin_body) {
+    std::vector<char> buf(64 * 1024);
+    std::size_t n = 0;
+    while ((n = std::fread(buf.data(), 1, buf.size(), stdin)) > 0) call.body.append(buf.data(), n);
+    if (std::ferror(stdin) != 0) {
+      std::cerr << "basilctl: raw: error reading stdin\n";
+      return kExitError;
+    }
+    if (call.body.empty()) {
+      std::cerr << "basilctl: raw: no request on stdin\n";
+      return kExitUsage;
+    }
+  }
+  auto reply = basild::control::request_once(inv.socket, call.method, call.target, call.body,
+                                             call.content_type, inv.timeout);
+  if (!reply.ok()) {
+    std::cerr << "basilctl: " << reply.message << "\n";
+    return kExitUnreachable;
+  }
+  const bool success = reply.status >= 200 && reply.status < 300;
+  auto doc = nlohmann::json::parse(reply.body, nullptr, false);
+  const bool is_json = !doc.is_discarded();
+  // An error answer in the JSON error shape goes to stderr, whatever the mode.
+  if (!success && is_json && doc.is_object() && doc.contains("error") &&
+      doc["error"].is_string()) {
+    std::cerr << "basilctl: " << inv.command << ": " << doc["error"].get<std::string>()
+              << " (HTTP " << reply.status;
+    if (doc.contains("result")) std::cerr << ", result " << doc["result"].dump();
+    std::cerr << ")\n";
+    if (inv.json) std::cout << reply.body << (reply.body.ends_with('\n') ? "" : "\n");
+    return kExitError;
+  }
+  if (call.raw_output || inv.json || !is_json) {
+    std::cout << reply.body;
+    if (!call.raw_output && !reply.body.empty() && !reply.body.ends_with('\n')) std::cout << '\n';
+  } else {
+    std::cout << basilctl::render_human(inv.command, doc);
+  }
+  std::cout.flush();
+  if (!success) {
+    std::cerr << "basilctl: " << inv.command << ": HTTP " << reply.status << "\n";
+    return kExitError;
+  }
+  return kExitOk;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
-  if (args.empty() || args[0] == "-h" || args[0] == "--help") {
-    std::cout << kUsage;
-    return args.empty() ? 2 : 0;
+  const char* env = std::getenv("BASILD_SOCKET");
+  auto parsed = basilctl::parse_invocation(args, env == nullptr ? "" : env);
+  if (!parsed.invocation) {
+    std::cerr << "basilctl: " << parsed.error << "\n" << basilctl::usage();
+    return kExitUsage;
   }
-  std::string cmd = args[0];
-  args.erase(args.begin());
-  if (cmd == "decode") return cmd_decode(args);
-  std::cerr << "basilctl: unknown command '" << cmd << "'\n" << kUsage;
-  return 2;
+  const basilctl::Invocation& inv = *parsed.invocation;
+  if (inv.help) {
+    std::cout << basilctl::usage();
+    return kExitOk;
+  }
+  if (inv.command == "decode") return cmd_decode(inv.args);
+  return cmd_control(inv);
 }

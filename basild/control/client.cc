@@ -1,0 +1,200 @@
+#include "control/client.h"
+
+#include "control/asio.h"
+
+#include <optional>
+#include <utility>
+
+namespace basild::control {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+using local = asio::local::stream_protocol;
+using error_code = boost::system::error_code;
+
+basil::Status ClientReply::status_of_call() const {
+  switch (error) {
+    case ClientErrc::kNone: return {};
+    case ClientErrc::kTimeout: return {basil::Code::kTimeout, message};
+    default: return {basil::Code::kTransport, message};
+  }
+}
+
+struct Client::Impl {
+  asio::io_context io;
+  std::optional<local::socket> socket;
+  beast::flat_buffer buffer;
+};
+
+Client::Client(std::string socket_path)
+    : path_(std::move(socket_path)), impl_(std::make_unique<Impl>()) {}
+
+Client::~Client() = default;
+
+namespace {
+
+constexpr std::uint64_t kMaxResponseBody = 1ull << 30;  // 1 GiB: a full inventory fits
+
+ClientReply fail(ClientErrc e, std::string message) {
+  ClientReply r;
+  r.error = e;
+  r.message = std::move(message);
+  return r;
+}
+
+ClientReply connect_error(const std::string& path, const error_code& ec) {
+  if (ec == asio::error::not_found || ec.value() == ENOENT) {
+    return fail(ClientErrc::kNoSocket,
+                "control socket " + path + " does not exist (is basild running?)");
+  }
+  if (ec == asio::error::connection_refused) {
+    return fail(ClientErrc::kRefused, "nothing listens on " + path +
+                                          " (stale socket file: is basild running?)");
+  }
+  if (ec == asio::error::access_denied || ec.value() == EPERM) {
+    return fail(ClientErrc::kPermission, "permission denied connecting to " + path +
+                                             " (check the socket's mode and group)");
+  }
+  return fail(ClientErrc::kIo, "cannot connect to " + path + ": " + ec.message());
+}
+
+}  // namespace
+
+ClientReply Client::request(std::string_view method, std::string_view target,
+                            std::string_view body, std::string_view content_type,
+                            std::chrono::milliseconds timeout) {
+  // Asio throws for a path too long for sun_path, Beast for a bad method
+  // string; the caller gets an error reply, never an exception.
+  try {
+    return request_unguarded(method, target, body, content_type, timeout);
+  } catch (const std::exception& e) {
+    impl_ = std::make_unique<Impl>();
+    return fail(ClientErrc::kIo, "request to " + path_ + " failed: " + e.what());
+  }
+}
+
+ClientReply Client::request_unguarded(std::string_view method, std::string_view target,
+                                      std::string_view body, std::string_view content_type,
+                                      std::chrono::milliseconds timeout) {
+  Impl& s = *impl_;
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  bool reused = s.socket.has_value() && s.socket->is_open();
+  const bool idempotent = method == "GET";
+
+  auto timeout_reply = [&] {
+    return fail(ClientErrc::kTimeout, "no answer from basild on " + path_ + " within " +
+                                          std::to_string(timeout.count()) + " ms");
+  };
+  auto drop_connection = [&] {
+    error_code ignored;
+    if (s.socket) s.socket->close(ignored);
+    s.socket.reset();
+    s.buffer.clear();
+  };
+  // Run the io_context until `done` or the deadline; on timeout, close the
+  // socket so that pending operations end (their handlers see the abort).
+  auto run_until = [&](const bool& done) {
+    s.io.restart();
+    while (!done) {
+      auto now = std::chrono::steady_clock::now();
+      if (now >= deadline) break;
+      if (s.io.run_one_for(deadline - now) == 0 && s.io.stopped()) break;
+    }
+    if (!done) {
+      drop_connection();
+      s.io.restart();
+      s.io.run();
+      return false;
+    }
+    return true;
+  };
+
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    if (!s.socket || !s.socket->is_open()) {
+      s.socket.emplace(s.io);
+      s.buffer.clear();
+      reused = false;
+      bool done = false;
+      error_code cec;
+      s.socket->async_connect(local::endpoint(path_), [&](error_code ec) {
+        cec = ec;
+        done = true;
+      });
+      if (!run_until(done)) return timeout_reply();
+      if (cec) {
+        drop_connection();
+        return connect_error(path_, cec);
+      }
+    }
+
+    http::request<http::string_body> req;
+    req.version(11);
+    req.method_string(beast::string_view(method.data(), method.size()));
+    req.target(beast::string_view(target.data(), target.size()));
+    req.set(http::field::host, "localhost");
+    req.set(http::field::user_agent, "basilctl");
+    if (!content_type.empty()) {
+      req.set(http::field::content_type, beast::string_view(content_type.data(), content_type.size()));
+    }
+    req.keep_alive(true);
+    req.body().assign(body.data(), body.size());
+    req.prepare_payload();
+
+    bool wrote = false;
+    error_code wec;
+    http::async_write(*s.socket, req, [&](error_code ec, std::size_t) {
+      wec = ec;
+      wrote = true;
+    });
+    if (!run_until(wrote)) return timeout_reply();
+    // Even when the write failed (the server refused us and closed), it may
+    // have answered first: read what is there.
+    http::response_parser<http::string_body> parser;
+    parser.body_limit(kMaxResponseBody);
+    bool read = false;
+    error_code rec;
+    http::async_read(*s.socket, s.buffer, parser, [&](error_code ec, std::size_t) {
+      rec = ec;
+      read = true;
+    });
+    if (!run_until(read)) return timeout_reply();
+    if (rec) {
+      drop_connection();
+      bool closed = rec == http::error::end_of_stream || rec == asio::error::eof ||
+                    rec == asio::error::connection_reset || rec == asio::error::broken_pipe ||
+                    rec == http::error::partial_message;
+      if (closed && reused && idempotent && attempt == 0) continue;  // stale keep-alive
+      if (wec && closed) {
+        return fail(ClientErrc::kClosed, "basild on " + path_ +
+                                             " closed the connection: " + wec.message());
+      }
+      if (closed) {
+        return fail(ClientErrc::kClosed, "basild on " + path_ +
+                                             " closed the connection without answering");
+      }
+      if (rec.category() == http::make_error_code(http::error::end_of_stream).category()) {
+        return fail(ClientErrc::kProtocol, "bad HTTP answer from " + path_ + ": " + rec.message());
+      }
+      return fail(ClientErrc::kIo, "reading from " + path_ + ": " + rec.message());
+    }
+    auto res = parser.release();
+    ClientReply reply;
+    reply.status = res.result_int();
+    auto ct = res[http::field::content_type];
+    reply.content_type.assign(ct.data(), ct.size());
+    reply.body = std::move(res.body());
+    if (!res.keep_alive() || wec) drop_connection();
+    return reply;
+  }
+  return fail(ClientErrc::kClosed, "basild on " + path_ + " closed the connection twice");
+}
+
+ClientReply request_once(const std::string& socket_path, std::string_view method,
+                         std::string_view target, std::string_view body,
+                         std::string_view content_type, std::chrono::milliseconds timeout) {
+  Client client(socket_path);
+  return client.request(method, target, body, content_type, timeout);
+}
+
+}  // namespace basild::control

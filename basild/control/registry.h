@@ -1,0 +1,146 @@
+// The control socket's command registry: route (method + path) -> handler.
+// Pure: no sockets, no files, no clock. The HTTP server (control/server.h)
+// turns bytes into a Request, asks the registry, and turns the Response back
+// into bytes; tests call dispatch() directly.
+//
+// Every answer carries a numeric result code (Kea style). The code decides the
+// HTTP status; error bodies are always JSON: {"result": N, "error": "text"}.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace basild::control {
+
+// Stable numbers: scripts and basilctl may rely on them.
+enum class ResultCode : int {
+  kOk = 0,                 // 200
+  kError = 1,              // 500: the handler failed (internal error)
+  kBadRequest = 2,         // 400: malformed body, bad parameter
+  kNotFound = 3,           // 404: no such route, or no such entity
+  kMethodNotAllowed = 4,   // 405: route exists, not for this method
+  kConflict = 5,           // 409: state conflict (reservation already confirmed, ...)
+  kUnavailable = 6,        // 503: transient (ALPS unreachable, shutting down, too busy)
+  kForbidden = 7,          // 403: peer not on the allow-list
+  kTooLarge = 8,           // 413: request over the size limit
+  kTimeout = 9,            // 504: the handler or the call behind it did not answer in time
+  kUpstream = 10,          // 502: ALPS answered FAILURE (permanent)
+};
+
+// HTTP status of a result code, and its short stable name ("ok", "not_found").
+unsigned http_status(ResultCode code);
+std::string_view result_name(ResultCode code);
+
+// Who is on the other end of the socket (SO_PEERCRED). Tests make them up.
+struct PeerCredentials {
+  std::int32_t pid = -1;
+  std::uint32_t uid = 0;
+  std::uint32_t gid = 0;
+};
+
+enum class Method { kGet, kPost };
+std::string_view method_name(Method m);
+std::optional<Method> parse_method(std::string_view name);  // exact, upper case
+
+// What a route expects as its request body.
+enum class BodyKind {
+  kNone,  // body ignored (GET routes)
+  kJson,  // must parse as a JSON object (an empty body is {}); else 400, handler not called
+  kRaw,   // passed through untouched (POST /v1/basil: raw BASIL XML)
+};
+
+struct Request {
+  Method method = Method::kGet;
+  std::string path;                          // "/v1/health": decoded, no query
+  std::map<std::string, std::string> query;  // decoded query parameters (last one wins)
+  std::string body;                          // raw body as received
+  std::string content_type;
+  nlohmann::json json;                       // parsed body for BodyKind::kJson routes, else null
+  PeerCredentials peer;
+};
+
+struct Response {
+  ResultCode result = ResultCode::kOk;
+  std::string content_type = "application/json";
+  std::string body;
+  std::vector<std::pair<std::string, std::string>> headers;  // extra headers ("Allow", ...)
+
+  static Response json(const nlohmann::json& value, ResultCode result = ResultCode::kOk);
+  static Response text(std::string body, std::string content_type,
+                       ResultCode result = ResultCode::kOk);
+  // {"result": N, "error": message}
+  static Response error(ResultCode result, std::string_view message);
+};
+
+// The reply channel handed to a handler. Call it once (later calls are
+// ignored); it may be called later, from another handler on the same
+// io_context (asynchronous handlers: apbasil calls). If every copy is
+// destroyed without a reply, the client gets a 500 "handler dropped the
+// request" instead of hanging.
+class Responder {
+ public:
+  using Sink = std::function<void(Response)>;
+  explicit Responder(Sink sink);
+
+  void operator()(Response response) const;
+  bool replied() const;
+
+ private:
+  struct State;
+  std::shared_ptr<State> state_;
+};
+
+using AsyncHandler = std::function<void(const Request&, Responder)>;
+using SyncHandler = std::function<Response(const Request&)>;
+
+struct RouteInfo {
+  Method method;
+  std::string path;
+  BodyKind body;
+  std::string summary;  // one line, for GET /v1 and the man page
+};
+
+class Registry {
+ public:
+  // Registering the same method + path twice replaces the handler.
+  void add(Method method, std::string path, BodyKind body, std::string summary,
+           AsyncHandler handler);
+  void add_sync(Method method, std::string path, BodyKind body, std::string summary,
+                SyncHandler handler);
+
+  // Route the request and call its handler, or reply 404 / 405 / 400 at once.
+  // Exceptions from a handler's synchronous part become a 500 reply.
+  void dispatch(Request request, Responder reply) const;
+
+  std::vector<RouteInfo> routes() const;
+  bool empty() const { return routes_.empty(); }
+
+ private:
+  struct Entry {
+    RouteInfo info;
+    AsyncHandler handler;
+  };
+  // Keyed by path, then method.
+  std::map<std::string, std::map<Method, Entry>, std::less<>> routes_;
+};
+
+// Splits "/v1/events?since=10&limit=5" into path and decoded query parameters.
+// Returns nullopt on a malformed target (bad %-escape, not starting with '/').
+struct Target {
+  std::string path;
+  std::map<std::string, std::string> query;
+};
+std::optional<Target> parse_target(std::string_view target);
+
+// %-encoding of one query value ("a b&c" -> "a%20b%26c"), for clients.
+std::string url_encode(std::string_view s);
+
+}  // namespace basild::control

@@ -1,0 +1,305 @@
+#include "core/client.h"
+
+#include <algorithm>
+#include "core/asio.h"
+#include <memory>
+#include <type_traits>
+#include <variant>
+
+#include "core/adoption.h"
+
+namespace basild {
+
+namespace asio = boost::asio;
+using basil::Code;
+using basil::Result;
+using basil::Status;
+
+namespace {
+
+std::string with_diagnostics(std::string message, std::string_view diagnostics) {
+  if (!diagnostics.empty()) {
+    message += " [";
+    message += diagnostics;
+    message += ']';
+  }
+  return message;
+}
+
+bool version_mismatch(const basil::Response& r) {
+  return std::any_of(r.messages.begin(), r.messages.end(), [](const basil::Message& m) {
+    return m.text.find("BASIL version mismatch") != std::string::npos;
+  });
+}
+
+template <typename Body>
+constexpr basil::Method method_of_body() {
+  if constexpr (std::is_same_v<Body, basil::Reserved>) return basil::Method::kReserve;
+  else if constexpr (std::is_same_v<Body, basil::Confirmed>) return basil::Method::kConfirm;
+  else if constexpr (std::is_same_v<Body, basil::Released>) return basil::Method::kRelease;
+  else if constexpr (std::is_same_v<Body, basil::Switched>) return basil::Method::kSwitch;
+  else return basil::Method::kQuery;
+}
+
+// Adapts the callback port to an awaitable (any completion token).
+template <typename Token>
+auto async_transport_call(Transport& transport, std::string request,
+                          std::chrono::milliseconds timeout, Token&& token) {
+  return asio::async_initiate<Token, void(CallOutcome)>(
+      [&transport](auto handler, std::string req, std::chrono::milliseconds to) {
+        auto shared = std::make_shared<decltype(handler)>(std::move(handler));
+        transport.async_call(std::move(req), to, [shared](CallOutcome outcome) {
+          auto ex = asio::get_associated_executor(*shared);
+          asio::dispatch(ex, [shared, o = std::move(outcome)]() mutable { (*shared)(std::move(o)); });
+        });
+      },
+      token, std::move(request), timeout);
+}
+
+}  // namespace
+
+Client::Client(asio::any_io_executor executor, Transport& transport, ClientOptions options,
+               Timings* timings, CallObserver observer)
+    : executor_(std::move(executor)),
+      transport_(transport),
+      options_(std::move(options)),
+      timings_(timings),
+      observer_(std::move(observer)) {}
+
+Awaitable<CallOutcome> Client::transport_call(CallKind kind, std::string xml, std::uint64_t& call_id) {
+  call_id = next_call_id_++;
+  if (observer_) {
+    CallEvent ev;
+    ev.phase = CallEvent::Phase::kRequest;
+    ev.call_id = call_id;
+    ev.kind = kind;
+    ev.transport = transport_.name();
+    ev.xml = xml;
+    ev.when = std::chrono::system_clock::now();
+    observer_(ev);
+  }
+  CallOutcome outcome =
+      co_await async_transport_call(transport_, std::move(xml), options_.call_timeout, asio::use_awaitable);
+  if (observer_) {
+    CallEvent ev;
+    ev.phase = CallEvent::Phase::kResponse;
+    ev.call_id = call_id;
+    ev.kind = kind;
+    ev.transport = transport_.name();
+    ev.xml = outcome.response;
+    ev.when = std::chrono::system_clock::now();
+    ev.transport_time = outcome.elapsed;
+    ev.status = &outcome.status;
+    ev.diagnostics = outcome.diagnostics;
+    observer_(ev);
+  }
+  co_return outcome;
+}
+
+Awaitable<Result<basil::Response>> Client::exchange(CallKind kind, const basil::Request& request) {
+  auto xml = basil::encode_request(request);
+  if (!xml) {
+    if (timings_) timings_->record(kind, {}, {}, true);
+    co_return xml.status();
+  }
+  std::uint64_t call_id = 0;
+  CallOutcome outcome = co_await transport_call(kind, std::move(*xml), call_id);
+  if (!outcome.status) {
+    if (timings_) timings_->record(kind, outcome.elapsed, {}, true);
+    co_return Status(outcome.status.code(),
+                     with_diagnostics(outcome.status.message(), outcome.diagnostics));
+  }
+  const auto t0 = std::chrono::steady_clock::now();
+  auto decoded = basil::decode_response(outcome.response, options_.decode);
+  const auto decode_time = std::chrono::steady_clock::now() - t0;
+  auto fail = [&](Status s) {
+    if (timings_) timings_->record(kind, outcome.elapsed, decode_time, true);
+    return s;
+  };
+  if (!decoded) {
+    const auto& s = decoded.status();
+    const bool bad_bytes = s.code() == Code::kMalformed || s.code() == Code::kLimitExceeded;
+    co_return fail(Status(bad_bytes ? Code::kTransport : s.code(),
+                          with_diagnostics(std::string(bad_bytes ? "apbasil answer truncated or not XML: "
+                                                                 : "apbasil answer invalid: ") +
+                                               s.to_string(),
+                                           outcome.diagnostics)));
+  }
+  basil::Response& response = *decoded;
+  if (response.ok() ? response.protocol != request.protocol
+                    : !(response.protocol.empty() || response.protocol == request.protocol)) {
+    co_return fail(Status(Code::kStructure, "protocol mismatch: sent " + request.protocol +
+                                                ", answered \"" + response.protocol + "\""));
+  }
+  if (!response.ok()) {
+    if (version_mismatch(response)) dialect_.reset();  // negotiate again next time
+    co_return fail(response.error());
+  }
+  if (timings_) timings_->record(kind, outcome.elapsed, decode_time, false);
+  co_return std::move(response);
+}
+
+template <typename Body>
+Awaitable<Result<Body>> Client::typed_call(CallKind kind, basil::Request request) {
+  auto r = co_await exchange(kind, request);
+  if (!r) co_return r.status();
+  if (r->method != method_of_body<Body>() || !std::holds_alternative<Body>(r->body)) {
+    co_return Status(Code::kStructure, std::string("answer to ") + std::string(call_kind_name(kind)) +
+                                           " is not of that method (method " +
+                                           std::string(basil::to_string(r->method)) + ")");
+  }
+  co_return std::get<Body>(std::move(r->body));
+}
+
+Awaitable<Result<NegotiatedEngine>> Client::negotiate() {
+  // Always at protocol 1.0, the lowest common denominator.
+  auto engine = co_await typed_call<basil::EngineInfo>(
+      CallKind::kEngine, basil::make_request(basil::Dialect::k1_0, basil::EngineQuery{}));
+  if (!engine) co_return engine.status();
+  auto chosen = basil::negotiate(engine->version, engine->basil_support, options_.pinned);
+  if (!chosen) {
+    std::string supports;
+    for (const auto& v : engine->basil_support) supports += (supports.empty() ? "" : ",") + v;
+    std::string msg = "no common BASIL version with ALPS engine " + engine->version + " (supports " +
+                      (supports.empty() ? std::string("1.0,1.1 (assumed)") : supports) + ")";
+    if (options_.pinned) msg += ", pinned " + std::string(basil::dialect_id(*options_.pinned));
+    co_return Status(Code::kUnsupportedProtocol, std::move(msg));
+  }
+  dialect_ = *chosen;
+  engine_ = *engine;
+  co_return NegotiatedEngine{std::move(*engine), *chosen};
+}
+
+Awaitable<Result<NegotiatedEngine>> Client::renegotiate() {
+  dialect_.reset();
+  engine_.reset();
+  co_return co_await negotiate();
+}
+
+Awaitable<Status> Client::ensure_dialect() {
+  if (dialect_) co_return Status::ok();
+  auto r = co_await negotiate();
+  co_return r.status();
+}
+
+#define BASILD_ENSURE_DIALECT()                   \
+  do {                                            \
+    auto st_ = co_await ensure_dialect();         \
+    if (!st_) co_return st_;                      \
+  } while (false)
+
+Awaitable<Result<basil::Inventory>> Client::query_inventory(basil::InventoryQuery query) {
+  BASILD_ENSURE_DIALECT();
+  co_return co_await typed_call<basil::Inventory>(CallKind::kInventory,
+                                                  basil::make_request(*dialect_, query));
+}
+
+Awaitable<Result<basil::Summary>> Client::query_summary() {
+  BASILD_ENSURE_DIALECT();
+  co_return co_await typed_call<basil::Summary>(CallKind::kSummary,
+                                                basil::make_request(*dialect_, basil::SummaryQuery{}));
+}
+
+Awaitable<Result<basil::StatusInfo>> Client::query_status(basil::StatusQuery query) {
+  BASILD_ENSURE_DIALECT();
+  co_return co_await typed_call<basil::StatusInfo>(CallKind::kStatus,
+                                                   basil::make_request(*dialect_, std::move(query)));
+}
+
+Awaitable<Result<basil::Reserved>> Client::reserve(basil::ReserveRequest request) {
+  if (!request.batch_id || request.batch_id->empty()) {
+    co_return Status(Code::kInvalidValue, "RESERVE without a batch id");
+  }
+  BASILD_ENSURE_DIALECT();
+  co_return co_await typed_call<basil::Reserved>(CallKind::kReserve,
+                                                 basil::make_request(*dialect_, std::move(request)));
+}
+
+Awaitable<Result<ReserveOutcome>> Client::reserve_or_adopt(basil::ReserveRequest request) {
+  if (!request.batch_id || request.batch_id->empty()) {
+    co_return Status(Code::kInvalidValue, "RESERVE without a batch id");
+  }
+  auto inventory = co_await query_inventory();
+  if (!inventory) co_return inventory.status();
+  if (auto match = find_adoptable_reservation(*inventory, request)) {
+    ReserveOutcome out;
+    out.adopted = true;
+    out.reserved.reservation_id = match->reservation_id;
+    out.reserved.has_reserved_nodes = inventory->has_node_array;
+    out.reserved.reserved_nodes = std::move(match->nodes);
+    co_return out;
+  }
+  auto reserved = co_await reserve(std::move(request));
+  if (!reserved) co_return reserved.status();
+  co_return ReserveOutcome{std::move(*reserved), false};
+}
+
+Awaitable<Result<basil::Confirmed>> Client::confirm(basil::ConfirmRequest request) {
+  BASILD_ENSURE_DIALECT();
+  // The encoder writes pagg_id as admin_cookie in 1.0 and 1.1, and job_name
+  // only in 1.0.
+  if (*dialect_ != basil::Dialect::k1_0) request.job_name.reset();
+  co_return co_await typed_call<basil::Confirmed>(CallKind::kConfirm,
+                                                  basil::make_request(*dialect_, std::move(request)));
+}
+
+Awaitable<Result<basil::Released>> Client::release_once(basil::ReleaseRequest request) {
+  BASILD_ENSURE_DIALECT();
+  co_return co_await typed_call<basil::Released>(CallKind::kRelease,
+                                                 basil::make_request(*dialect_, std::move(request)));
+}
+
+Awaitable<Result<ReleaseOutcome>> Client::release(basil::ReleaseRequest request) {
+  const auto policy = options_.release;
+  const auto start = std::chrono::steady_clock::now();
+  auto delay = std::max(policy.initial_delay, std::chrono::milliseconds{1});
+  ReleaseOutcome out;
+  out.reservation_id = request.reservation_id;
+  Status last;
+  for (;;) {
+    ++out.attempts;
+    auto r = co_await release_once(request);
+    if (r) {
+      out.last_claims = r->claims;
+      if (r->claims && *r->claims == 0) co_return out;
+      last = Status(Code::kTimeout, r->claims ? std::to_string(*r->claims) + " claims outstanding"
+                                              : std::string("no \"No entry for resId\" yet"));
+    } else if (r.status().code() == Code::kReservationGone) {
+      out.no_entry = true;
+      co_return out;
+    } else if (!r.status().transient()) {
+      co_return r.status();
+    } else {
+      last = r.status();
+    }
+    const auto elapsed = std::chrono::steady_clock::now() - start;
+    if (elapsed + delay > policy.limit) {
+      co_return Status(Code::kTimeout,
+                       "reservation " + std::to_string(request.reservation_id) + " not gone after " +
+                           std::to_string(out.attempts) + " RELEASE calls: " + last.message());
+    }
+    asio::steady_timer timer(executor_, delay);
+    boost::system::error_code ec;
+    co_await timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+    delay = std::min(delay * 2, std::max(policy.max_delay, policy.initial_delay));
+  }
+}
+
+Awaitable<Result<basil::Switched>> Client::switch_state(basil::SwitchRequest request) {
+  BASILD_ENSURE_DIALECT();
+  co_return co_await typed_call<basil::Switched>(CallKind::kSwitch,
+                                                 basil::make_request(*dialect_, std::move(request)));
+}
+
+Awaitable<Result<std::string>> Client::forward(std::string request_xml) {
+  std::uint64_t call_id = 0;
+  CallOutcome outcome = co_await transport_call(CallKind::kRaw, std::move(request_xml), call_id);
+  if (timings_) timings_->record(CallKind::kRaw, outcome.elapsed, {}, !outcome.status);
+  if (!outcome.status) {
+    co_return Status(outcome.status.code(),
+                     with_diagnostics(outcome.status.message(), outcome.diagnostics));
+  }
+  co_return std::move(outcome.response);
+}
+
+}  // namespace basild

@@ -1,0 +1,161 @@
+// The typed BASIL client over any Transport: version negotiation, the typed
+// methods, the RELEASE loop, a raw forward; every call timed and observed
+// (the XML log hangs off the observer). C++20 coroutines on Boost.Asio:
+// every method is an awaitable run on the client's executor; use
+// co_spawn_result() to start one from callback code, so that no exception
+// ever escapes an Asio handler.
+//
+// Errors: a transport failure keeps its code (kTransport / kTimeout,
+// transient) with the transport's diagnostics in the message; an answer that
+// is truncated or not XML (decoder kMalformed, kLimitExceeded) is kTransport
+// (transient); a well-formed answer that is not a valid BASIL response of the
+// right method keeps the decoder's code (permanent: retrying will not help);
+// a BASIL FAILURE maps through basil::Response::error().
+#pragma once
+
+#include "core/asio.h"
+#include <chrono>
+#include <cstdint>
+#include <exception>
+#include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "basil_proto/codec.h"
+#include "basil_proto/model.h"
+#include "basil_proto/status.h"
+#include "core/timings.h"
+#include "core/transport.h"
+
+namespace basild {
+
+template <typename T>
+using Awaitable = boost::asio::awaitable<T>;
+
+// Backoff of the RELEASE loop: delays initial, 2x initial, ... capped at
+// max_delay, until the reservation is proven gone or `limit` has passed.
+struct ReleasePolicy {
+  std::chrono::milliseconds initial_delay{250};
+  std::chrono::milliseconds max_delay{8'000};
+  std::chrono::milliseconds limit{600'000};  // PBS's alps_release_timeout
+};
+
+struct ClientOptions {
+  std::chrono::milliseconds call_timeout = kDefaultCallTimeout;
+  std::optional<basil::Dialect> pinned;  // configured BASIL version
+  ReleasePolicy release;
+  basil::DecodeOptions decode;
+};
+
+// One event per request sent and per answer received (or failure), for the
+// XML log. Views are valid during the callback only.
+struct CallEvent {
+  enum class Phase : std::uint8_t { kRequest, kResponse };
+  Phase phase = Phase::kRequest;
+  std::uint64_t call_id = 0;
+  CallKind kind = CallKind::kRaw;
+  std::string_view transport;
+  std::string_view xml;
+  std::chrono::system_clock::time_point when;
+  std::chrono::nanoseconds transport_time{0};  // responses
+  const basil::Status* status = nullptr;       // responses: the transport's status
+  std::string_view diagnostics;                // responses
+};
+using CallObserver = std::function<void(const CallEvent&)>;
+
+struct NegotiatedEngine {
+  basil::EngineInfo engine;
+  basil::Dialect dialect = basil::Dialect::k1_0;
+};
+
+struct ReserveOutcome {
+  basil::Reserved reserved;
+  bool adopted = false;  // found in the INVENTORY instead of reserved anew
+};
+
+struct ReleaseOutcome {
+  std::uint64_t reservation_id = 0;
+  unsigned attempts = 0;            // RELEASE calls made
+  bool no_entry = false;            // proven by "No entry for resId" (else by claims 0)
+  std::optional<std::uint64_t> last_claims;
+};
+
+class Client {
+ public:
+  // `transport`, `timings` and the observer must outlive the client.
+  Client(boost::asio::any_io_executor executor, Transport& transport, ClientOptions options = {},
+         Timings* timings = nullptr, CallObserver observer = {});
+
+  // QUERY ENGINE at protocol 1.0, then the highest common dialect (or the
+  // pinned one). Typed calls negotiate on first use when this was not called.
+  Awaitable<basil::Result<NegotiatedEngine>> negotiate();
+  // Forgets the dialect and negotiates again: call it after the transport
+  // reconnected (ALPS may have been upgraded meanwhile). Also done on the
+  // next call after ALPS answered "BASIL version mismatch".
+  Awaitable<basil::Result<NegotiatedEngine>> renegotiate();
+  std::optional<basil::Dialect> dialect() const { return dialect_; }
+  const std::optional<basil::EngineInfo>& engine() const { return engine_; }
+
+  Awaitable<basil::Result<basil::Inventory>> query_inventory(basil::InventoryQuery query = {});
+  Awaitable<basil::Result<basil::Summary>> query_summary();
+  Awaitable<basil::Result<basil::StatusInfo>> query_status(basil::StatusQuery query);
+  // One RESERVE. The request must carry a batch_id (basild always knows the job).
+  Awaitable<basil::Result<basil::Reserved>> reserve(basil::ReserveRequest request);
+  // Adoption first: a full INVENTORY; a reservation that fits the request
+  // (find_adoptable_reservation) is adopted, else one RESERVE is sent.
+  Awaitable<basil::Result<ReserveOutcome>> reserve_or_adopt(basil::ReserveRequest request);
+  Awaitable<basil::Result<basil::Confirmed>> confirm(basil::ConfirmRequest request);
+  // One RELEASE as ALPS answers it ("No entry for resId" is kReservationGone).
+  Awaitable<basil::Result<basil::Released>> release_once(basil::ReleaseRequest request);
+  // RELEASE until the reservation is proven gone: "No entry for resId", or
+  // claims 0 (dialect 1.2 on). Outstanding claims and transient errors are
+  // retried with the policy's backoff; a permanent error ends the loop; the
+  // limit ends it with kTimeout.
+  Awaitable<basil::Result<ReleaseOutcome>> release(basil::ReleaseRequest request);
+  Awaitable<basil::Result<basil::Switched>> switch_state(basil::SwitchRequest request);
+  // Request XML in, response XML out, untouched (logged and timed as RAW).
+  // Only the transport's errors are errors; a BASIL FAILURE is a response.
+  Awaitable<basil::Result<std::string>> forward(std::string request_xml);
+
+  const ClientOptions& options() const { return options_; }
+  Transport& transport() { return transport_; }
+
+ private:
+  template <typename Body>
+  Awaitable<basil::Result<Body>> typed_call(CallKind kind, basil::Request request);
+  Awaitable<basil::Result<basil::Response>> exchange(CallKind kind, const basil::Request& request);
+  Awaitable<CallOutcome> transport_call(CallKind kind, std::string xml, std::uint64_t& call_id);
+  Awaitable<basil::Status> ensure_dialect();
+
+  boost::asio::any_io_executor executor_;
+  Transport& transport_;
+  ClientOptions options_;
+  Timings* timings_;
+  CallObserver observer_;
+  std::optional<basil::Dialect> dialect_;
+  std::optional<basil::EngineInfo> engine_;
+  std::uint64_t next_call_id_ = 1;
+};
+
+// Runs `op` on `executor` and hands its result to `done(basil::Result<T>)`.
+// An exception out of `op` becomes kInternal; one out of `done` is swallowed.
+template <typename T, typename Done>
+void co_spawn_result(boost::asio::any_io_executor executor, Awaitable<basil::Result<T>> op,
+                     Done done) {
+  auto runner = [](Awaitable<basil::Result<T>> o, Done d) -> Awaitable<void> {
+    std::optional<basil::Result<T>> r;
+    try {
+      r.emplace(co_await std::move(o));
+    } catch (const std::exception& e) {
+      r.emplace(basil::Status(basil::Code::kInternal, std::string("exception: ") + e.what()));
+    } catch (...) {
+      r.emplace(basil::Status(basil::Code::kInternal, "unknown exception"));
+    }
+    d(std::move(*r));
+  };
+  boost::asio::co_spawn(executor, runner(std::move(op), std::move(done)),
+                        [](std::exception_ptr) noexcept {});
+}
+
+}  // namespace basild

@@ -1,0 +1,42 @@
+// What basilctl prints by default: human tables made from the JSON the
+// control socket returns. Pure (string in, string out), tested without sockets.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace basilctl {
+
+// Columns aligned with two spaces between them; a header row, then a rule.
+// Cells that look numeric are right-aligned. No trailing spaces.
+std::string render_table(const std::vector<std::string>& headers,
+                         const std::vector<std::vector<std::string>>& rows);
+
+// One JSON value as a table cell: null -> "-", strings as they are, integers
+// as they are, other numbers with up to 3 decimals, arrays of scalars
+// comma-joined, objects as compact JSON.
+std::string cell(const nlohmann::json& value);
+
+// Any document, generically: an array of objects -> one table (columns in
+// first-seen order, `preferred` ones first, nested objects flattened as
+// "transport.p50"); an object -> its scalars as aligned "key: value" lines,
+// then each array of objects as a titled table, each nested object as a
+// titled section.
+std::string render_generic(const nlohmann::json& doc,
+                           const std::vector<std::string>& preferred = {});
+
+// `basilctl stats`: the per-call timing table like sdiag (milliseconds), from
+// {"calls":[{"method","type","count","errors","transport":{..},"decode":{..}}],
+// "unit":"seconds"}, followed by the other sections of the document.
+std::string render_stats(const nlohmann::json& doc);
+
+// `basilctl health`: status first, then the rest.
+std::string render_health(const nlohmann::json& doc);
+
+// The renderer for a command name ("stats", "jobs", ...).
+std::string render_human(std::string_view command, const nlohmann::json& doc);
+
+}  // namespace basilctl

@@ -1,0 +1,197 @@
+// basild's configuration: one struct with the documented defaults (every key is
+// in man/man5/basild.conf.5), a strict parser from TOML text and the report
+// behind `basild --check-config`. The parser takes text, never a file: the
+// daemon reads the file and passes its contents and its name.
+//
+// Strictness: an unknown section or key, a value of the wrong type, a number
+// out of range, an unknown enum word or an unparsable duration is an error
+// that names the key and the line it is on. All errors are collected, not
+// just the first.
+//
+// Durations are either an integer number of seconds (`timeout = 60`) or a
+// string of a non-negative integer and a unit: "ms", "s", "m" or "h"
+// ("500ms", "30s", "5m", "1h"). Units cannot be mixed ("1m30s" is an error:
+// write "90s"). Sizes are integers of bytes.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "basil_proto/dialect.h"
+#include "basil_proto/status.h"
+
+namespace basild {
+
+using Duration = std::chrono::milliseconds;
+
+// [apbasil]: the local apbasil command (conduit mode "local").
+struct ApbasilConfig {
+  std::string path = "/usr/bin/apbasil";  // absolute; run directly (argv), never by a shell
+  std::vector<std::string> args;          // extra arguments after the path (the emulator's
+                                          // --state DIR, for example); none by default
+  Duration timeout = std::chrono::seconds(60);  // per call; the process group is killed after
+  std::uint32_t max_concurrent = 4;             // calls at once, 1..256; the rest queue
+  std::uint64_t max_output_bytes = 256ull << 20;  // a response longer than this is an error
+  bool operator==(const ApbasilConfig&) const = default;
+};
+
+// [basil]: protocol version.
+struct BasilConfig {
+  std::optional<basil::Dialect> version;  // nullopt ("auto"): negotiated by QUERY ENGINE;
+                                          // else a pinned protocol (1.0, 1.1, 1.2, 1.3)
+  bool strict_decode = false;  // unknown elements/attributes are errors instead of warnings
+  bool operator==(const BasilConfig&) const = default;
+};
+
+// [conduit]: how apbasil is reached. Only `mode` so far; the ssh modes' keys
+// (host, user, identity, known hosts...) come with issue 6 and go in this struct.
+enum class ConduitMode : std::uint8_t { kLocal, kSshExec, kSshGateway };
+struct ConduitConfig {
+  ConduitMode mode = ConduitMode::kLocal;
+  bool operator==(const ConduitConfig&) const = default;
+};
+
+// [state]: the SQLite state database.
+struct StateConfig {
+  std::string database = "/var/lib/basild/state.db";  // "<database>.lock" beside it
+  bool operator==(const StateConfig&) const = default;
+};
+
+// A user or a group in an allow-list: by name or by numeric id. Names are
+// resolved by the daemon (getpwnam/getgrnam) when the socket starts.
+struct Principal {
+  std::string name;                 // empty when given by id
+  std::optional<std::uint32_t> id;  // set when given as a number ("1000" or 1000)
+  bool operator==(const Principal&) const = default;
+};
+
+// [control]: the control socket (HTTP/1.1 + JSON over a Unix socket).
+struct ControlConfig {
+  std::string socket = "/run/basild/control.sock";
+  std::uint32_t mode = 0660;              // file mode of the socket, "0660"
+  std::vector<Principal> allowed_users;   // peer uids allowed besides root and basild's own uid
+  std::vector<Principal> allowed_groups;  // peer gids allowed
+  std::uint64_t max_request_bytes = 1u << 20;   // headers and body; 1 KiB..64 MiB
+  Duration idle_timeout = std::chrono::seconds(30);  // a connection idle this long is closed
+  bool operator==(const ControlConfig&) const = default;
+};
+
+enum class LogLevel : std::uint8_t { kDebug, kInfo, kNotice, kWarning, kError };
+
+// [log]: the main log (stderr/journal) and the XML log.
+struct LogConfig {
+  LogLevel level = LogLevel::kInfo;
+  std::string directory = "/var/log/basild";  // where basil_xml.log goes by default
+  bool xml_log = false;     // log every request and response (env XML_LOG also enables it)
+  std::string xml_log_loc;  // "": <directory>/basil_xml.log; "SLURM": the main log; else a path
+  std::uint64_t xml_log_max_bytes = 64ull << 20;  // rotate when the file grows past this
+  std::uint32_t xml_log_keep = 5;                 // rotated files kept (basil_xml.log.1 ...)
+  bool operator==(const LogConfig&) const = default;
+};
+
+// [poll]: polling policy (DECISIONS.md section 5).
+enum class PollMode : std::uint8_t { kInventory, kSummaryHybrid };
+struct PollConfig {
+  PollMode mode = PollMode::kSummaryHybrid;
+  Duration interval = std::chrono::seconds(10);               // one poll per interval
+  Duration inventory_max_age = std::chrono::minutes(5);       // full INVENTORY at least this often
+  Duration orphan_check_interval = std::chrono::seconds(60);  // reservations checked this often
+  bool operator==(const PollConfig&) const = default;
+};
+
+// One source of the scheduler's job table ([[reconcile.source]]).
+enum class JobSourceType : std::uint8_t { kCommand, kSqlite };
+struct JobSource {
+  JobSourceType type = JobSourceType::kCommand;
+  std::string name;                  // for logs and stats; default "command-N"/"sqlite-N"
+  std::vector<std::string> command;  // kCommand: argv, run without a shell; prints live ids
+  std::string database;              // kSqlite: database file (opened read-only)
+  std::string query;                 // kSqlite: first column of each row is a live job id
+  Duration timeout = std::chrono::seconds(30);  // a slower source fails the cycle (fail safe)
+  bool operator==(const JobSource&) const = default;
+};
+
+// [reconcile]: orphan cleanup (issue 5).
+struct ReconcileConfig {
+  std::vector<JobSource> sources;  // none: the reconciler only reports (dry run)
+  Duration grace = std::chrono::minutes(5);  // an orphan must be seen so for this long...
+  std::uint32_t consecutive = 3;             // ...and in this many inventories in a row (K)
+  std::uint32_t max_releases_per_cycle = 10;
+  double max_release_share = 0.25;  // a cycle releasing more of all batch reservations alarms
+  bool dry_run = false;             // log what would be released, release nothing
+  std::vector<std::string> interactive_batch_ids;  // never released, besides "UNKNOWN"
+  std::string apkill = "/usr/bin/apkill";
+  Duration claims_timeout = std::chrono::minutes(10);  // claims above 0 this long: apkill
+  bool operator==(const ReconcileConfig&) const = default;
+};
+
+struct Config {
+  ApbasilConfig apbasil;
+  BasilConfig basil;
+  ConduitConfig conduit;
+  StateConfig state;
+  ControlConfig control;
+  LogConfig log;
+  PollConfig poll;
+  ReconcileConfig reconcile;
+  bool operator==(const Config&) const = default;
+};
+
+
+// One problem in a config file. `key` is dotted ("apbasil.timeout"); line and
+// column are 1-based (0 when the problem has no place, e.g. a syntax error
+// that toml++ could not locate).
+struct ConfigError {
+  std::string key;
+  std::uint32_t line = 0;
+  std::uint32_t column = 0;
+  std::string message;
+  // "basild.conf:12:1: apbasil.timeout: must be between 1s and 1h"
+  std::string to_string(std::string_view origin) const;
+};
+
+// Everything the parser found: the config (defaults where a key is absent or
+// bad) and every error. Usable only when `errors` is empty.
+struct ConfigParse {
+  Config config;
+  std::vector<ConfigError> errors;
+  bool ok() const { return errors.empty(); }
+};
+
+ConfigParse parse_config_all(std::string_view text);
+
+// The config, or a kInvalidValue Status located at the first error whose
+// message lists every error, one per line, prefixed with `origin`.
+basil::Result<Config> parse_config(std::string_view text, std::string_view origin = "basild.conf");
+
+// The effective configuration as TOML: every key, defaults included. Parsing
+// it gives back an equal Config.
+std::string format_config(const Config& config);
+
+// Points a valid config may still get wrong (no job-table source: the
+// reconciler runs dry; a relative path...). Pure: nothing is checked on disk.
+std::vector<std::string> config_warnings(const Config& config);
+
+// `basild --check-config`: "OK" or the errors, then the warnings and the
+// effective configuration. `ok` is what the exit status reports.
+struct ConfigCheck {
+  bool ok = false;
+  std::string report;
+};
+ConfigCheck check_config(std::string_view text, std::string_view origin);
+
+// Words used in the file and in reports.
+std::string_view conduit_mode_name(ConduitMode m);
+std::string_view log_level_name(LogLevel l);
+std::string_view poll_mode_name(PollMode m);
+std::string_view job_source_type_name(JobSourceType t);
+// "500ms", "30s", "5m", "1h": the largest unit that divides the duration.
+std::string format_duration(Duration d);
+// Duration as the config takes it in a string; nullopt when it does not parse.
+std::optional<Duration> parse_duration(std::string_view text);
+
+}  // namespace basild

@@ -1,0 +1,126 @@
+// basild: the daemon between a batch scheduler and Cray ALPS.
+//   basild [--config FILE] [--check-config]
+#include <signal.h>
+
+// GCC 12 reports -Wnull-dereference inside libstdc++'s std::string when it
+// inlines Boost.Program_options' error paths at -O2 (a false positive in
+// system headers). This file is thin glue; the warning stays on elsewhere.
+#pragma GCC diagnostic ignored "-Wnull-dereference"
+
+#include <boost/program_options.hpp>
+#include <cstdlib>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "core/asio.h"
+#include "daemon/config.h"
+#include "daemon/log.h"
+#include "daemon/service.h"
+
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wnull-dereference"
+#include <boost/asio/signal_set.hpp>
+#pragma GCC diagnostic pop
+
+#ifdef BASILD_HAVE_SYSTEMD
+#include <systemd/sd-daemon.h>
+#endif
+
+namespace po = boost::program_options;
+
+namespace {
+
+void notify(const char* state) {
+#ifdef BASILD_HAVE_SYSTEMD
+  sd_notify(0, state);
+#else
+  (void)state;
+#endif
+}
+
+bool read_file(const std::string& path, std::string& out) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return false;
+  std::ostringstream s;
+  s << in.rdbuf();
+  out = s.str();
+  return true;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string config_path = "/etc/basild/basild.conf";
+  po::options_description desc("basild options");
+  desc.add_options()("help,h", "show this help")(
+      "config,c", po::value<std::string>(&config_path), "configuration file (default /etc/basild/basild.conf)")(
+      "check-config", "parse the configuration, print it with defaults filled in, and exit");
+  po::variables_map vm;
+  try {
+    po::store(po::parse_command_line(argc, argv, desc), vm);
+    po::notify(vm);
+  } catch (const std::exception& e) {
+    std::cerr << "basild: " << e.what() << "\n" << desc;
+    return 2;
+  }
+  if (vm.count("help") != 0) {
+    std::cout << desc;
+    return 0;
+  }
+  std::string text;
+  if (!read_file(config_path, text)) {
+    std::cerr << "basild: cannot read configuration " << config_path << "\n";
+    return 1;
+  }
+  if (vm.count("check-config") != 0) {
+    auto check = basild::check_config(text, config_path);
+    std::cout << check.report;
+    return check.ok ? 0 : 1;
+  }
+  auto parsed = basild::parse_config(text, config_path);
+  if (!parsed) {
+    std::cerr << "basild: " << parsed.status().message() << "\n";
+    return 1;
+  }
+  basild::Logger log(parsed->log.level);
+  for (const auto& w : basild::config_warnings(*parsed)) log.warning("B0100", w);
+
+  ::signal(SIGPIPE, SIG_IGN);
+  boost::asio::io_context io;
+  basild::Service service(io, *parsed, log);
+  if (auto s = service.start(); !s) {
+    log.error("B0001", "cannot start: " + s.to_string());
+    return 1;
+  }
+  log.notice("B0002", "basild started (config " + config_path + ")");
+  notify("READY=1");
+
+  boost::asio::signal_set signals(io, SIGTERM, SIGINT, SIGHUP);
+  std::function<void(const boost::system::error_code&, int)> on_signal;
+  on_signal = [&](const boost::system::error_code& ec, int sig) {
+    if (ec) return;
+    if (sig == SIGHUP) {
+      notify("RELOADING=1");
+      std::string next_text;
+      auto next = read_file(config_path, next_text) ? basild::parse_config(next_text, config_path)
+                                                    : basil::Result<basild::Config>(basil::Status(
+                                                          basil::Code::kInvalidValue, "cannot read " + config_path));
+      if (next) {
+        service.reload(*next);
+      } else {
+        log.error("B0003", "reload refused, keeping the running configuration: " + next.status().message());
+      }
+      notify("READY=1");
+      signals.async_wait(on_signal);
+      return;
+    }
+    log.notice("B0004", std::string("stopping on ") + (sig == SIGTERM ? "SIGTERM" : "SIGINT"));
+    notify("STOPPING=1");
+    signals.cancel();
+    service.stop([&io] { io.stop(); });
+  };
+  signals.async_wait(on_signal);
+  io.run();
+  return 0;
+}

@@ -1,0 +1,67 @@
+// The local apbasil transport: runs the configured apbasil (an argv, never a
+// shell) as a child process per call, on the io_context's event loop.
+//
+// Per call: three pipes (all O_CLOEXEC; the child gets them as 0/1/2 and no
+// other descriptor), posix_spawn into a new process group with default
+// signal dispositions and an empty signal mask, the request written to stdin
+// which is then closed, stdout and stderr read on the loop. When both reach
+// end of file the child is reaped with waitpid(pid, WNOHANG), polled on a
+// short timer (no SIGCHLD handler, no waitpid(-1): several transports, and
+// other code that spawns children, coexist; the one rule is that nobody else
+// may reap with waitpid(-1)). A deadline timer kills the whole process group
+// with SIGKILL and reaps the child.
+//
+// The constructor sets SIGPIPE to SIG_IGN if it is SIG_DFL (a child that
+// exits before reading its request must not kill the daemon).
+//
+// Outcomes: spawn failure, timeout (kTimeout), output over the limit, death
+// by a signal, empty or non-XML output, and a non-zero exit without a
+// complete-looking XML document are errors (kTransport unless timeout; both
+// transient) with the exit status and stderr in the diagnostics. A non-zero
+// exit after a complete XML answer is a success whose diagnostics say so (as
+// Slurm did: the answer is used, the status logged).
+//
+// Not thread-safe: use it from the thread that runs the io_context.
+#pragma once
+
+#include "core/asio.h"
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/transport.h"
+
+namespace basild {
+
+struct LocalTransportOptions {
+  std::vector<std::string> argv{"/usr/bin/apbasil"};  // argv[0] is the path
+  std::size_t max_concurrent = 4;                     // calls running at once
+  std::size_t max_output_bytes = std::size_t{1} << 30;  // stdout limit (1 GiB)
+  std::size_t max_stderr_bytes = 64 * 1024;             // kept for diagnostics
+};
+
+class LocalTransport final : public Transport {
+ public:
+  LocalTransport(boost::asio::io_context& io, LocalTransportOptions options);
+  // Shuts down (see shutdown()).
+  ~LocalTransport() override;
+  LocalTransport(const LocalTransport&) = delete;
+  LocalTransport& operator=(const LocalTransport&) = delete;
+
+  void async_call(std::string request, std::chrono::milliseconds timeout, Handler done) override;
+  std::string_view name() const override { return "local"; }
+  std::size_t running() const override;
+  std::size_t queued() const override;
+
+  // Fails queued calls and kills running ones (their handlers still run, on
+  // the loop, with kTransport "transport shut down"); later calls fail the
+  // same way. Children are reaped on the loop.
+  void shutdown();
+
+ private:
+  class Impl;
+  std::shared_ptr<Impl> impl_;
+};
+
+}  // namespace basild

@@ -1,0 +1,128 @@
+#include "io/xml_log.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+
+namespace basild {
+
+XmlLogOptions xml_log_options_from_env(XmlLogOptions base) {
+  if (std::getenv("XML_LOG") != nullptr) base.enabled = true;
+  if (const char* loc = std::getenv("XML_LOG_LOC"); loc != nullptr) base.location = loc;
+  return base;
+}
+
+std::string format_log_time(std::chrono::system_clock::time_point t) {
+  const auto us = std::chrono::duration_cast<std::chrono::microseconds>(t.time_since_epoch()).count();
+  const std::time_t secs = static_cast<std::time_t>(us / 1'000'000);
+  std::tm tm{};
+  ::gmtime_r(&secs, &tm);
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%04d-%02d-%02dT%02d:%02d:%02d.%06lldZ", tm.tm_year + 1900,
+                tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+                static_cast<long long>(us % 1'000'000));
+  return buf;
+}
+
+XmlLog::XmlLog(XmlLogOptions options, Sink sink) : options_(std::move(options)), sink_(std::move(sink)) {}
+
+XmlLog::~XmlLog() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+basil::Result<std::unique_ptr<XmlLog>> XmlLog::open(const XmlLogOptions& options, Sink sink) {
+  std::unique_ptr<XmlLog> log(new XmlLog(options, std::move(sink)));
+  if (!options.enabled) return log;
+  if (options.location == "SLURM") {
+    if (!log->sink_) {
+      return basil::Status(basil::Code::kInternal, "XML_LOG_LOC=SLURM but no daemon log sink");
+    }
+    return log;
+  }
+  log->path_ = options.location.empty()
+                   ? (options.log_directory.empty() ? std::string(".") : options.log_directory) +
+                         "/basil_xml.log"
+                   : options.location;
+  if (auto st = log->open_file(); !st) return st;
+  return log;
+}
+
+basil::Status XmlLog::open_file() {
+  fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0640);
+  if (fd_ < 0) {
+    return basil::Status(basil::Code::kTransport,
+                         "cannot open XML log " + path_ + ": " + std::strerror(errno));
+  }
+  struct stat st {};
+  size_ = ::fstat(fd_, &st) == 0 ? static_cast<std::uint64_t>(st.st_size) : 0;
+  return basil::Status::ok();
+}
+
+void XmlLog::rotate() {
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = -1;
+  if (options_.keep == 0) {
+    ::unlink(path_.c_str());
+  } else {
+    for (unsigned i = options_.keep; i > 1; --i) {
+      const auto from = path_ + "." + std::to_string(i - 1);
+      const auto to = path_ + "." + std::to_string(i);
+      ::rename(from.c_str(), to.c_str());  // missing ones are fine
+    }
+    ::rename(path_.c_str(), (path_ + ".1").c_str());
+  }
+  if (!open_file()) ++write_errors_;
+}
+
+void XmlLog::write(const XmlLogRecord& record) {
+  if (!options_.enabled) return;
+  const std::string text = format_xml_log_record(record);
+  std::lock_guard lock(mu_);
+  if (sink_ && path_.empty()) {
+    sink_(text);
+    return;
+  }
+  if (size_ > 0 && size_ + text.size() > options_.max_bytes) rotate();
+  if (fd_ < 0) {
+    ++write_errors_;
+    return;
+  }
+  std::size_t off = 0;
+  while (off < text.size()) {
+    const auto n = ::write(fd_, text.data() + off, text.size() - off);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      ++write_errors_;
+      break;
+    }
+    off += static_cast<std::size_t>(n);
+  }
+  size_ += off;
+}
+
+CallObserver XmlLog::observer() {
+  return [this](const CallEvent& ev) {
+    if (!enabled()) return;
+    XmlLogRecord r;
+    r.time = format_log_time(ev.when);
+    r.call_id = ev.call_id;
+    r.kind = std::string(call_kind_name(ev.kind));
+    r.transport = std::string(ev.transport);
+    r.body = std::string(ev.xml);
+    if (ev.phase == CallEvent::Phase::kResponse) {
+      r.direction = XmlLogRecord::Direction::kResponse;
+      r.duration_ms = static_cast<double>(ev.transport_time.count()) / 1e6;
+      r.status = ev.status != nullptr ? std::string(basil::code_name(ev.status->code())) : "ok";
+      r.diagnostics = std::string(ev.diagnostics);
+    }
+    write(r);
+  };
+}
+
+}  // namespace basild

@@ -1,0 +1,92 @@
+#include "core/records.h"
+
+#include <gtest/gtest.h>
+
+namespace basild {
+namespace {
+
+basil::Reservation res(std::uint64_t id, std::string batch) {
+  basil::Reservation r;
+  r.reservation_id = id;
+  r.user_name = "alice";
+  r.batch_id = std::move(batch);
+  return r;
+}
+
+basil::Inventory inventory(std::vector<basil::Reservation> list) {
+  basil::Inventory inv;
+  inv.reservations = std::move(list);
+  return inv;
+}
+
+TEST(RecordsPlanTest, AdoptsTheReservationOfAPendingIntent) {
+  auto plan = plan_records(inventory({res(7, "1001")}), {}, {{1, "1001", false}});
+  ASSERT_EQ(plan.adopt.size(), 1u);
+  EXPECT_EQ(plan.adopt[0].intent_id, 1);
+  EXPECT_EQ(plan.adopt[0].reservation.reservation_id, 7u);
+  EXPECT_TRUE(plan.drop.empty());
+  EXPECT_TRUE(plan.seen.empty());
+}
+
+TEST(RecordsPlanTest, DropsAnIntentWhoseReserveNeverHappened) {
+  auto plan = plan_records(inventory({res(7, "2002")}), {}, {{1, "1001", false}});
+  EXPECT_EQ(plan.drop, std::vector<std::int64_t>{1});
+  ASSERT_EQ(plan.seen.size(), 1u);  // 2002 is someone else's
+  EXPECT_EQ(plan.seen[0].reservation_id, 7u);
+}
+
+TEST(RecordsPlanTest, LeavesAnIntentInFlightAlone) {
+  auto plan = plan_records(inventory({}), {}, {{1, "1001", true}});
+  EXPECT_TRUE(plan.drop.empty());
+  EXPECT_TRUE(plan.adopt.empty());
+}
+
+TEST(RecordsPlanTest, TwoIntentsForOneJobAdoptOneReservationEach) {
+  auto plan = plan_records(inventory({res(7, "1001")}), {}, {{1, "1001", false}, {2, "1001", false}});
+  ASSERT_EQ(plan.adopt.size(), 1u);
+  EXPECT_EQ(plan.adopt[0].intent_id, 1);
+  EXPECT_EQ(plan.drop, std::vector<std::int64_t>{2});
+}
+
+TEST(RecordsPlanTest, NoticesAReservationReleasedBehindBasildsBack) {
+  auto plan = plan_records(inventory({res(8, "1002")}), {{7, "1001", false}, {8, "1002", false}}, {});
+  EXPECT_EQ(plan.gone, std::vector<std::uint64_t>{7});
+  EXPECT_EQ(plan.still_there, std::vector<std::uint64_t>{8});
+  EXPECT_TRUE(plan.seen.empty());
+}
+
+TEST(RecordsPlanTest, ARecordNewerThanTheInventoryIsNotGone) {
+  auto plan = plan_records(inventory({}), {{7, "1001", true}}, {});
+  EXPECT_TRUE(plan.gone.empty());
+}
+
+TEST(RecordsPlanTest, RecordsReservationsMadeByOthers) {
+  auto plan = plan_records(inventory({res(3, "UNKNOWN"), res(4, "")}), {}, {});
+  EXPECT_EQ(plan.seen.size(), 2u);
+}
+
+TEST(RecordsPlanTest, AnIntentWithoutBatchIdNeverAdopts) {
+  auto plan = plan_records(inventory({res(4, "")}), {}, {{1, "", false}});
+  EXPECT_EQ(plan.drop, std::vector<std::int64_t>{1});
+}
+
+TEST(ReservationShapeTest, ReadsNodesFromAllocationsAndWidthFromPlaceholder) {
+  basil::Inventory inv;
+  for (std::uint32_t nid : {24u, 25u, 26u}) {
+    basil::Node n;
+    n.node_id = nid;
+    n.processors.resize(2);
+    if (nid != 25) n.processors[1].allocations.push_back(9);
+    inv.nodes.push_back(n);
+  }
+  basil::Reservation r = res(9, "1001");
+  r.applications.push_back({1, 0, 0, 0, {basil::Command{64, 1, 32, 1000, "XT", "BASIL"}}});
+  r.applications.push_back({2, 100, 100, 1380000000, {basil::Command{2, 1, 1, 1000, "XT", "a.out"}}});
+  auto shape = shape_of(inv, r);
+  EXPECT_EQ(shape.nodes.format(), "24,26");
+  EXPECT_EQ(shape.width, 64u);
+  EXPECT_EQ(shape.nppn, 32u);
+}
+
+}  // namespace
+}  // namespace basild

@@ -1,0 +1,177 @@
+// The real basilctl binary against a control socket server on a test thread.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include "basild/control/test_server.h"
+
+namespace basild::control {
+namespace {
+
+struct Run {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+// Runs basilctl with a shell command line suffix (may hold redirections).
+Run basilctl(const std::string& args, const std::string& env = "") {
+  std::string err_file = ::testing::TempDir() + "/basilctl-control.err";
+  std::string cmd = env + " " + std::string(BASIL_BINARY_DIR) + "/basild/basilctl " + args +
+                    " 2>" + err_file;
+  Run r;
+  FILE* p = ::popen(cmd.c_str(), "r");
+  if (p == nullptr) return r;
+  std::array<char, 4096> buf{};
+  std::size_t n = 0;
+  while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
+  int st = ::pclose(p);
+  r.exit_code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  std::ifstream e(err_file);
+  std::ostringstream text;
+  text << e.rdbuf();
+  r.err = text.str();
+  return r;
+}
+
+class BasilctlControlTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    Registry& r = server_.registry;
+    r.add_sync(Method::kGet, "/v1/stats", BodyKind::kNone, "", [](const Request&) {
+      return Response::json(
+          {{"unit", "seconds"},
+           {"calls", nlohmann::json::array({{{"method", "QUERY"},
+                                             {"type", "INVENTORY"},
+                                             {"count", 3},
+                                             {"errors", 0},
+                                             {"transport", {{"min", 0.01}, {"mean", 0.012}, {"p50", 0.011},
+                                                            {"p95", 0.015}, {"p99", 0.015}, {"max", 0.015}}},
+                                             {"decode", {{"mean", 0.001}, {"p99", 0.002}}}}})},
+           {"control", {{"requests", 9}}}});
+    });
+    r.add_sync(Method::kGet, "/metrics", BodyKind::kNone, "", [](const Request&) {
+      return Response::text("# TYPE basild_up gauge\nbasild_up 1\n", "text/plain; version=0.0.4");
+    });
+    r.add_sync(Method::kGet, "/v1/jobs", BodyKind::kNone, "", [](const Request& q) {
+      nlohmann::json rows = nlohmann::json::array(
+          {{{"batch_id", "1001"}, {"user", "alice"}, {"state", "running"}, {"width", 64}}});
+      if (q.query.count("user")) rows[0]["user"] = q.query.at("user");
+      return Response::json({{"jobs", rows}});
+    });
+    r.add_sync(Method::kPost, "/v1/basil", BodyKind::kRaw, "", [](const Request& q) {
+      return Response::text("<BasilResponse echo=\"" + std::to_string(q.body.size()) + "\"/>\n",
+                            "application/xml");
+    });
+    r.add_sync(Method::kPost, "/v1/reserve", BodyKind::kJson, "", [](const Request& q) {
+      return Response::json({{"received", q.json}, {"reservation_id", 77}});
+    });
+    r.add_sync(Method::kGet, "/v1/summary", BodyKind::kNone, "", [](const Request&) {
+      return Response::json({{"status", "degraded"}, {"age_s", 61}},
+                            ResultCode::kUnavailable);
+    });
+    ASSERT_TRUE(server_.start().is_ok());
+    sock_ = "--socket " + server_.path() + " ";
+  }
+
+  testing::TestServer server_;
+  std::string sock_;
+};
+
+TEST_F(BasilctlControlTest, HealthPrintsStatusAndExitsZero) {
+  auto r = basilctl(sock_ + "health");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "status: ok\n");
+}
+
+TEST_F(BasilctlControlTest, SocketFromEnvironment) {
+  auto r = basilctl("health", "BASILD_SOCKET=" + server_.path());
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "status: ok\n");
+}
+
+TEST_F(BasilctlControlTest, StatsPrintsSdiagLikeTableOrJson) {
+  auto r = basilctl(sock_ + "stats");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("METHOD"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("INVENTORY"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("11.000"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("control.requests:"), std::string::npos) << r.out;
+  auto j = basilctl(sock_ + "stats --json");
+  ASSERT_EQ(j.exit_code, 0) << j.err;
+  auto doc = nlohmann::json::parse(j.out, nullptr, false);
+  ASSERT_FALSE(doc.is_discarded()) << j.out;
+  EXPECT_EQ(doc["calls"][0]["count"], 3);
+}
+
+TEST_F(BasilctlControlTest, MetricsPrintedAsIs) {
+  auto r = basilctl(sock_ + "metrics");
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "# TYPE basild_up gauge\nbasild_up 1\n");
+}
+
+TEST_F(BasilctlControlTest, JobsTableWithQueryParameters) {
+  auto r = basilctl(sock_ + "jobs user=bob");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("BATCH_ID"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("bob"), std::string::npos) << r.out;
+}
+
+TEST_F(BasilctlControlTest, RawPassesStdinToStdout) {
+  std::string req = ::testing::TempDir() + "/raw-request.xml";
+  const std::string xml = "<BasilRequest protocol=\"1.3\" method=\"QUERY\" type=\"ENGINE\"/>";
+  std::ofstream(req) << xml;
+  auto r = basilctl(sock_ + "raw <" + req);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, "<BasilResponse echo=\"" + std::to_string(xml.size()) + "\"/>\n");
+}
+
+TEST_F(BasilctlControlTest, ReserveSendsJsonBody) {
+  auto r = basilctl(sock_ + "--json reserve batch_id=1234 user=alice width:=4");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto doc = nlohmann::json::parse(r.out);
+  EXPECT_EQ(doc["received"]["batch_id"], "1234");
+  EXPECT_EQ(doc["received"]["width"], 4);
+  EXPECT_EQ(doc["reservation_id"], 77);
+}
+
+TEST_F(BasilctlControlTest, ErrorAnswerGoesToStderrAndExitsOne) {
+  auto r = basilctl(sock_ + "orphans");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_TRUE(r.out.empty()) << r.out;
+  EXPECT_NE(r.err.find("no such route"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("HTTP 404"), std::string::npos) << r.err;
+}
+
+TEST_F(BasilctlControlTest, NonErrorFailureStillPrintsBodyAndExitsOne) {
+  auto r = basilctl(sock_ + "summary");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.out.find("degraded"), std::string::npos) << r.out;
+  EXPECT_NE(r.err.find("HTTP 503"), std::string::npos) << r.err;
+}
+
+TEST(BasilctlUnreachableTest, MissingSocketExitsThreeWithClearMessage) {
+  auto r = basilctl("--socket /tmp/basilctl-no-such-dir/control.sock health");
+  EXPECT_EQ(r.exit_code, 3);
+  EXPECT_NE(r.err.find("does not exist"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("/tmp/basilctl-no-such-dir/control.sock"), std::string::npos) << r.err;
+}
+
+TEST(BasilctlUsageTest, UnknownOptionIsUsageErrorNamingIt) {
+  auto r = basilctl("--frobnicate health");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.err.find("unknown option '--frobnicate'"), std::string::npos) << r.err;
+  auto c = basilctl("frobnicate");
+  EXPECT_EQ(c.exit_code, 2);
+  EXPECT_NE(c.err.find("unknown command 'frobnicate'"), std::string::npos) << c.err;
+  auto h = basilctl("--help");
+  EXPECT_EQ(h.exit_code, 0);
+  EXPECT_NE(h.out.find("reservations"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace basild::control

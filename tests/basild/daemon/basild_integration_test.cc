@@ -1,0 +1,309 @@
+// basild as a site runs it: the real daemon binary against the real
+// emulator binary, talked to over its control socket.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <random>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "basil_proto/codec.h"
+#include "control/client.h"
+#include "basild/io/emulator_support.h"
+
+namespace basild {
+namespace {
+
+using nlohmann::json;
+using namespace std::chrono_literals;
+using testing::emulator_admin;
+using testing::init_emulator;
+using testing::make_temp_dir;
+using testing::run_command;
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+class Daemon {
+ public:
+  explicit Daemon(const std::string& tag, const std::string& preset = "tds-8", const std::string& cle = "",
+                  const std::string& extra_conf = "")
+      : dir_(make_temp_dir(tag)), emu_(init_emulator(tag + "-emu", preset, cle)) {
+    std::ofstream conf(dir_ + "/basild.conf");
+    conf << "[apbasil]\npath = \"" << testing::emulator_path() << "\"\nargs = [\"--state\", \"" << emu_
+         << "\"]\ntimeout = \"2s\"\n"
+         << "[state]\ndatabase = \"" << dir_ << "/state.db\"\n"
+         << "[control]\nsocket = \"" << dir_ << "/control.sock\"\nmode = \"0666\"\n"
+         << "[log]\ndirectory = \"" << dir_ << "\"\n"
+         << "[poll]\ninterval = \"1s\"\ninventory_max_age = \"1s\"\norphan_check_interval = \"1s\"\n"
+         << extra_conf;
+  }
+  ~Daemon() { stop(SIGKILL); }
+
+  const std::string& dir() const { return dir_; }
+  const std::string& emu() const { return emu_; }
+  std::string socket() const { return dir_ + "/control.sock"; }
+  std::string log() const { return slurp(dir_ + "/basild.log"); }
+
+  // Starts basild; with `wait`, until it answers health with ALPS reachable.
+  pid_t start(bool wait = true, bool xml_log = false) {
+    pid_t pid = ::fork();
+    if (pid == 0) {
+      std::string log_path = dir_ + "/basild.log";
+      FILE* f = std::freopen(log_path.c_str(), "a", stderr);
+      (void)f;
+      if (xml_log) ::setenv("XML_LOG", "1", 1);
+      std::string bin = std::string(BASIL_BINARY_DIR) + "/basild/basild";
+      std::string conf = dir_ + "/basild.conf";
+      ::execl(bin.c_str(), bin.c_str(), "--config", conf.c_str(), static_cast<char*>(nullptr));
+      ::_exit(127);
+    }
+    pid_ = pid;
+    if (wait) {
+      for (int i = 0; i < 200; ++i) {
+        auto h = get("/v1/health");
+        if (h.is_object() && h.value("alps_reachable", false) && !h["inventory_age_s"].is_null()) break;
+        std::this_thread::sleep_for(50ms);
+      }
+    }
+    return pid;
+  }
+
+  int stop(int sig = SIGTERM) {
+    if (pid_ <= 0) return -1;
+    ::kill(pid_, sig);
+    int st = 0;
+    ::waitpid(pid_, &st, 0);
+    pid_ = -1;
+    return st;
+  }
+
+  json call(const std::string& method, const std::string& path, const std::string& body = "",
+            unsigned* status = nullptr) const {
+    control::Client c(socket());
+    auto r = c.request(method, path, body, "application/json", 30s);
+    if (status != nullptr) *status = r.ok() ? r.status : 0;
+    if (!r.ok()) return json();
+    return json::parse(r.body, nullptr, false);
+  }
+  json get(const std::string& path) const { return call("GET", path); }
+
+  json reserve(const std::string& batch, unsigned* status = nullptr, std::uint64_t width = 32) const {
+    json body = {{"batch_id", batch}, {"user", "alice"}, {"params", {{{"width", width}}}}};
+    return call("POST", "/v1/reserve", body.dump(), status);
+  }
+
+  // Reservations ALPS holds, asked of the emulator directly.
+  std::set<std::uint64_t> alps_reservations() const {
+    auto out = run_command("echo '<BasilRequest protocol=\"1.3\" method=\"QUERY\" type=\"INVENTORY\"><Inventory>"
+                           "<ReservationArray/></Inventory></BasilRequest>' | " +
+                           testing::emulator_path() + " --state " + emu_);
+    std::set<std::uint64_t> ids;
+    auto r = basil::decode_response(out.out);
+    if (!r) {
+      ADD_FAILURE() << r.status().to_string() << "\n" << out.out;
+      return ids;
+    }
+    for (const auto& res : std::get<basil::Inventory>(r->body).reservations) ids.insert(res.reservation_id);
+    return ids;
+  }
+
+  std::set<std::uint64_t> basild_reservations() const {
+    std::set<std::uint64_t> ids;
+    auto j = get("/v1/reservations");
+    if (j.contains("reservations"))
+      for (const auto& r : j["reservations"]) ids.insert(r["reservation_id"].get<std::uint64_t>());
+    return ids;
+  }
+
+  // Waits until basild has taken an INVENTORY that started after now.
+  void wait_for_poll() const {
+    auto before = get("/v1/stats");
+    auto polls = before.value("polls", 0);
+    for (int i = 0; i < 100; ++i) {
+      std::this_thread::sleep_for(100ms);
+      if (get("/v1/stats").value("polls", 0) >= polls + 2) return;
+    }
+    ADD_FAILURE() << "basild did not poll";
+  }
+
+ private:
+  std::string dir_;
+  std::string emu_;
+  pid_t pid_ = -1;
+};
+
+TEST(BasildTest, ReservesConfirmsAndReleasesThroughTheEmulator) {
+  Daemon d("cycle");
+  d.start();
+  unsigned status = 0;
+  auto r = d.reserve("1001", &status);
+  ASSERT_EQ(status, 200u) << r.dump() << d.log();
+  auto id = r["reservation_id"].get<std::uint64_t>();
+  EXPECT_EQ(r["state"], "reserved");
+  EXPECT_EQ(d.alps_reservations(), std::set<std::uint64_t>{id});
+
+  auto c = d.call("POST", "/v1/confirm", json({{"reservation_id", id}, {"pagg_id", 4242}}).dump(), &status);
+  ASSERT_EQ(status, 200u) << c.dump();
+  auto rel = d.call("POST", "/v1/release", json({{"reservation_id", id}}).dump(), &status);
+  ASSERT_EQ(status, 200u) << rel.dump();
+  EXPECT_EQ(rel["state"], "released");
+  EXPECT_TRUE(d.alps_reservations().empty());
+  EXPECT_TRUE(d.basild_reservations().empty());
+  EXPECT_EQ(WEXITSTATUS(d.stop(SIGTERM)), 0);
+}
+
+TEST(BasildTest, NegotiatesTheDialectOfEachCleRelease) {
+  struct Case {
+    const char* cle;
+    const char* dialect;
+  } cases[] = {{"2.2", "1.1"}, {"3.1", "1.1+"}, {"4.1", "1.2"}, {"5.2", "1.3"}};
+  for (const auto& c : cases) {
+    Daemon d(std::string("cle") + c.cle, "tds-8", c.cle);
+    d.start();
+    auto h = d.get("/v1/health");
+    EXPECT_EQ(h.value("dialect", ""), c.dialect) << c.cle << ": " << h.dump() << d.log();
+    // And the typed cycle works in that dialect.
+    unsigned status = 0;
+    auto r = d.reserve("77", &status);
+    EXPECT_EQ(status, 200u) << c.cle << ": " << r.dump();
+  }
+}
+
+TEST(BasildTest, HungApbasilTimesOutAsTransientAndBasildKeepsServing) {
+  Daemon d("hang");
+  d.start();
+  emulator_admin(d.emu(), "fault --method RESERVE --hang 1");
+  unsigned status = 0;
+  auto t0 = std::chrono::steady_clock::now();
+  auto r = d.reserve("2001", &status);
+  auto took = std::chrono::steady_clock::now() - t0;
+  EXPECT_EQ(status, 503u) << r.dump();
+  EXPECT_EQ(r.value("transient", false), true);
+  EXPECT_EQ(r.value("code", ""), "timeout");
+  EXPECT_LT(took, 10s);
+  // Still serving, and the next call works once apbasil behaves.
+  EXPECT_EQ(d.get("/v1/health").value("status", ""), "ok");
+  emulator_admin(d.emu(), "fault --clear");
+  auto again = d.reserve("2002", &status);
+  EXPECT_EQ(status, 200u) << again.dump();
+}
+
+TEST(BasildTest, GarbageOutputIsTransient) {
+  Daemon d("garbage");
+  d.start();
+  emulator_admin(d.emu(), "fault --method RESERVE --garbage 1");
+  unsigned status = 0;
+  auto r = d.reserve("3001", &status);
+  EXPECT_EQ(status, 503u) << r.dump();
+  EXPECT_TRUE(r.value("transient", false));
+}
+
+TEST(BasildTest, RetryAfterALostAnswerAdoptsInsteadOfReservingTwice) {
+  Daemon d("lost");
+  d.start();
+  emulator_admin(d.emu(), "fault --method RESERVE --truncate 1");
+  unsigned status = 0;
+  auto lost = d.reserve("4001", &status);
+  EXPECT_EQ(status, 503u) << lost.dump();
+  EXPECT_TRUE(lost.value("transient", false));
+  auto held = d.alps_reservations();
+  ASSERT_EQ(held.size(), 1u) << "the truncated-output fault answers after reserving";
+  emulator_admin(d.emu(), "fault --clear");
+  auto retry = d.reserve("4001", &status);
+  ASSERT_EQ(status, 200u) << retry.dump();
+  EXPECT_EQ(retry["reservation_id"].get<std::uint64_t>(), *held.begin());
+  EXPECT_EQ(d.alps_reservations(), held) << "no second reservation for the job";
+}
+
+TEST(BasildTest, XmlLogHoldsEveryRequestAndResponse) {
+  Daemon d("xmllog");
+  d.start(true, /*xml_log=*/true);
+  unsigned status = 0;
+  d.reserve("5001", &status);
+  ASSERT_EQ(status, 200u);
+  std::string logged = slurp(d.dir() + "/basil_xml.log");
+  EXPECT_NE(logged.find("method=\"RESERVE\""), std::string::npos);
+  EXPECT_NE(logged.find("<Reserved reservation_id="), std::string::npos);
+  EXPECT_NE(logged.find("\"dir\":\"request\""), std::string::npos);
+  EXPECT_NE(logged.find("\"dir\":\"response\""), std::string::npos);
+  EXPECT_NE(logged.find("\"kind\":\"ENGINE\""), std::string::npos);
+}
+
+TEST(BasildTest, SecondBasildOnTheSameDatabaseRefusesToStart) {
+  Daemon d("twice");
+  d.start();
+  auto out = run_command(std::string(BASIL_BINARY_DIR) + "/basild/basild --config " + d.dir() + "/basild.conf");
+  EXPECT_EQ(out.exit_code, 1);
+  EXPECT_NE(out.out.find("in use by another basild"), std::string::npos) << out.out;
+  EXPECT_EQ(d.get("/v1/health").value("status", ""), "ok") << "the first one is undisturbed";
+}
+
+TEST(BasildTest, ReservationReleasedBehindItsBackIsNoticedAtTheNextInventory) {
+  Daemon d("behind");
+  d.start();
+  unsigned status = 0;
+  auto id = d.reserve("6001", &status)["reservation_id"].get<std::uint64_t>();
+  ASSERT_EQ(status, 200u);
+  emulator_admin(d.emu(), "release --resid " + std::to_string(id));
+  d.wait_for_poll();
+  EXPECT_EQ(d.basild_reservations().count(id), 0u);
+  EXPECT_NE(d.log().find("B0232"), std::string::npos) << d.log();
+}
+
+TEST(BasildTest, UnauthorisedUidIsRefused) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to run a client as another user";
+  Daemon d("uid");
+  // The socket is 0666 in a traversable directory: only basild's own
+  // SO_PEERCRED check can refuse the caller.
+  ASSERT_EQ(::chmod(d.dir().c_str(), 0755), 0);
+  d.start();
+  auto out = run_command("setpriv --reuid=65534 --regid=65534 --clear-groups " + std::string(BASIL_BINARY_DIR) +
+                         "/basild/basilctl --socket " + d.socket() + " health");
+  EXPECT_NE(out.exit_code, 0) << out.out;
+  EXPECT_NE(out.out.find("403"), std::string::npos) << out.out;
+}
+
+TEST(BasildTest, KillNineDuringAReservationStreamLosesNothing) {
+  Daemon d("kill9", "xc30-2256");
+  d.start();
+  std::atomic<int> next{0};
+  std::atomic<bool> run{true};
+  std::vector<std::thread> clients;
+  for (int c = 0; c < 4; ++c)
+    clients.emplace_back([&] {
+      while (run) {
+        int n = next++;
+        if (n >= 200) break;
+        d.reserve("k" + std::to_string(n));
+      }
+    });
+  std::mt19937 rng(std::random_device{}());
+  std::this_thread::sleep_for(std::chrono::milliseconds(300 + rng() % 1200));
+  d.stop(SIGKILL);
+  run = false;
+  for (auto& t : clients) t.join();
+  ASSERT_GT(d.alps_reservations().size(), 0u) << "the kill came before any reservation";
+  d.start();
+  d.wait_for_poll();
+  auto alps = d.alps_reservations();
+  auto known = d.basild_reservations();
+  for (auto id : alps) EXPECT_EQ(known.count(id), 1u) << "ALPS holds " << id << " and basild forgot it";
+  auto check = run_command("sqlite3 " + d.dir() + "/state.db 'PRAGMA integrity_check'");
+  EXPECT_NE(check.out.find("ok"), std::string::npos) << check.out;
+}
+
+}  // namespace
+}  // namespace basild

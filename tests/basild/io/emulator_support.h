@@ -1,0 +1,84 @@
+// Helpers for tests that run the real basil-emulator binary as apbasil.
+#pragma once
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+#include <fstream>
+#include <optional>
+#include <string>
+
+#include "core/client.h"
+
+namespace basild::testing {
+
+inline std::string emulator_path() { return std::string(BASIL_BINARY_DIR) + "/emulator/basil-emulator"; }
+
+// A fresh directory under the test temp dir.
+inline std::string make_temp_dir(const std::string& tag) {
+  std::string tmpl = ::testing::TempDir() + "basild-" + tag + "-XXXXXX";
+  char* made = ::mkdtemp(tmpl.data());
+  EXPECT_NE(made, nullptr);
+  return tmpl;
+}
+
+struct Ran {
+  int exit_code = -1;
+  std::string out;
+};
+
+// Runs a shell command line (test set-up only; the code under test never uses a shell).
+inline Ran run_command(const std::string& cmd) {
+  Ran r;
+  FILE* p = ::popen((cmd + " 2>&1").c_str(), "r");
+  if (p == nullptr) return r;
+  std::array<char, 4096> buf{};
+  std::size_t n = 0;
+  while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
+  const int st = ::pclose(p);
+  r.exit_code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  return r;
+}
+
+// `basil-emulator --state DIR ARGS`, expected to succeed; returns its output.
+inline std::string emulator_admin(const std::string& state, const std::string& args) {
+  auto r = run_command(emulator_path() + " --state " + state + " " + args);
+  EXPECT_EQ(r.exit_code, 0) << args << ": " << r.out;
+  return r.out;
+}
+
+// An emulated system in a temp dir.
+inline std::string init_emulator(const std::string& tag, const std::string& preset = "tds-8",
+                                 const std::string& cle = "") {
+  const auto dir = make_temp_dir(tag);
+  auto r = run_command(emulator_path() + " init --preset " + preset + " --state " + dir +
+                       (cle.empty() ? "" : " --cle " + cle));
+  EXPECT_EQ(r.exit_code, 0) << r.out;
+  return dir;
+}
+
+// An executable shell script in a temp dir.
+inline std::string write_script(const std::string& tag, const std::string& body) {
+  const auto dir = make_temp_dir(tag);
+  const auto path = dir + "/script.sh";
+  std::ofstream(path) << "#!/bin/sh\n" << body << "\n";
+  ::chmod(path.c_str(), 0755);
+  return path;
+}
+
+// Runs an awaitable on `io` to completion.
+template <typename T>
+basil::Result<T> run_sync(boost::asio::io_context& io, Awaitable<basil::Result<T>> op) {
+  std::optional<basil::Result<T>> out;
+  co_spawn_result(io.get_executor(), std::move(op), [&](basil::Result<T> r) { out.emplace(std::move(r)); });
+  io.restart();
+  io.run();
+  if (!out) return basil::Status(basil::Code::kInternal, "did not complete");
+  return std::move(*out);
+}
+
+}  // namespace basild::testing

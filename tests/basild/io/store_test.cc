@@ -1,0 +1,644 @@
+// The SQLite state store on real files in temporary directories: round trips,
+// intents, the one-basild-per-database lock (with a second real process), disk
+// full, fail-the-Nth-statement atomicity, kill -9 durability and damaged files.
+#include "io/store.h"
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sqlite3.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace basild {
+namespace {
+
+namespace fs = std::filesystem;
+using namespace std::chrono_literals;
+
+class StoreTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string tmpl = (fs::temp_directory_path() / "basild-store-XXXXXX").string();
+    ASSERT_NE(::mkdtemp(tmpl.data()), nullptr);
+    dir_ = tmpl;
+    path_ = (fs::path(dir_) / "state.db").string();
+  }
+  void TearDown() override {
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+
+  StoreOptions options() {
+    StoreOptions o;
+    o.clock = [this] { return now_; };
+    return o;
+  }
+  std::unique_ptr<Store> open(StoreOptions o) {
+    auto s = Store::open(path_, std::move(o));
+    EXPECT_TRUE(s) << s.status().message();
+    return s ? std::move(*s) : nullptr;
+  }
+  std::unique_ptr<Store> open() { return open(options()); }
+
+  static ReservationRecord reservation(std::uint64_t id, const std::string& batch) {
+    ReservationRecord r;
+    r.res_id = id;
+    r.batch_id = batch;
+    r.user = "alice";
+    r.account = "proj1";
+    r.nodes = *basil::NidList::parse("24-27,40");
+    r.width = 160;
+    r.depth = 1;
+    r.nppn = 32;
+    r.nppcu = 1;
+    return r;
+  }
+
+  std::string dir_;
+  std::string path_;
+  WallTime now_ = WallTime(std::chrono::milliseconds(1'700'000'000'000));
+};
+
+// Every row of every table, as text: "unchanged" means this is equal.
+std::string dump(const std::string& path) {
+  sqlite3* db = nullptr;
+  EXPECT_EQ(sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
+  std::string out;
+  for (const char* table : {"schema_version", "reservations", "intents", "jobs", "audit", "node_events", "timings",
+                            "quarantine"}) {
+    out += std::string("## ") + table + "\n";
+    std::string q = std::string("SELECT * FROM ") + table + " ORDER BY 1, 2";
+    sqlite3_exec(
+        db, q.c_str(),
+        [](void* arg, int n, char** values, char**) {
+          auto* s = static_cast<std::string*>(arg);
+          for (int i = 0; i < n; ++i) *s += (values[i] ? values[i] : "NULL") + std::string("|");
+          *s += "\n";
+          return 0;
+        },
+        &out, nullptr);
+  }
+  sqlite3_close(db);
+  return out;
+}
+
+void raw_exec(const std::string& path, const std::string& sql) {
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READWRITE, nullptr), SQLITE_OK);
+  char* err = nullptr;
+  EXPECT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err), SQLITE_OK) << (err ? err : "");
+  sqlite3_free(err);
+  sqlite3_close(db);
+}
+
+TEST_F(StoreTest, CreatesTheSchemaAndReopensWithoutMigrating) {
+  {
+    auto s = open();
+    ASSERT_TRUE(s);
+    EXPECT_EQ(s->open_report().schema_from, 0);
+    EXPECT_EQ(s->open_report().schema_to, Store::schema_version_latest());
+    auto qc = s->quick_check();
+    ASSERT_TRUE(qc);
+    EXPECT_EQ(*qc, std::vector<std::string>{"ok"});
+  }
+  auto s = open();
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->open_report().schema_from, Store::schema_version_latest());
+  EXPECT_EQ(s->open_report().quarantined, 0u);
+  // WAL, as the state of a killed process must survive.
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open_v2(path_.c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
+  sqlite3_stmt* st = nullptr;
+  ASSERT_EQ(sqlite3_prepare_v2(db, "PRAGMA journal_mode", -1, &st, nullptr), SQLITE_OK);
+  ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
+  EXPECT_STREQ(reinterpret_cast<const char*>(sqlite3_column_text(st, 0)), "wal");
+  sqlite3_finalize(st);
+  sqlite3_close(db);
+}
+
+TEST_F(StoreTest, ReservedReservationRoundTripsAndSettlesItsIntent) {
+  auto s = open();
+  ASSERT_TRUE(s);
+  auto intent = s->record_intent("1234", "alice", "<ReserveParamArray/>");
+  ASSERT_TRUE(intent) << intent.status().message();
+  now_ += 1s;
+  ReservationRecord r = reservation(77, "1234");
+  r.pagg_id = 0xfedcba9876543210ull;  // u64 above INT64_MAX survives
+  ASSERT_TRUE(s->record_reserved(*intent, r));
+
+  auto got = s->find(77);
+  ASSERT_TRUE(got);
+  ASSERT_TRUE(got->has_value());
+  ReservationRecord want = r;
+  want.origin = ResOrigin::kReserved;
+  want.intent_id = *intent;
+  want.created = now_;
+  EXPECT_EQ(**got, want);
+
+  auto i = s->find_intent(*intent);
+  ASSERT_TRUE(i && i->has_value());
+  EXPECT_EQ((*i)->state, IntentState::kGranted);
+  EXPECT_EQ((*i)->res_id, 77u);
+  EXPECT_EQ((*i)->params, "<ReserveParamArray/>");
+  EXPECT_TRUE(s->list_pending_intents()->empty());
+
+  // Settled once: a second settlement is refused.
+  auto again = s->settle_intent_dropped(*intent, "late");
+  EXPECT_EQ(again.code(), basil::Code::kInvalidValue);
+  EXPECT_NE(again.message().find("already granted"), std::string::npos) << again.message();
+}
+
+TEST_F(StoreTest, PendingIntentIsAdoptedOrDroppedByInventory) {
+  auto s = open();
+  ASSERT_TRUE(s);
+  auto a = s->record_intent("100", "alice", "p1");
+  auto b = s->record_intent("101", "bob", "p2");
+  ASSERT_TRUE(a && b);
+  auto pending = s->list_pending_intents();
+  ASSERT_TRUE(pending);
+  ASSERT_EQ(pending->size(), 2u);
+  EXPECT_EQ((*pending)[0].batch_id, "100");
+  EXPECT_EQ((*pending)[1].user, "bob");
+  EXPECT_EQ((*pending)[0].created, now_);
+
+  ASSERT_TRUE(s->settle_intent_adopted(*a, reservation(5, "100"), "INVENTORY holds resId 5"));
+  ASSERT_TRUE(s->settle_intent_dropped(*b, "INVENTORY holds nothing for 101"));
+  EXPECT_TRUE(s->list_pending_intents()->empty());
+
+  auto r = s->find(5);
+  ASSERT_TRUE(r && r->has_value());
+  EXPECT_EQ((*r)->origin, ResOrigin::kAdopted);
+  EXPECT_EQ((*r)->intent_id, *a);
+  EXPECT_EQ((*s->find_intent(*a))->state, IntentState::kAdopted);
+  EXPECT_EQ((*s->find_intent(*b))->state, IntentState::kDropped);
+  EXPECT_EQ((*s->find_intent(*b))->detail, "INVENTORY holds nothing for 101");
+  EXPECT_EQ(s->settle_intent_dropped(999, "x").code(), basil::Code::kInvalidValue);
+}
+
+TEST_F(StoreTest, ReservationSeenFirstTakesTheReserveAnswerLater) {
+  auto s = open();
+  ASSERT_TRUE(s);
+  ASSERT_TRUE(s->record_seen(reservation(9, "")));
+  EXPECT_EQ((*s->find(9))->origin, ResOrigin::kSeen);
+  EXPECT_EQ((*s->find(9))->last_seen, now_);
+  now_ += 5s;
+  ASSERT_TRUE(s->record_seen(reservation(9, "")));  // seen again: last_seen only
+  EXPECT_EQ((*s->find(9))->last_seen, now_);
+  EXPECT_EQ((*s->find(9))->created, now_ - 5s);
+
+  ASSERT_TRUE(s->record_reserved(std::nullopt, reservation(9, "55")));
+  auto r = *s->find(9);
+  EXPECT_EQ(r->origin, ResOrigin::kReserved);
+  EXPECT_EQ(r->batch_id, "55");
+  EXPECT_EQ(r->created, now_ - 5s);
+}
+
+TEST_F(StoreTest, StateChangesFollowTheStateMachineAndAreAudited) {
+  auto s = open();
+  ASSERT_TRUE(s);
+  ASSERT_TRUE(s->record_reserved(std::nullopt, reservation(1, "10")));
+  ASSERT_TRUE(s->mark_confirmed(1, 4242));
+  EXPECT_EQ((*s->find(1))->state, ResState::kConfirmed);
+  EXPECT_EQ((*s->find(1))->pagg_id, 4242u);
+  EXPECT_EQ((*s->find(1))->confirmed, now_);
+  ASSERT_TRUE(s->mark_releasing(1, "job ended"));
+  ASSERT_TRUE(s->mark_releasing(1, "claims 2"));  // RELEASE repeated: no change
+  now_ += 2s;
+  ASSERT_TRUE(s->mark_released(1, "No entry for resId 1"));
+  EXPECT_EQ((*s->find(1))->state, ResState::kReleased);
+  EXPECT_EQ((*s->find(1))->released, now_);
+
+  auto refused = s->mark_confirmed(1, 1);
+  EXPECT_EQ(refused.code(), basil::Code::kInvalidValue);
+  EXPECT_NE(refused.message().find("is released"), std::string::npos) << refused.message();
+  EXPECT_EQ(s->mark_orphan(1, "x").code(), basil::Code::kInvalidValue);
+  EXPECT_EQ(s->mark_gone(404, "x").code(), basil::Code::kInvalidValue);
+
+  auto audit = s->list_audit(WallTime{}, 100);
+  ASSERT_TRUE(audit);
+  std::vector<std::string> kinds;
+  for (const auto& e : *audit) kinds.push_back(e.kind);
+  EXPECT_EQ(kinds, (std::vector<std::string>{"reserve", "state", "state", "release"}));
+  const AuditEntry& release = audit->back();
+  EXPECT_EQ(release.res_id, 1u);
+  EXPECT_EQ(release.batch_id, "10");
+  EXPECT_EQ(release.user, "alice");
+  EXPECT_EQ(release.nodes.format(), "24-27,40");
+  EXPECT_NE(release.detail.find("\"to\":\"released\""), std::string::npos) << release.detail;
+}
+
+TEST_F(StoreTest, ListsActiveReservationsAndFindsByBatchId) {
+  auto s = open();
+  ASSERT_TRUE(s);
+  ASSERT_TRUE(s->record_reserved(std::nullopt, reservation(3, "7")));
+  ASSERT_TRUE(s->record_reserved(std::nullopt, reservation(4, "7")));  // a stray: same job
+  ASSERT_TRUE(s->record_seen(reservation(8, "8")));
+  ASSERT_TRUE(s->mark_orphan(8, "no live job"));
+  ASSERT_TRUE(s->mark_gone(4, "not in INVENTORY"));
+  auto active = s->list_active();
+  ASSERT_TRUE(active);
+  ASSERT_EQ(active->size(), 2u);
+  EXPECT_EQ((*active)[0].res_id, 3u);
+  EXPECT_EQ((*active)[1].state, ResState::kOrphan);
+  auto by_batch = s->find_by_batch_id("7");
+  ASSERT_TRUE(by_batch);
+  ASSERT_EQ(by_batch->size(), 2u);
+  EXPECT_EQ((*by_batch)[1].state, ResState::kGone);
+  EXPECT_TRUE(s->find_by_batch_id("nope")->empty());
+  EXPECT_FALSE(s->find(12345)->has_value());
+  // An ended id that ALPS hands out again is a new reservation.
+  ASSERT_TRUE(s->record_reserved(std::nullopt, reservation(4, "9")));
+  EXPECT_EQ((*s->find(4))->state, ResState::kReserved);
+  EXPECT_EQ((*s->find(4))->batch_id, "9");
+}
+
+TEST_F(StoreTest, TouchSeenUpdatesKnownReservationsOnly) {
+  auto s = open();
+  ASSERT_TRUE(s);
+  ASSERT_TRUE(s->record_reserved(std::nullopt, reservation(3, "7")));
+  EXPECT_FALSE((*s->find(3))->last_seen);
+  now_ += 10s;
+  ASSERT_TRUE(s->touch_seen({3, 999}));
+  EXPECT_EQ((*s->find(3))->last_seen, now_);
+  EXPECT_FALSE(s->find(999)->has_value());
+}
+
+TEST_F(StoreTest, JobTableFollowsEachSource) {
+  auto s = open();
+  ASSERT_TRUE(s);
+  ASSERT_TRUE(s->sync_jobs("squeue", {"1", "2", "3"}));
+  ASSERT_TRUE(s->sync_jobs("basild", {"2"}));
+  now_ += 30s;
+  ASSERT_TRUE(s->sync_jobs("squeue", {"2", "3", "4"}));
+  auto live = s->list_jobs();
+  ASSERT_TRUE(live);
+  std::vector<std::string> ids;
+  for (const auto& j : *live) ids.push_back(j.source + ":" + j.job_id);
+  EXPECT_EQ(ids, (std::vector<std::string>{"basild:2", "squeue:2", "squeue:3", "squeue:4"}));
+  auto all = s->list_jobs(false);
+  ASSERT_TRUE(all);
+  ASSERT_EQ(all->size(), 5u);
+  const JobRecord& ended = (*all)[1];
+  EXPECT_EQ(ended.job_id, "1");
+  EXPECT_EQ(ended.state, "ended");
+  EXPECT_EQ(ended.ended, now_);
+  EXPECT_EQ((*all)[2].first_seen, now_ - 30s);
+  EXPECT_EQ((*all)[2].last_seen, now_);
+  // A job listed again is live again.
+  ASSERT_TRUE(s->sync_jobs("squeue", {"1"}));
+  EXPECT_EQ(s->list_jobs()->size(), 2u);
+}
+
+TEST_F(StoreTest, AuditListsFromATimeWithALimit) {
+  auto s = open();
+  ASSERT_TRUE(s);
+  for (int i = 0; i < 5; ++i) {
+    AuditEntry e;
+    e.kind = "alarm";
+    e.detail = "{\"n\":" + std::to_string(i) + "}";
+    if (i == 2) e.res_id = 42;
+    ASSERT_TRUE(s->audit(e));
+    now_ += 1min;
+  }
+  auto from_third = s->list_audit(now_ - 3min, 2);
+  ASSERT_TRUE(from_third);
+  ASSERT_EQ(from_third->size(), 2u);
+  EXPECT_EQ((*from_third)[0].detail, "{\"n\":2}");
+  EXPECT_EQ((*from_third)[0].res_id, 42u);
+  EXPECT_EQ((*from_third)[0].time, now_ - 3min);
+  EXPECT_EQ((*from_third)[1].detail, "{\"n\":3}");
+  EXPECT_FALSE((*from_third)[1].res_id);
+  AuditEntry empty;
+  empty.kind = "note";
+  ASSERT_TRUE(s->audit(empty));
+  EXPECT_EQ(s->list_audit(now_, 10)->back().detail, "{}");
+}
+
+TEST_F(StoreTest, NodeEventsAndTimingsRoundTrip) {
+  auto s = open();
+  ASSERT_TRUE(s);
+  ASSERT_TRUE(s->record_node_events({{0, {}, 31, "state", "UP", "DOWN", "{\"by\":\"admin\"}"},
+                                     {0, {}, 4000000000u, "role", "BATCH", "INTERACTIVE", ""}}));
+  auto events = s->list_node_events(WallTime{}, 10);
+  ASSERT_TRUE(events);
+  ASSERT_EQ(events->size(), 2u);
+  EXPECT_EQ((*events)[0].nid, 31u);
+  EXPECT_EQ((*events)[0].to, "DOWN");
+  EXPECT_EQ((*events)[0].time, now_);
+  EXPECT_EQ((*events)[1].nid, 4000000000u);
+  EXPECT_EQ((*events)[1].detail, "{}");
+
+  ASSERT_TRUE(s->save_timings({{"RESERVE", "{\"count\":1}"}, {"QUERY/INVENTORY", "{\"count\":9}"}}));
+  ASSERT_TRUE(s->save_timings({{"RESERVE", "{\"count\":2}"}}));
+  auto t = s->load_timings();
+  ASSERT_TRUE(t);
+  EXPECT_EQ(*t, (std::vector<std::pair<std::string, std::string>>{{"QUERY/INVENTORY", "{\"count\":9}"},
+                                                                   {"RESERVE", "{\"count\":2}"}}));
+}
+
+// ---------------------------------------------------------------- one basild per database
+
+TEST_F(StoreTest, SecondStoreOnTheSameDatabaseIsRefused) {
+  auto first = open();
+  ASSERT_TRUE(first);
+  auto second = Store::open(path_, options());
+  ASSERT_FALSE(second);
+  EXPECT_EQ(second.status().code(), basil::Code::kBusy);
+  EXPECT_NE(second.status().message().find("in use by another basild (pid " + std::to_string(::getpid())),
+            std::string::npos)
+      << second.status().message();
+  first.reset();
+  EXPECT_TRUE(Store::open(path_, options()));
+}
+
+TEST_F(StoreTest, SecondProcessIsRefusedWithTheHoldersPid) {
+  int ready[2], release[2];
+  ASSERT_EQ(::pipe(ready), 0);
+  ASSERT_EQ(::pipe(release), 0);
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    auto s = Store::open(path_);
+    const char ok = s ? 'y' : 'n';
+    (void)!::write(ready[1], &ok, 1);
+    char c = 0;
+    (void)!::read(release[0], &c, 1);
+    ::_exit(s ? 0 : 1);
+  }
+  char ok = 0;
+  ASSERT_EQ(::read(ready[0], &ok, 1), 1);
+  ASSERT_EQ(ok, 'y');
+
+  auto mine = Store::open(path_, options());
+  ASSERT_FALSE(mine);
+  EXPECT_EQ(mine.status().code(), basil::Code::kBusy);
+  EXPECT_TRUE(mine.status().transient());
+  const std::string& msg = mine.status().message();
+  EXPECT_NE(msg.find("in use by another basild (pid " + std::to_string(child) + ", lock " + path_ + ".lock)"),
+            std::string::npos)
+      << msg;
+
+  ASSERT_EQ(::write(release[1], "x", 1), 1);
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  for (int fd : {ready[0], ready[1], release[0], release[1]}) ::close(fd);
+  // The holder is gone, and its lock with it.
+  auto now_mine = Store::open(path_, options());
+  EXPECT_TRUE(now_mine) << now_mine.status().message();
+}
+
+// ---------------------------------------------------------------- failures
+
+TEST_F(StoreTest, DiskFullIsADistinctErrorAndLosesNothingCommitted) {
+  StoreOptions o = options();
+  o.max_page_count = 40;
+  auto s = open(std::move(o));
+  ASSERT_TRUE(s);
+  AuditEntry big;
+  big.kind = "note";
+  big.detail = "{\"pad\":\"" + std::string(3000, 'x') + "\"}";
+  int written = 0;
+  basil::Status st;
+  for (; written < 1000; ++written) {
+    st = s->audit(big);
+    if (!st) break;
+  }
+  ASSERT_FALSE(st) << "never became full";
+  EXPECT_GT(written, 0);
+  EXPECT_EQ(st.code(), basil::Code::kLimitExceeded);
+  EXPECT_NE(st.message().find("state database " + path_ + " is full"), std::string::npos) << st.message();
+  EXPECT_NE(st.message().find("audit was not written"), std::string::npos) << st.message();
+
+  auto entries = s->list_audit(WallTime{}, 10000);
+  ASSERT_TRUE(entries);
+  EXPECT_EQ(entries->size(), static_cast<std::size_t>(written));
+  // The file is sound and the store goes on reading.
+  auto qc = s->quick_check();
+  ASSERT_TRUE(qc);
+  EXPECT_EQ(*qc, std::vector<std::string>{"ok"});
+}
+
+// Runs `op` failing its Nth statement, for N = 1, 2, ... until it succeeds
+// untouched: every failed attempt must leave the database exactly as it was.
+void expect_atomic(const char* name, const std::function<void(Store&)>& seed,
+                   const std::function<basil::Status(Store&)>& op,
+                   const std::function<std::unique_ptr<Store>(StoreOptions)>& open_at,
+                   const std::function<StoreOptions()>& base_options) {
+  for (int n = 1; n < 200; ++n) {
+    auto armed = std::make_shared<bool>(false);
+    auto count = std::make_shared<int>(0);
+    StoreOptions o = base_options();
+    o.fail_statement = [armed, count, n](std::string_view) { return *armed && ++*count == n; };
+    auto s = open_at(o);
+    ASSERT_TRUE(s) << name;
+    seed(*s);
+    const std::string before = dump(s->path());
+    *armed = true;
+    basil::Status st = op(*s);
+    *armed = false;
+    if (*count < n) {
+      ASSERT_TRUE(st) << name << ": " << st.message();
+      ASSERT_GT(n, 1) << name << " ran no statement";
+      return;
+    }
+    ASSERT_FALSE(st) << name << ": statement " << n << " failed but the operation succeeded";
+    EXPECT_NE(st.message().find("injected failure"), std::string::npos) << st.message();
+    EXPECT_EQ(dump(s->path()), before) << name << ": failing statement " << n << " left a change";
+    // The store is still usable: the same operation now succeeds.
+    EXPECT_TRUE(op(*s)) << name << " after an injected failure at " << n;
+  }
+  FAIL() << name << " never completed";
+}
+
+TEST_F(StoreTest, FailingAnyStatementLeavesTheDatabaseUnchanged) {
+  int round = 0;
+  auto open_at = [&](StoreOptions o) {
+    path_ = (fs::path(dir_) / ("fail" + std::to_string(++round) + ".db")).string();
+    return open(std::move(o));
+  };
+  auto base = [&] { return options(); };
+  auto seed = [](Store& s) {
+    auto i = s.record_intent("1", "alice", "p");
+    ASSERT_TRUE(i);
+    ASSERT_TRUE(s.record_intent("2", "bob", "p"));
+    ASSERT_TRUE(s.record_reserved(*i, reservation(10, "1")));
+    ASSERT_TRUE(s.record_seen(reservation(11, "x")));
+    ASSERT_TRUE(s.sync_jobs("squeue", {"1", "2"}));
+  };
+  struct Op {
+    const char* name;
+    std::function<basil::Status(Store&)> run;
+  };
+  const std::vector<Op> ops = {
+      {"record_intent", [](Store& s) { return s.record_intent("3", "carol", "p").status(); }},
+      {"record_reserved", [](Store& s) { return s.record_reserved(2, reservation(12, "2")); }},
+      {"settle_intent_adopted", [](Store& s) { return s.settle_intent_adopted(2, reservation(11, "2"), "seen"); }},
+      {"settle_intent_dropped", [](Store& s) { return s.settle_intent_dropped(2, "none"); }},
+      {"mark_confirmed", [](Store& s) { return s.mark_confirmed(10, 99); }},
+      {"mark_released", [](Store& s) { return s.mark_released(10, "gone"); }},
+      {"record_seen", [](Store& s) { return s.record_seen(reservation(13, "y")); }},
+      {"touch_seen", [](Store& s) { return s.touch_seen({10, 11}); }},
+      {"sync_jobs", [](Store& s) { return s.sync_jobs("squeue", {"2", "3", "4"}); }},
+      {"record_node_events",
+       [](Store& s) { return s.record_node_events({{0, {}, 1, "state", "UP", "DOWN", ""}, {0, {}, 2, "state", "UP", "DOWN", ""}}); }},
+      {"save_timings", [](Store& s) { return s.save_timings({{"A", "{}"}, {"B", "{}"}}); }},
+  };
+  for (const auto& op : ops) {
+    now_ += 1s;  // each operation writes times that differ from the seed's
+    expect_atomic(op.name, seed, op.run, open_at, base);
+  }
+}
+
+TEST_F(StoreTest, CommittedIntentSurvivesKillNine) {
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    auto s = Store::open(path_);
+    if (!s) ::_exit(2);
+    for (int i = 0; i < 20; ++i) {
+      if (!(*s)->record_intent(std::to_string(1000 + i), "alice", "<params/>")) ::_exit(3);
+    }
+    ReservationRecord r = reservation(500, "1000");
+    if (!(*s)->record_reserved(1, r)) ::_exit(4);
+    ::raise(SIGKILL);  // no destructor, no checkpoint, no close
+    ::_exit(5);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFSIGNALED(status)) << "child exited with " << WEXITSTATUS(status);
+  EXPECT_EQ(WTERMSIG(status), SIGKILL);
+
+  auto s = open();
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->open_report().pending_intents, 19);
+  auto pending = s->list_pending_intents();
+  ASSERT_TRUE(pending);
+  ASSERT_EQ(pending->size(), 19u);
+  EXPECT_EQ(pending->back().batch_id, "1019");
+  auto r = s->find(500);
+  ASSERT_TRUE(r && r->has_value());
+  EXPECT_EQ((*r)->intent_id, 1);
+}
+
+TEST_F(StoreTest, FileThatIsNotADatabaseIsRefusedClearly) {
+  {
+    std::ofstream f(path_, std::ios::binary);
+    f << std::string(8192, 'G');
+  }
+  auto s = Store::open(path_, options());
+  ASSERT_FALSE(s);
+  EXPECT_EQ(s.status().code(), basil::Code::kMalformed);
+  EXPECT_NE(s.status().message().find("state database " + path_ + " is damaged"), std::string::npos)
+      << s.status().message();
+  EXPECT_NE(s.status().message().find("move it aside"), std::string::npos);
+}
+
+TEST_F(StoreTest, CorruptedPagesFailTheQuickCheckOnOpen) {
+  {
+    auto s = open();
+    ASSERT_TRUE(s);
+    AuditEntry e;
+    e.kind = "note";
+    e.detail = "{\"pad\":\"" + std::string(300, 'p') + "\"}";
+    for (int i = 0; i < 400; ++i) ASSERT_TRUE(s->audit(e));
+  }  // closed: checkpointed, no -wal left
+  ASSERT_FALSE(fs::exists(path_ + "-wal") && fs::file_size(path_ + "-wal") > 0);
+  const std::string copy = (fs::path(dir_) / "copy.db").string();
+  fs::copy_file(path_, copy);
+  const auto size = fs::file_size(copy);
+  ASSERT_GT(size, 20u * 4096u);
+  {
+    // Garbage over pages 6..10, away from the header and the schema.
+    std::fstream f(copy, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(5 * 4096);
+    std::string garbage;
+    for (int i = 0; i < 5 * 4096; ++i) garbage += static_cast<char>((i * 7919 + 13) & 0xff);
+    f.write(garbage.data(), static_cast<std::streamsize>(garbage.size()));
+  }
+  auto s = Store::open(copy, options());
+  ASSERT_FALSE(s);
+  EXPECT_EQ(s.status().code(), basil::Code::kMalformed);
+  const std::string& msg = s.status().message();
+  EXPECT_TRUE(msg.find("failed its integrity check") != std::string::npos ||
+              msg.find("is damaged") != std::string::npos)
+      << msg;
+  EXPECT_NE(msg.find("move it aside and restart basild"), std::string::npos) << msg;
+  // The original is untouched and still opens.
+  EXPECT_TRUE(Store::open(path_, options()));
+}
+
+TEST_F(StoreTest, QuickCheckProblemsAreNamedInTheError) {
+  {
+    auto s = open();
+    ASSERT_TRUE(s);
+    AuditEntry e;
+    e.kind = "note";
+    ASSERT_TRUE(s->audit(e));
+  }
+  // A NULL where the schema says NOT NULL: the b-trees are sound, the rows are not.
+  raw_exec(path_, "PRAGMA writable_schema=ON;"
+                  "UPDATE sqlite_schema SET sql = replace(sql, 'kind      TEXT    NOT NULL', 'kind TEXT')"
+                  " WHERE name = 'audit';");
+  raw_exec(path_, "UPDATE audit SET kind = NULL;");
+  raw_exec(path_, "PRAGMA writable_schema=ON;"
+                  "UPDATE sqlite_schema SET sql = replace(sql, 'kind TEXT', 'kind      TEXT    NOT NULL')"
+                  " WHERE name = 'audit';");
+  auto s = Store::open(path_, options());
+  ASSERT_FALSE(s);
+  EXPECT_EQ(s.status().code(), basil::Code::kMalformed);
+  EXPECT_NE(s.status().message().find("failed its integrity check (PRAGMA quick_check: NULL value in audit.kind"),
+            std::string::npos)
+      << s.status().message();
+}
+
+TEST_F(StoreTest, BadRowsAreMovedAsideNotFatal) {
+  {
+    auto s = open();
+    ASSERT_TRUE(s);
+    ASSERT_TRUE(s->record_reserved(std::nullopt, reservation(1, "a")));
+    ASSERT_TRUE(s->record_reserved(std::nullopt, reservation(2, "b")));
+    ASSERT_TRUE(s->record_intent("c", "carol", "p"));
+  }
+  raw_exec(path_, "UPDATE reservations SET nodes = '5-1' WHERE res_id = 2;"
+                  "UPDATE intents SET state = 'limbo';");
+  auto s = open();
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->open_report().quarantined, 2u);
+  ASSERT_EQ(s->open_report().notes.size(), 2u);
+  EXPECT_NE(s->open_report().notes[0].find("reservations"), std::string::npos) << s->open_report().notes[0];
+  auto active = s->list_active();
+  ASSERT_TRUE(active) << active.status().message();
+  ASSERT_EQ(active->size(), 1u);
+  EXPECT_EQ((*active)[0].res_id, 1u);
+  EXPECT_TRUE(s->list_pending_intents()->empty());
+  EXPECT_NE(dump(path_).find("unknown intent state \"limbo\""), std::string::npos);
+}
+
+TEST_F(StoreTest, DatabaseFromANewerBasildIsRefused) {
+  { ASSERT_TRUE(open()); }
+  raw_exec(path_, "INSERT INTO schema_version (version, applied_ms) VALUES (99, 0)");
+  auto s = Store::open(path_, options());
+  ASSERT_FALSE(s);
+  EXPECT_EQ(s.status().code(), basil::Code::kMalformed);
+  EXPECT_NE(s.status().message().find("schema version 99, written by a newer basild"), std::string::npos)
+      << s.status().message();
+}
+
+TEST_F(StoreTest, MissingDirectoryIsAClearError) {
+  auto s = Store::open(dir_ + "/no/such/dir/state.db", options());
+  ASSERT_FALSE(s);
+  EXPECT_NE(s.status().message().find("lock file"), std::string::npos) << s.status().message();
+}
+
+}  // namespace
+}  // namespace basild
