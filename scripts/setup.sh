@@ -12,7 +12,7 @@ packages=(
   libboost-dev libboost-program-options-dev
   libssh-dev libsqlite3-dev sqlite3
   libgtest-dev libgmock-dev libbenchmark-dev nlohmann-json3-dev libtomlplusplus-dev libsystemd-dev
-  openssh-server openssh-client procps
+  openssh-server openssh-client procps curl
   clang-14 libclang-rt-14-dev
   gnuplot-nox
 )

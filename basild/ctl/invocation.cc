@@ -85,6 +85,7 @@ const char* usage() {
          "\n"
          "Local command:\n"
          "  decode [--strict] FILE     decode a BASIL document (FILE may be -), print JSON\n"
+         "  replay [--xml] FILE        each exchange of an XML log (XML_LOG) with its timing\n"
          "\n"
          "Exit status: 0 success, 1 basild answered an error, 2 usage error,\n"
          "3 basild unreachable (no socket, refused, timed out).\n";
@@ -163,7 +164,7 @@ ParseResult parse_invocation(const std::vector<std::string>& argv, std::string_v
     result.error = "no command given";
     return result;
   }
-  if (!inv.command.empty() && inv.command != "decode" && !is_control_command(inv.command)) {
+  if (!inv.command.empty() && inv.command != "decode" && inv.command != "replay" && !is_control_command(inv.command)) {
     result.error = "unknown command '" + inv.command + "'";
     return result;
   }

@@ -7,11 +7,13 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <sstream>
 #include <iostream>
 #include <string>
 #include <vector>
 
 #include "control/client.h"
+#include "core/xml_log_format.h"
 #include "ctl/decode_summary.h"
 #include "ctl/format.h"
 #include "ctl/invocation.h"
@@ -127,6 +129,38 @@ int cmd_control(const basilctl::Invocation& inv) {
   return kExitOk;
 }
 
+// basilctl replay [--xml] FILE: every exchange of an XML log with its
+// timing; records cut short (a log being written) are reported, not fatal.
+int cmd_replay(const std::vector<std::string>& args) {
+  basild::ReplayOptions options;
+  std::string file;
+  for (const auto& a : args) {
+    if (a == "--xml") {
+      options.show_xml = true;
+    } else if (file.empty() && (a == "-" || a.rfind("-", 0) != 0)) {
+      file = a;
+    } else {
+      std::cerr << "usage: basilctl replay [--xml] FILE\n";
+      return kExitUsage;
+    }
+  }
+  if (file.empty()) {
+    std::cerr << "usage: basilctl replay [--xml] FILE\n";
+    return kExitUsage;
+  }
+  std::ifstream in(file, std::ios::binary);
+  if (file != "-" && !in) {
+    std::cerr << file << ": cannot open\n";
+    return kExitError;
+  }
+  std::ostringstream text;
+  text << (file == "-" ? std::cin.rdbuf() : in.rdbuf());
+  auto parsed = basild::parse_xml_log(text.str());
+  std::cout << basild::replay_text(parsed.records, options);
+  for (const auto& p : parsed.problems) std::cerr << file << ": " << p << "\n";
+  return parsed.records.empty() && !parsed.problems.empty() ? kExitError : kExitOk;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -143,5 +177,6 @@ int main(int argc, char** argv) {
     return kExitOk;
   }
   if (inv.command == "decode") return cmd_decode(inv.args);
+  if (inv.command == "replay") return cmd_replay(inv.args);
   return cmd_control(inv);
 }

@@ -1,0 +1,58 @@
+// basilctl replay on an XML log written in the daemon's own format.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <array>
+#include <cstdio>
+#include <fstream>
+#include <string>
+
+#include "core/xml_log_format.h"
+
+namespace {
+
+std::string run(const std::string& cmd, int* code) {
+  std::string out;
+  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
+  if (p == nullptr) return out;
+  std::array<char, 4096> buf{};
+  std::size_t n = 0;
+  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
+  int st = pclose(p);
+  *code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  return out;
+}
+
+TEST(BasilctlReplayTest, PrintsEachExchangeWithItsTimingAndReportsACutRecord) {
+  basild::XmlLogRecord req;
+  req.time = "2026-11-22T01:00:00.000001Z";
+  req.call_id = 41;
+  req.kind = "RESERVE";
+  req.transport = "local";
+  req.body = "<?xml version=\"1.0\"?>\n<BasilRequest protocol=\"1.3\" method=\"RESERVE\"/>\n";
+  basild::XmlLogRecord resp = req;
+  resp.direction = basild::XmlLogRecord::Direction::kResponse;
+  resp.duration_ms = 12.5;
+  resp.status = "ok";
+  resp.body =
+      "<?xml version=\"1.0\"?>\n<BasilResponse protocol=\"1.3\">\n <ResponseData status=\"SUCCESS\" "
+      "method=\"RESERVE\">\n  <Reserved reservation_id=\"9\">\n   <ReservedNodeArray>\n    <ReservedNode "
+      "node_id=\"24\"/>\n   </ReservedNodeArray>\n  </Reserved>\n </ResponseData>\n</BasilResponse>\n";
+  std::string log = basild::format_xml_log_record(req) + basild::format_xml_log_record(resp);
+  std::string cut = basild::format_xml_log_record(req);
+  log += cut.substr(0, cut.size() - 10);  // a record still being written
+  std::string path = ::testing::TempDir() + "/replay.log";
+  std::ofstream(path) << log;
+
+  int code = -1;
+  std::string out = run(std::string(BASIL_BINARY_DIR) + "/basild/basilctl replay " + path, &code);
+  EXPECT_EQ(code, 0) << out;
+  EXPECT_NE(out.find("call 41 RESERVE local 12.500 ms ok"), std::string::npos) << out;
+  EXPECT_NE(out.find("reservation 9"), std::string::npos) << out;
+  EXPECT_NE(out.find(path + ":"), std::string::npos) << "the cut record is reported: " << out;
+
+  std::string xml = run(std::string(BASIL_BINARY_DIR) + "/basild/basilctl replay --xml " + path, &code);
+  EXPECT_NE(xml.find("<Reserved reservation_id=\"9\">"), std::string::npos) << xml;
+}
+
+}  // namespace
