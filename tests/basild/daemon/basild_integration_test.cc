@@ -263,6 +263,26 @@ TEST(BasildTest, ReservationReleasedBehindItsBackIsNoticedAtTheNextInventory) {
   EXPECT_NE(d.log().find("B0232"), std::string::npos) << d.log();
 }
 
+TEST(BasildTest, SighupReloadsAValidConfigAndKeepsTheRunningOneOnABrokenOne) {
+  Daemon d("hup");
+  pid_t pid = d.start();
+  {
+    std::ofstream conf(d.dir() + "/basild.conf", std::ios::app);
+    conf << "[reconcile]\ndry_run = true\n";
+  }
+  ::kill(pid, SIGHUP);
+  for (int i = 0; i < 50 && d.log().find("B0108") == std::string::npos; ++i) std::this_thread::sleep_for(100ms);
+  EXPECT_NE(d.log().find("B0108 configuration reloaded"), std::string::npos) << d.log();
+  {
+    std::ofstream conf(d.dir() + "/basild.conf", std::ios::app);
+    conf << "[poll]\nno_such_key = 1\n";
+  }
+  ::kill(pid, SIGHUP);
+  for (int i = 0; i < 50 && d.log().find("B0003") == std::string::npos; ++i) std::this_thread::sleep_for(100ms);
+  EXPECT_NE(d.log().find("B0003 reload refused"), std::string::npos) << d.log();
+  EXPECT_EQ(d.get("/v1/health").value("status", ""), "ok") << "still serving on the running configuration";
+}
+
 TEST(BasildTest, UnauthorisedUidIsRefused) {
   if (::geteuid() != 0) GTEST_SKIP() << "needs root to run a client as another user";
   Daemon d("uid");
