@@ -261,22 +261,6 @@ Request make_request(Dialect dialect, RequestBody body) {
 namespace {
 
 template <typename F>
-void for_each_processor(const Node& n, F&& f) {
-  for (const auto& p : n.processors) f(p);
-  for (const auto& seg : n.segments) {
-    for (const auto& p : seg.processors) f(p);
-    for (const auto& cu : seg.compute_units)
-      for (const auto& p : cu.processors) f(p);
-  }
-  for (const auto& sock : n.sockets)
-    for (const auto& seg : sock.segments) {
-      for (const auto& p : seg.processors) f(p);
-      for (const auto& cu : seg.compute_units)
-        for (const auto& p : cu.processors) f(p);
-    }
-}
-
-template <typename F>
 void for_each_memory(const Node& n, F&& f) {
   for (const auto& m : n.memory) f(m);
   for (const auto& seg : n.segments)

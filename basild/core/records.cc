@@ -53,29 +53,12 @@ RecordsPlan plan_records(const basil::Inventory& inventory, const std::vector<Ac
   return plan;
 }
 
-namespace {
-
-template <typename F>
-void for_each_processor(const basil::Node& n, F&& f) {
-  for (const auto& p : n.processors) f(p);
-  auto segment = [&](const basil::Segment& s) {
-    for (const auto& p : s.processors) f(p);
-    for (const auto& cu : s.compute_units)
-      for (const auto& p : cu.processors) f(p);
-  };
-  for (const auto& s : n.segments) segment(s);
-  for (const auto& sock : n.sockets)
-    for (const auto& s : sock.segments) segment(s);
-}
-
-}  // namespace
-
 ReservationShape shape_of(const basil::Inventory& inventory, const basil::Reservation& reservation) {
   ReservationShape shape;
   std::vector<std::uint32_t> nids;
   for (const auto& node : inventory.nodes) {
     bool mine = false;
-    for_each_processor(node, [&](const basil::Processor& p) {
+    basil::for_each_processor(node, [&](const basil::Processor& p) {
       for (auto id : p.allocations) mine = mine || id == reservation.reservation_id;
     });
     if (mine) nids.push_back(node.node_id);

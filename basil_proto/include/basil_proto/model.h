@@ -226,6 +226,21 @@ struct Node {
   bool allocated() const;  // any processor, memory or accelerator allocation
 };
 
+// Calls f(const Processor&) for every processor of the node, whatever the
+// dialect's layout (directly on Node, in segments, in compute units).
+template <typename F>
+void for_each_processor(const Node& n, F&& f) {
+  for (const auto& p : n.processors) f(p);
+  auto segment = [&](const Segment& s) {
+    for (const auto& p : s.processors) f(p);
+    for (const auto& cu : s.compute_units)
+      for (const auto& p : cu.processors) f(p);
+  };
+  for (const auto& s : n.segments) segment(s);
+  for (const auto& sock : n.sockets)
+    for (const auto& s : sock.segments) segment(s);
+}
+
 struct Command {
   std::uint64_t width = 0;
   std::uint32_t depth = 0;
