@@ -346,7 +346,15 @@ struct Service::Impl : std::enable_shared_from_this<Impl> {
       intent_ended.erase(id);
       log.info("B0231", "intent " + std::to_string(id) + " dropped: its RESERVE never reached ALPS");
     }
+    std::map<std::uint64_t, ResState> state_of;
+    for (const auto& r : *active) state_of[r.res_id] = r.state;
     for (auto id : plan.gone) {
+      if (state_of[id] == ResState::kReleasing) {
+        // basild's own RELEASE loop was waiting for the claims to end.
+        note(store->mark_released(id, "absent from INVENTORY after basild's RELEASE"));
+        log.info("B0234", "reservation " + std::to_string(id) + " released (its last claim ended)");
+        continue;
+      }
       ++gone_behind_back;
       note(store->mark_gone(id, "absent from INVENTORY"));
       log.warning("B0232", "reservation " + std::to_string(id) +
@@ -645,12 +653,15 @@ struct Service::Impl : std::enable_shared_from_this<Impl> {
       ++self->releases_running;
       self->spawn<ReleaseOutcome>(self->client->release(q), [self, id](basil::Result<ReleaseOutcome> done) {
         --self->releases_running;
-        if (done) {
-          self->note(self->store->mark_released(id, "RELEASE proved it gone after " +
-                                                        std::to_string(done->attempts) + " attempts"));
-        } else {
+        if (!done) {
           self->log.warning("B0310", "RELEASE of " + std::to_string(id) + " not proven: " + done.status().to_string());
+          return;
         }
+        // An INVENTORY may have seen it go first and recorded it released.
+        auto rec = self->store->find(id);
+        if (rec && *rec && is_terminal((*rec)->state)) return;
+        self->note(self->store->mark_released(id, "RELEASE proved it gone after " +
+                                                      std::to_string(done->attempts) + " attempts"));
       });
     });
   }

@@ -283,6 +283,34 @@ TEST(BasildTest, SighupReloadsAValidConfigAndKeepsTheRunningOneOnABrokenOne) {
   EXPECT_EQ(d.get("/v1/health").value("status", ""), "ok") << "still serving on the running configuration";
 }
 
+TEST(BasildTest, ReleaseWithOutstandingClaimsEndsReleasedNotGone) {
+  Daemon d("claims");
+  d.start();
+  unsigned status = 0;
+  auto id = d.reserve("7001", &status)["reservation_id"].get<std::uint64_t>();
+  ASSERT_EQ(status, 200u);
+  d.call("POST", "/v1/confirm", json({{"reservation_id", id}, {"pagg_id", 99}}).dump(), &status);
+  ASSERT_EQ(status, 200u);
+  auto app = emulator_admin(d.emu(), "app start --resid " + std::to_string(id) + " --cmd a.out");
+  auto rel = d.call("POST", "/v1/release", json({{"reservation_id", id}}).dump(), &status);
+  ASSERT_EQ(status, 200u) << rel.dump();
+  EXPECT_EQ(rel["state"], "releasing");
+  EXPECT_EQ(rel["claims"], 1);
+  d.wait_for_poll();
+  EXPECT_EQ(d.alps_reservations().count(id), 1u) << "held while its application runs";
+  // The application ends; ALPS drops the reservation with its last claim.
+  std::string apid;
+  for (char c : app)
+    if (c >= '0' && c <= '9') apid += c; else if (!apid.empty()) break;
+  emulator_admin(d.emu(), "apkill -9 " + apid);
+  d.wait_for_poll();
+  std::this_thread::sleep_for(1500ms);
+  EXPECT_TRUE(d.alps_reservations().empty());
+  EXPECT_EQ(d.basild_reservations().count(id), 0u);
+  EXPECT_EQ(d.log().find("B0232"), std::string::npos) << "basild's own release is not 'behind its back':\n" << d.log();
+  EXPECT_EQ(d.log().find("B0221"), std::string::npos) << d.log();
+}
+
 TEST(BasildTest, UnauthorisedUidIsRefused) {
   if (::geteuid() != 0) GTEST_SKIP() << "needs root to run a client as another user";
   Daemon d("uid");
