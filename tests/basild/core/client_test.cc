@@ -6,9 +6,14 @@
 #include <deque>
 
 #include "basil_proto/codec.h"
+#include "basild/core/client_options.h"
 
 namespace basild {
 namespace {
+
+using testing::pinned_to;
+using testing::quick_release;
+using testing::release_of;
 
 using namespace std::chrono_literals;
 
@@ -82,25 +87,6 @@ basil::EngineInfo engine(std::string version, std::vector<std::string> support) 
   e.version = std::move(version);
   e.basil_support = std::move(support);
   return e;
-}
-
-ClientOptions pinned_to(basil::Dialect d) {
-  ClientOptions o;
-  o.pinned = d;
-  return o;
-}
-
-ClientOptions quick_release(std::chrono::milliseconds initial, std::chrono::milliseconds max,
-                            std::chrono::milliseconds limit) {
-  ClientOptions o;
-  o.release = {initial, max, limit};
-  return o;
-}
-
-basil::ReleaseRequest release_of(std::uint64_t rid) {
-  basil::ReleaseRequest r;
-  r.reservation_id = rid;
-  return r;
 }
 
 template <typename T>

@@ -7,11 +7,17 @@
 #include "core/client.h"
 #include "core/xml_log_format.h"
 #include "basild/io/emulator_support.h"
+#include "basild/core/client_options.h"
 #include "io/local_transport.h"
 #include "io/xml_log.h"
 
 namespace basild {
 namespace {
+
+using testing::with_timeout;
+using testing::pinned_to;
+using testing::quick_release;
+using testing::release_of;
 
 using namespace std::chrono_literals;
 using testing::emulator_admin;
@@ -27,31 +33,6 @@ basil::ReserveRequest small_job(std::string batch_id, std::uint64_t width = 2) {
   p.width = width;
   p.nppn = 1;
   r.params.push_back(p);
-  return r;
-}
-
-ClientOptions with_timeout(std::chrono::milliseconds t) {
-  ClientOptions o;
-  o.call_timeout = t;
-  return o;
-}
-
-ClientOptions pinned_to(basil::Dialect d) {
-  ClientOptions o;
-  o.pinned = d;
-  return o;
-}
-
-ClientOptions quick_release(std::chrono::milliseconds initial, std::chrono::milliseconds max,
-                            std::chrono::milliseconds limit) {
-  ClientOptions o;
-  o.release = {initial, max, limit};
-  return o;
-}
-
-basil::ReleaseRequest release_of(std::uint64_t rid) {
-  basil::ReleaseRequest r;
-  r.reservation_id = rid;
   return r;
 }
 
