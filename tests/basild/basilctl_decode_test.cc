@@ -1,5 +1,6 @@
 // basilctl decode as a user runs it: the real binary on real files.
 #include <gtest/gtest.h>
+#include <unistd.h>
 #include <sys/wait.h>
 
 #include <array>
@@ -20,7 +21,7 @@ struct Run {
 };
 
 Run run_basilctl(const std::string& args) {
-  std::string err_file = ::testing::TempDir() + "/basilctl.err";
+  std::string err_file = ::testing::TempDir() + "/basilctl." + std::to_string(::getpid()) + ".err";
   std::string cmd = std::string(BASIL_BINARY_DIR) + "/basild/basilctl " + args + " 2>" + err_file;
   Run r;
   FILE* p = popen(cmd.c_str(), "r");

@@ -1,5 +1,6 @@
 // The real basilctl binary against a control socket server on a test thread.
 #include <gtest/gtest.h>
+#include <unistd.h>
 #include <sys/wait.h>
 
 #include <array>
@@ -20,7 +21,7 @@ struct Run {
 
 // Runs basilctl with a shell command line suffix (may hold redirections).
 Run basilctl(const std::string& args, const std::string& env = "") {
-  std::string err_file = ::testing::TempDir() + "/basilctl-control.err";
+  std::string err_file = ::testing::TempDir() + "/basilctl-control." + std::to_string(::getpid()) + ".err";
   std::string cmd = env + " " + std::string(BASIL_BINARY_DIR) + "/basild/basilctl " + args +
                     " 2>" + err_file;
   Run r;
