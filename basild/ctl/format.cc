@@ -292,7 +292,10 @@ std::string render_human(std::string_view command, const json& doc) {
                                                           "message"};
   static const std::vector<std::string> kNodeColumns = {"node_id", "nid", "name", "state",
                                                          "role", "architecture", "reservation"};
-  if (command == "reservations" || command == "orphans") {
+  static const std::vector<std::string> kOrphanColumns = {"reservation_id", "kind", "batch_id", "user",
+                                                           "state", "seen", "nodes"};
+  if (command == "orphans") return render_generic(doc, kOrphanColumns);
+  if (command == "reservations") {
     return render_generic(doc, kReservationColumns);
   }
   if (command == "jobs") return render_generic(doc, kJobColumns);

@@ -359,6 +359,7 @@ constexpr Word<PollMode> kPollModes[] = {
 constexpr Word<JobSourceType> kJobSourceTypes[] = {
     {"command", JobSourceType::kCommand},
     {"sqlite", JobSourceType::kSqlite},
+    {"basild", JobSourceType::kBasild},
 };
 
 // Pinned protocol versions ("1.1" covers both 1.1 dialects: the engine tells them apart).
@@ -532,13 +533,19 @@ void read_source(const Field& f, std::size_t index, std::vector<JobSource>& out)
   s.key("query", [&](const Field& k) { query.emplace(k); });
   s.finish();
   if (!have_type) {
-    if (good) f.fail("needs type = \"command\" or \"sqlite\"");
+    if (good) f.fail("needs type = \"command\", \"sqlite\" or \"basild\"");
     return;
   }
   auto only_for = [](const std::optional<Field>& k, std::string_view type) {
     if (k) k->fail("is only for type = \"" + std::string(type) + "\"");
   };
-  if (src.type == JobSourceType::kCommand) {
+  if (src.type == JobSourceType::kBasild) {
+    for (const auto* k : {&command, &database, &query})
+      if (*k) {
+        (*k)->fail("is not for type = \"basild\" (it takes no keys)");
+        good = false;
+      }
+  } else if (src.type == JobSourceType::kCommand) {
     only_for(database, "sqlite");
     only_for(query, "sqlite");
     if (database || query) good = false;
@@ -620,7 +627,9 @@ void read_reconcile(const toml::table& t, ReconcileConfig& c, Errors& errors) {
   s.key("dry_run", [&](const Field& f) { assign(c.dry_run, read_bool(f)); });
   s.key("interactive_batch_ids",
         [&](const Field& f) { assign(c.interactive_batch_ids, read_string_list(f, false)); });
+  s.key("release_share_floor", [&](const Field& f) { assign(c.release_share_floor, read_u32(f, 0, 100000)); });
   s.key("apkill", [&](const Field& f) { assign(c.apkill, read_absolute_path(f)); });
+  s.key("apkill_args", [&](const Field& f) { assign(c.apkill_args, read_string_list(f, false)); });
   s.key("claims_timeout", [&](const Field& f) { assign(c.claims_timeout, read_duration(f, 1s, 24h)); });
   s.finish();
 }
@@ -881,9 +890,11 @@ std::string format_config(const Config& c) {
     << "consecutive = " << c.reconcile.consecutive << "\n"
     << "max_releases_per_cycle = " << c.reconcile.max_releases_per_cycle << "\n"
     << "max_release_share = " << share(c.reconcile.max_release_share) << "\n"
+    << "release_share_floor = " << c.reconcile.release_share_floor << "\n"
     << "dry_run = " << boolean(c.reconcile.dry_run) << "\n"
     << "interactive_batch_ids = " << quote_list(c.reconcile.interactive_batch_ids) << "\n"
     << "apkill = " << quote(c.reconcile.apkill) << "\n"
+    << "apkill_args = " << quote_list(c.reconcile.apkill_args) << "\n"
     << "claims_timeout = " << dur(c.reconcile.claims_timeout) << "\n";
   for (const auto& s : c.reconcile.sources) {
     o << "\n[[reconcile.source]]\n"
@@ -892,7 +903,7 @@ std::string format_config(const Config& c) {
       << "timeout = " << dur(s.timeout) << "\n";
     if (s.type == JobSourceType::kCommand) {
       o << "command = " << quote_list(s.command) << "\n";
-    } else {
+    } else if (s.type == JobSourceType::kSqlite) {
       o << "database = " << quote(s.database) << "\n"
         << "query = " << quote(s.query) << "\n";
     }
@@ -900,11 +911,17 @@ std::string format_config(const Config& c) {
   return o.str();
 }
 
+bool speaks_for_scheduler(const ReconcileConfig& c) {
+  for (const auto& s : c.sources)
+    if (s.type != JobSourceType::kBasild) return true;
+  return false;
+}
+
 std::vector<std::string> config_warnings(const Config& c) {
   std::vector<std::string> w;
-  if (c.reconcile.sources.empty()) {
-    w.push_back("reconcile: no job-table source ([[reconcile.source]]): jobs that reserved through basild "
-                "are not the whole job table, so orphans are reported and never released (dry run)");
+  if (!speaks_for_scheduler(c.reconcile)) {
+    w.push_back("reconcile: no job-table source that speaks for the scheduler (a [[reconcile.source]] of type "
+                "command or sqlite): jobs that reserved through basild are not the whole job table, so orphans are reported and never released (dry run)");
   } else if (c.reconcile.dry_run) {
     w.push_back("reconcile.dry_run = true: orphans are reported and never released");
   }
@@ -921,7 +938,8 @@ std::vector<std::string> config_warnings(const Config& c) {
       !basil::at_least(*c.basil.version, basil::Dialect::k1_3)) {
     w.push_back("poll.mode = \"summary-hybrid\" with basil.version = \"" +
                 std::string(basil::protocol_string(*c.basil.version)) +
-                "\": QUERY SUMMARY needs 1.3, so every poll is a full INVENTORY");
+                "\": QUERY SUMMARY needs 1.3, so every poll is an INVENTORY (with the last changecount when ALPS "
+                "honours that form)");
   }
   if (!c.log.xml_log && !c.log.xml_log_loc.empty()) {
     w.push_back("log.xml_log_loc is set but log.xml_log = false: it applies only when XML_LOG is set in the "

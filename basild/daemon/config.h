@@ -23,6 +23,7 @@
 
 #include "basil_proto/dialect.h"
 #include "basil_proto/status.h"
+#include "core/poll_policy.h"
 
 namespace basild {
 
@@ -94,7 +95,6 @@ struct LogConfig {
 };
 
 // [poll]: polling policy (DECISIONS.md section 5).
-enum class PollMode : std::uint8_t { kInventory, kSummaryHybrid };
 struct PollConfig {
   PollMode mode = PollMode::kSummaryHybrid;
   Duration interval = std::chrono::seconds(10);               // one poll per interval
@@ -104,7 +104,9 @@ struct PollConfig {
 };
 
 // One source of the scheduler's job table ([[reconcile.source]]).
-enum class JobSourceType : std::uint8_t { kCommand, kSqlite };
+// kBasild: the jobs that reserved through basild and have not released
+// (needs no keys; on its own it does not speak for the scheduler).
+enum class JobSourceType : std::uint8_t { kCommand, kSqlite, kBasild };
 struct JobSource {
   JobSourceType type = JobSourceType::kCommand;
   std::string name;                  // for logs and stats; default "command-N"/"sqlite-N"
@@ -117,14 +119,16 @@ struct JobSource {
 
 // [reconcile]: orphan cleanup (issue 5).
 struct ReconcileConfig {
-  std::vector<JobSource> sources;  // none: the reconciler only reports (dry run)
+  std::vector<JobSource> sources;  // without a command or sqlite one: dry run
   Duration grace = std::chrono::minutes(5);  // an orphan must be seen so for this long...
   std::uint32_t consecutive = 3;             // ...and in this many inventories in a row (K)
   std::uint32_t max_releases_per_cycle = 10;
-  double max_release_share = 0.25;  // a cycle releasing more of all batch reservations alarms
+  double max_release_share = 0.25;  // a cycle releasing more of all batch reservations alarms...
+  std::uint32_t release_share_floor = 2;  // ...unless it releases at most this many
   bool dry_run = false;             // log what would be released, release nothing
   std::vector<std::string> interactive_batch_ids;  // never released, besides "UNKNOWN"
   std::string apkill = "/usr/bin/apkill";
+  std::vector<std::string> apkill_args;  // before "-SIGNAL APID" (the emulator's --state DIR apkill)
   Duration claims_timeout = std::chrono::minutes(10);  // claims above 0 this long: apkill
   bool operator==(const ReconcileConfig&) const = default;
 };
@@ -175,6 +179,9 @@ std::string format_config(const Config& config);
 // Points a valid config may still get wrong (no job-table source: the
 // reconciler runs dry; a relative path...). Pure: nothing is checked on disk.
 std::vector<std::string> config_warnings(const Config& config);
+
+// A command or sqlite source is configured: the reconciler may release.
+bool speaks_for_scheduler(const ReconcileConfig& c);
 
 // `basild --check-config`: "OK" or the errors, then the warnings and the
 // effective configuration. `ok` is what the exit status reports.

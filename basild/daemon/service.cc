@@ -12,8 +12,12 @@
 #include "control/server.h"
 #include "core/asio.h"
 #include "core/client.h"
+#include "core/job_table.h"
+#include "core/poll_policy.h"
+#include "core/reconciler.h"
 #include "core/records.h"
 #include "core/timings.h"
+#include "io/job_sources.h"
 #include "io/local_transport.h"
 #include "io/store.h"
 #include "io/xml_log.h"
@@ -128,6 +132,28 @@ std::optional<std::uint64_t> json_uint(const json& j, const char* name) {
   return j[name].get<std::uint64_t>();
 }
 
+PollSettings poll_settings(const PollConfig& c) {
+  PollSettings p;
+  p.mode = c.mode;
+  p.interval = c.interval;
+  p.inventory_max_age = c.inventory_max_age;
+  p.orphan_check_interval = c.orphan_check_interval;
+  return p;
+}
+
+ReconcileSettings reconcile_settings(const ReconcileConfig& c) {
+  ReconcileSettings r;
+  r.grace = c.grace;
+  r.consecutive = c.consecutive;
+  r.max_releases_per_cycle = c.max_releases_per_cycle;
+  r.max_release_share = c.max_release_share;
+  r.release_share_floor = c.release_share_floor;
+  r.dry_run = c.dry_run;
+  r.interactive_batch_ids = c.interactive_batch_ids;
+  r.claims_timeout = c.claims_timeout;
+  return r;
+}
+
 std::vector<std::uint32_t> resolve_users(const std::vector<Principal>& list, Logger& log) {
   std::vector<std::uint32_t> out;
   for (const auto& p : list) {
@@ -160,7 +186,13 @@ std::vector<std::uint32_t> resolve_groups(const std::vector<Principal>& list, Lo
 
 struct Service::Impl : std::enable_shared_from_this<Impl> {
   Impl(asio::io_context& io_, Config config_, Logger& log_)
-      : io(io_), config(std::move(config_)), log(log_), poll_timer(io_), retry_timer(io_) {}
+      : io(io_),
+        config(std::move(config_)),
+        log(log_),
+        poll_timer(io_),
+        retry_timer(io_),
+        policy(poll_settings(config.poll)),
+        reconciler(reconcile_settings(config.reconcile)) {}
 
   asio::io_context& io;
   Config config;
@@ -187,6 +219,32 @@ struct Service::Impl : std::enable_shared_from_this<Impl> {
   std::uint64_t poll_errors = 0;
   std::uint64_t gone_behind_back = 0;
   WallTime started_at = WallClock::now();
+
+  // Polling (DECISIONS.md section 5) and reconciliation.
+  PollPolicy policy;
+  std::map<PollMode, PollStats> poll_stats;
+  Reconciler reconciler;
+  std::vector<std::unique_ptr<JobSourcePort>> sources;
+  std::vector<CommandJobSource*> command_sources;  // for shutdown
+  std::map<std::uint64_t, std::unique_ptr<LocalTransport>> apkill_runners;
+  std::uint64_t next_apkill = 0;
+  std::map<std::string, std::uint64_t> source_failures;
+  std::string job_table_error;  // of the last cycle ("" when it answered)
+  std::optional<ReconcilePlan> last_plan;
+  WallTime last_plan_at{};
+  std::uint64_t reconcile_cycles = 0;
+  std::uint64_t orphans_released = 0;
+  std::uint64_t strays_released = 0;
+  std::uint64_t apkills = 0;
+  std::uint64_t alarms = 0;
+  std::uint64_t node_changes = 0;
+  bool alarm_on = false;
+  std::set<std::uint64_t> dry_run_reported;
+  std::set<std::uint64_t> release_loops;
+  // Callers waiting for a fresh full INVENTORY: those that asked before the
+  // next one started, and those the one in flight answers.
+  std::vector<std::function<void(basil::Status)>> inventory_waiters_next;
+  std::vector<std::function<void(basil::Status)>> inventory_waiters_now;
 
   // Intents whose RESERVE is in flight, and when the others' calls ended.
   std::set<std::int64_t> intents_in_flight;
@@ -234,6 +292,10 @@ struct Service::Impl : std::enable_shared_from_this<Impl> {
     client = std::make_unique<Client>(io.get_executor(), *transport, co, &timings,
                                       xml_log->enabled() ? xml_log->observer() : CallObserver{});
 
+    build_sources();
+    if (!speaks_for_scheduler(config.reconcile))
+      log.notice("B0104", "reconcile: no command or sqlite job-table source: orphans are reported, never released");
+
     register_routes();
     control::ServerOptions so;
     so.socket_path = config.control.socket;
@@ -270,8 +332,10 @@ struct Service::Impl : std::enable_shared_from_this<Impl> {
       if (engine) {
         alps_reachable = true;
         alps_error.clear();
+        policy.set_dialect(engine->dialect);
         log.notice("B0201", "ALPS engine " + engine->engine.version + ", BASIL dialect " +
-                                std::string(basil::dialect_id(engine->dialect)));
+                                std::string(basil::dialect_id(engine->dialect)) + "; polling " +
+                                std::string(poll_mode_name(config.poll.mode)));
         break;
       }
       alps_reachable = false;
@@ -282,42 +346,403 @@ struct Service::Impl : std::enable_shared_from_this<Impl> {
       backoff = std::min(backoff * 2, std::chrono::milliseconds(30000));
     }
     while (!stopping) {
-      co_await poll_once();
-      if (stopping) break;
-      co_await sleep(poll_timer, config.poll.interval);
+      const PollDecision d = policy.decide(SteadyClock::now());
+      if (!d.query) {
+        // A demand for a fresh INVENTORY cancels the wait.
+        poll_timer.expires_at(d.wake);
+        boost::system::error_code ec;
+        co_await poll_timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+        continue;
+      }
+      co_await poll_query(d);
+    }
+    fail_inventory_waiters(basil::Status(basil::Code::kTransport, "basild is stopping"));
+  }
+
+  // Wakes the loop for a full INVENTORY; `done` runs once it has answered.
+  void demand_inventory(std::function<void(basil::Status)> done) {
+    inventory_waiters_next.push_back(std::move(done));
+    policy.demand_inventory();
+    poll_timer.cancel();
+  }
+
+  void fail_inventory_waiters(const basil::Status& s) {
+    for (auto* list : {&inventory_waiters_now, &inventory_waiters_next}) {
+      auto waiters = std::move(*list);
+      list->clear();
+      for (auto& w : waiters) w(s);
     }
   }
 
-  Awaitable<void> poll_once() {
+  void record_node_changes(const std::vector<NodeChangeSeen>& changes) {
+    if (changes.empty()) return;
+    node_changes += changes.size();
+    std::vector<NodeEvent> events;
+    for (const auto& c : changes) {
+      NodeEvent e;
+      e.nid = c.nid;
+      e.kind = c.role ? "role" : "state";
+      e.from = c.from;
+      e.to = c.to;
+      e.detail = json{{"seen_in", c.seen_in}}.dump();
+      events.push_back(std::move(e));
+      if (changes.size() <= 16)
+        log.notice("B0240", "node " + std::to_string(c.nid) + " " + e.kind + " " + c.from + " -> " + c.to +
+                                " (seen in " + c.seen_in + ")");
+    }
+    if (changes.size() > 16)
+      log.notice("B0241", std::to_string(changes.size()) + " node changes (seen in " + changes.front().seen_in + ")");
+    note(store->record_node_events(std::move(events)));
+  }
+
+  void note_reachability(const basil::Status& s, const char* what) {
+    if (s) {
+      alps_reachable = true;
+      alps_error.clear();
+      return;
+    }
+    ++poll_errors;
+    alps_reachable = !s.transient();
+    alps_error = s.to_string();
+    log.warning("B0210", std::string(what) + " failed: " + alps_error);
+  }
+
+  Awaitable<void> poll_query(PollDecision d) {
+    auto self = shared_from_this();
     ++polls;
+    const SteadyTime started = SteadyClock::now();
     const WallTime requested = WallClock::now();
-    auto inv = co_await client->query_inventory({});
-    if (!inv) {
-      ++poll_errors;
-      alps_reachable = !inv.status().transient();
-      alps_error = inv.status().to_string();
-      log.warning("B0210", "INVENTORY failed: " + alps_error);
+    const PollMode mode = config.poll.mode;
+    if (d.kind == QueryKind::kSummary) {
+      auto sum = co_await client->query_summary();
+      poll_stats[mode].record(d.kind, d.reason, SteadyClock::now() - started, sum.is_ok());
+      note_reachability(sum.is_ok() ? basil::Status::ok() : sum.status(), "SUMMARY");
+      if (!sum) {
+        policy.on_failure(started, d.kind, sum.status());
+        co_return;
+      }
+      record_node_changes(policy.on_summary(started, *sum));
+      summary = std::move(*sum);
+      summary_at = WallClock::now();
       co_return;
     }
-    alps_reachable = true;
-    alps_error.clear();
-    apply_inventory(*inv, requested);
-    inventory = std::move(*inv);
-    inventory_at = WallClock::now();
-    if (client->dialect() && basil::at_least(*client->dialect(), basil::Dialect::k1_3)) {
-      auto sum = co_await client->query_summary();
-      if (sum) {
-        summary = std::move(*sum);
-        summary_at = WallClock::now();
-      } else {
-        log.warning("B0211", "SUMMARY failed: " + sum.status().to_string());
+
+    basil::InventoryQuery q;
+    q.form = d.kind == QueryKind::kInventoryReservations ? basil::InventoryQuery::Form::kReservationsOnly
+             : d.kind == QueryKind::kInventoryNodesSince ? basil::InventoryQuery::Form::kNodesSince
+                                                         : basil::InventoryQuery::Form::kFull;
+    q.changecount = d.changecount;
+    if (d.kind == QueryKind::kInventoryFull) {
+      for (auto& w : inventory_waiters_next) inventory_waiters_now.push_back(std::move(w));
+      inventory_waiters_next.clear();
+    }
+    auto inv = co_await client->query_inventory(q);
+    poll_stats[mode].record(d.kind, d.reason, SteadyClock::now() - started, inv.is_ok());
+    note_reachability(inv.is_ok() ? basil::Status::ok() : inv.status(), "INVENTORY");
+    if (!inv) {
+      policy.on_failure(started, d.kind, inv.status());
+      if (d.kind == QueryKind::kInventoryFull) {
+        auto waiters = std::move(inventory_waiters_now);
+        inventory_waiters_now.clear();
+        for (auto& w : waiters) w(inv.status());
+      }
+      if (!inventory_waiters_next.empty()) policy.demand_inventory();
+      co_return;
+    }
+    const FormSupport res_before = policy.reservations_only();
+    const FormSupport since_before = policy.nodes_since();
+    auto result = policy.on_inventory(started, d.kind, *inv);
+    if (policy.reservations_only() != res_before && policy.reservations_only() == FormSupport::kIgnored)
+      log.warning("B0212", "ALPS ignores the reservations-only INVENTORY form (node data came back): "
+                           "orphan checks fall back");
+    if (policy.nodes_since() != since_before && policy.nodes_since() == FormSupport::kIgnored)
+      log.warning("B0213", "ALPS ignores the changecount INVENTORY form (node data came back unchanged): "
+                           "falling back to full INVENTORY");
+    record_node_changes(result.changes);
+
+    if (result.node_data) {
+      inventory = std::move(*inv);
+      inventory_at = WallClock::now();
+    } else if (inventory) {
+      inventory->reservations = std::move(inv->reservations);
+      inventory->has_reservation_array = true;
+    }
+    if (!inventory) co_return;
+    const bool full = result.node_data;
+    if (result.reservations) apply_inventory(*inventory, requested, full);
+    if (full) {
+      auto waiters = std::move(inventory_waiters_now);
+      inventory_waiters_now.clear();
+      for (auto& w : waiters) w(basil::Status::ok());
+    }
+    // Demands made while that INVENTORY was in flight need the next one.
+    if (!inventory_waiters_next.empty()) policy.demand_inventory();
+    if (result.reservations) co_await reconcile(*inventory);
+  }
+
+  // ---------------------------------------------------------------- the job table and orphans
+
+  void build_sources() {
+    for (const auto& src : config.reconcile.sources) {
+      if (src.type == JobSourceType::kCommand) {
+        auto c = std::make_unique<CommandJobSource>(io, src.name, src.command, src.timeout);
+        command_sources.push_back(c.get());
+        sources.push_back(std::move(c));
+      } else if (src.type == JobSourceType::kSqlite) {
+        sources.push_back(std::make_unique<SqliteJobSource>(io, src.name, src.database, src.query, src.timeout));
       }
     }
   }
 
+  bool basild_source_configured() const {
+    if (!speaks_for_scheduler(config.reconcile)) return true;  // dry run: all there is
+    for (const auto& s : config.reconcile.sources)
+      if (s.type == JobSourceType::kBasild) return true;
+    return false;
+  }
+
+  // Every source at once; the view fails when any source fails.
+  Awaitable<JobTableView> fetch_job_table(const std::vector<ReservationRecord>& active) {
+    auto self = shared_from_this();
+    JobTableView view;
+    view.speaks_for_scheduler = speaks_for_scheduler(config.reconcile);
+    struct Gather {
+      explicit Gather(asio::io_context& io_) : done(io_) {}
+      asio::steady_timer done;
+      std::size_t left = 0;
+      std::vector<std::optional<basil::Result<std::vector<std::string>>>> results;
+    };
+    auto g = std::make_shared<Gather>(io);
+    g->left = sources.size();
+    g->results.resize(sources.size());
+    g->done.expires_at(asio::steady_timer::time_point::max());
+    for (std::size_t i = 0; i < sources.size(); ++i) {
+      sources[i]->fetch([g, i](basil::Result<std::vector<std::string>> r) {
+        g->results[i].emplace(std::move(r));
+        if (--g->left == 0) g->done.cancel();
+      });
+    }
+    if (g->left > 0) {
+      boost::system::error_code ec;
+      co_await g->done.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+    }
+    for (std::size_t i = 0; i < sources.size(); ++i) {
+      const auto& r = *g->results[i];
+      const std::string& name = sources[i]->name();
+      if (!r) {
+        view.ok = false;
+        ++source_failures[name];
+        if (!view.failure.empty()) view.failure += "; ";
+        view.failure += name + ": " + r.status().message();
+        continue;
+      }
+      view.live.insert(r->begin(), r->end());
+      note(store->sync_jobs(name, *r));
+    }
+    if (basild_source_configured()) {
+      std::vector<std::string> own;
+      for (const auto& rec : active)
+        if (rec.origin != ResOrigin::kSeen && rec.state != ResState::kReleasing && !rec.batch_id.empty())
+          own.push_back(rec.batch_id);
+      view.live.insert(own.begin(), own.end());
+      note(store->sync_jobs("basild", own));
+    }
+    co_return view;
+  }
+
+  Awaitable<void> reconcile(basil::Inventory inv) {
+    auto self = shared_from_this();
+    auto active = store->list_active();
+    if (!active) {
+      log.error("B0401", "reconcile skipped: state database: " + active.status().to_string());
+      co_return;
+    }
+    JobTableView jobs = co_await fetch_job_table(*active);
+    run_reconcile(inv, std::move(jobs));
+  }
+
+  // The rest of a cycle, once the job table has answered.
+  void run_reconcile(const basil::Inventory& inv, JobTableView jobs) {
+    // The cycle judges the records as they are now, not before the sources answered.
+    auto active = store->list_active();
+    if (!active) {
+      log.error("B0401", "reconcile skipped: state database: " + active.status().to_string());
+      return;
+    }
+    ReconcileInput in;
+    in.jobs = std::move(jobs);
+    in.now = WallClock::now();
+    in.alps = alps_reservations(inv);
+    std::map<std::uint64_t, const ReservationRecord*> rec_of;
+    for (const auto& r : *active) {
+      rec_of[r.res_id] = &r;
+      RecordView v;
+      v.res_id = r.res_id;
+      v.batch_id = r.batch_id;
+      v.job_reservation = r.origin != ResOrigin::kSeen;
+      v.releasing = r.state == ResState::kReleasing;
+      v.created = r.created;
+      in.records.push_back(std::move(v));
+    }
+    for (auto& a : in.alps) {
+      auto it = rec_of.find(a.id);
+      if (a.nodes.empty() && it != rec_of.end()) a.nodes = it->second->nodes;
+    }
+    in.release_loops = release_loops;
+    ++reconcile_cycles;
+    if (!in.jobs.ok) {
+      if (job_table_error != in.jobs.failure)
+        log.warning("B0402", "job table unavailable, nothing is released this cycle: " + in.jobs.failure);
+      job_table_error = in.jobs.failure;
+    } else if (!job_table_error.empty()) {
+      log.notice("B0403", "job table available again");
+      job_table_error.clear();
+    }
+    ReconcilePlan plan = reconciler.plan(in);
+    if (plan.alarm) {
+      ++alarms;
+      if (!alarm_on) {
+        AuditEntry e;
+        e.kind = "alarm";
+        e.detail = json{{"reason", plan.alarm_reason}, {"due", plan.due}}.dump();
+        note(store->audit(e));
+      }
+      log.error("B0410", "orphan release held: " + plan.alarm_reason);
+    } else if (alarm_on) {
+      log.notice("B0411", "orphan release alarm cleared");
+    }
+    alarm_on = plan.alarm;
+    for (const auto& c : plan.candidates) {
+      if (c.state != "dry-run" || dry_run_reported.count(c.res_id) != 0) continue;
+      dry_run_reported.insert(c.res_id);
+      log.notice("B0412", "dry run: would release " + std::string(candidate_kind_name(c.kind)) + " reservation " +
+                              std::to_string(c.res_id) + " (batch_id " + c.batch_id + ", user " + c.user +
+                              ", nodes " + c.nodes.format() + ")");
+      AuditEntry e;
+      e.kind = "orphan";
+      e.res_id = c.res_id;
+      e.batch_id = c.batch_id;
+      e.user = c.user;
+      e.nodes = c.nodes;
+      e.detail = json{{"kind", candidate_kind_name(c.kind)}, {"dry_run", true}, {"seen", c.seen},
+                      {"age_s", std::chrono::duration<double>(in.now - c.first_seen).count()}}
+                     .dump();
+      note(store->audit(e));
+    }
+    for (const auto& act : plan.actions) execute(act);
+    last_plan = std::move(plan);
+    last_plan_at = in.now;
+  }
+
+  void execute(const ReconcileAction& act) {
+    const std::string rid = std::to_string(act.res_id);
+    switch (act.kind) {
+      case ReconcileAction::Kind::kAdopt:
+        if (auto s = store->adopt_for_job(act.res_id, act.reason); !s) {
+          note(s);
+          return;
+        }
+        log.notice("B0420", "reservation " + rid + " adopted for job " + act.batch_id + ": " + act.reason);
+        return;
+      case ReconcileAction::Kind::kApkill: {
+        ++apkills;
+        AuditEntry e;
+        e.kind = "apkill";
+        e.res_id = act.res_id;
+        e.batch_id = act.batch_id;
+        e.user = act.user;
+        e.nodes = act.nodes;
+        e.detail = json{{"apids", act.apids}, {"reason", act.reason}}.dump();
+        note(store->audit(e));
+        log.warning("B0421", "reservation " + rid + ": " + act.reason + "; apkill -9 of its applications");
+        auto self = shared_from_this();
+        for (auto apid : act.apids) {
+          apkill_runner_call(apid, [self, apid, rid](CallOutcome o) {
+            if (!o.status)
+              self->log.warning("B0422", "apkill of application " + std::to_string(apid) + " (reservation " + rid +
+                                             ") failed: " + o.status.message());
+          });
+        }
+        return;
+      }
+      case ReconcileAction::Kind::kRelease: break;
+    }
+    if (release_loops.count(act.res_id) != 0) return;
+    if (act.candidate) {
+      if (auto s = store->mark_releasing(act.res_id, std::string(candidate_kind_name(*act.candidate)) + ": " + act.reason);
+          !s) {
+        log.error("B0430", "reservation " + rid + " not released: " + s.to_string());
+        return;
+      }
+      AuditEntry e;
+      e.kind = "orphan";
+      e.res_id = act.res_id;
+      e.batch_id = act.batch_id;
+      e.user = act.user;
+      e.nodes = act.nodes;
+      e.detail = json{{"kind", candidate_kind_name(*act.candidate)}, {"reason", act.reason},
+                      {"age_s", std::chrono::duration<double>(act.age).count()}, {"action", "release"}}
+                     .dump();
+      note(store->audit(e));
+      log.warning("B0431", "releasing " + std::string(candidate_kind_name(*act.candidate)) + " reservation " + rid +
+                               " (batch_id " + act.batch_id + ", user " + act.user + ", nodes " + act.nodes.format() +
+                               "): " + act.reason);
+      (*act.candidate == CandidateKind::kOrphan ? orphans_released : strays_released) += 1;
+    } else {
+      log.info("B0432", "reservation " + rid + ": " + act.reason);
+    }
+    start_release_loop(act.res_id);
+  }
+
+  // One runner per apkill call: its argv is the configured apkill and its
+  // args, then "-9 APID" (nothing from ALPS but a number reaches it).
+  void apkill_runner_call(std::uint64_t apid, std::function<void(CallOutcome)> done) {
+    LocalTransportOptions ko;
+    ko.argv = {config.reconcile.apkill};
+    ko.argv.insert(ko.argv.end(), config.reconcile.apkill_args.begin(), config.reconcile.apkill_args.end());
+    ko.argv.push_back("-9");
+    ko.argv.push_back(std::to_string(apid));
+    ko.output = LocalOutput::kText;
+    ko.label = "apkill";
+    const std::uint64_t key = next_apkill++;
+    auto& runner = apkill_runners[key] = std::make_unique<LocalTransport>(io, ko);
+    auto self = shared_from_this();
+    runner->async_call({}, config.apbasil.timeout, [self, key, done = std::move(done)](CallOutcome o) {
+      done(std::move(o));
+      // Destroyed after its handler has returned, not inside it.
+      asio::post(self->io, [self, key] { self->apkill_runners.erase(key); });
+    });
+  }
+
+  void start_release_loop(std::uint64_t id) {
+    release_loops.insert(id);
+    ++releases_running;
+    basil::ReleaseRequest q;
+    q.reservation_id = id;
+    auto self = shared_from_this();
+    spawn<ReleaseOutcome>(client->release(q), [self, id](basil::Result<ReleaseOutcome> done) {
+      self->release_loops.erase(id);
+      --self->releases_running;
+      if (!done) {
+        self->log.warning("B0310", "RELEASE of " + std::to_string(id) + " not proven: " + done.status().to_string() +
+                                       "; the reconciler tries again");
+        return;
+      }
+      auto rec = self->store->find(id);
+      if (rec && *rec && is_terminal((*rec)->state)) return;
+      self->note(self->store->mark_released(id, "RELEASE proved it gone after " + std::to_string(done->attempts) +
+                                                    " attempts"));
+      self->log.info("B0311", "reservation " + std::to_string(id) + " released (" + std::to_string(done->attempts) +
+                                  " RELEASE calls)");
+    });
+  }
+
   // INVENTORY is the authority: settle intents, notice reservations gone
   // behind basild's back, and record those made by others.
-  void apply_inventory(const basil::Inventory& inv, WallTime requested) {
+  // `full`: the inventory's node data is as fresh as its reservations (else
+  // reservations made by others wait for the next full INVENTORY, which is
+  // demanded, so that they are recorded with their nodes).
+  void apply_inventory(const basil::Inventory& inv, WallTime requested, bool full) {
     auto active = store->list_active();
     auto pending = store->list_pending_intents();
     if (!active || !pending) {
@@ -333,6 +758,11 @@ struct Service::Impl : std::enable_shared_from_this<Impl> {
       intents.push_back({i.id, i.batch_id, unsettled});
     }
     RecordsPlan plan = plan_records(inv, records, intents);
+    if (!full && (!plan.seen.empty() || !plan.adopt.empty())) {
+      policy.demand_inventory();
+      plan.seen.clear();
+      plan.adopt.clear();
+    }
 
     for (const auto& a : plan.adopt) {
       auto rec = record_from_inventory(inv, a.reservation, ResOrigin::kAdopted);
@@ -413,6 +843,8 @@ struct Service::Impl : std::enable_shared_from_this<Impl> {
                         j["control"] = control::to_json(self->server->stats());
                         j["polls"] = self->polls;
                         j["poll_errors"] = self->poll_errors;
+                        j["poll"] = self->poll_json();
+                        j["reconcile"] = self->reconcile_stats_json();
                         return control::Response::json(j);
                       });
     registry.add_sync(Method::kGet, "/metrics", BodyKind::kNone, "Prometheus metrics",
@@ -423,12 +855,28 @@ struct Service::Impl : std::enable_shared_from_this<Impl> {
                                 std::to_string(self->alps_reachable ? 1 : 0) + "\n";
                         text += "# TYPE basild_reservations_gone_total counter\nbasild_reservations_gone_total " +
                                 std::to_string(self->gone_behind_back) + "\n";
+                        text += self->poll_prometheus();
                         return control::Response::text(std::move(text), "text/plain; version=0.0.4");
                       });
     registry.add_sync(Method::kGet, "/v1/inventory", BodyKind::kNone, "cached INVENTORY with its age",
                       [self](const control::Request&) { return self->inventory_view(); });
     registry.add_sync(Method::kGet, "/v1/summary", BodyKind::kNone, "cached SUMMARY with its age",
                       [self](const control::Request&) { return self->summary_view(); });
+    registry.add(Method::kPost, "/v1/inventory/refresh", BodyKind::kNone,
+                 "a full INVENTORY now (concurrent demands share one call)",
+                 [self](const control::Request&, control::Responder reply) {
+                   if (self->stopping) return reply(error_reply(basil::Status(basil::Code::kBusy, "basild is stopping")));
+                   self->demand_inventory([self, reply](basil::Status s) {
+                     if (!s) return reply(error_reply(s));
+                     reply(control::Response::json(
+                         {{"age_s", age_seconds(self->inventory_at)},
+                          {"changecount", self->inventory->changecount ? json(*self->inventory->changecount) : json(nullptr)},
+                          {"reservations", self->inventory->reservations.size()},
+                          {"nodes", self->inventory->nodes.size()}}));
+                   });
+                 });
+    registry.add_sync(Method::kGet, "/v1/orphans", BodyKind::kNone, "orphan and stray candidates, alarm, releases",
+                      [self](const control::Request&) { return self->orphans_view(); });
     registry.add_sync(Method::kGet, "/v1/reservations", BodyKind::kNone, "reservations basild holds as active",
                       [self](const control::Request&) {
                         auto list = self->store->list_active();
@@ -459,14 +907,23 @@ struct Service::Impl : std::enable_shared_from_this<Impl> {
                                          {"batch_id", a.batch_id}, {"user", a.user}, {"nodes", a.nodes.format()},
                                          {"detail", detail.is_discarded() ? json(a.detail) : detail}});
                         }
-                        return control::Response::json({{"events", arr}});
+                        auto nodes = self->store->list_node_events(WallTime{}, 1000);
+                        if (!nodes) return error_reply(nodes.status());
+                        json narr = json::array();
+                        for (const auto& n : *nodes)
+                          narr.push_back({{"id", n.id}, {"time_ms", epoch_ms(n.time)}, {"nid", n.nid},
+                                          {"kind", n.kind}, {"from", n.from}, {"to", n.to}});
+                        return control::Response::json({{"events", arr}, {"node_events", narr}});
                       });
     registry.add(Method::kPost, "/v1/basil", BodyKind::kRaw, "forward a raw BASIL request to ALPS",
                  [self](const control::Request& req, control::Responder reply) {
-                   self->spawn<std::string>(self->client->forward(req.body), [reply](basil::Result<std::string> r) {
-                     if (!r) return reply(error_reply(r.status()));
-                     reply(control::Response::text(std::move(*r), "application/xml"));
-                   });
+                   std::string request = req.body;
+                   self->spawn<std::string>(self->client->forward(req.body),
+                                            [self, reply, request](basil::Result<std::string> r) {
+                                              if (!r) return reply(error_reply(r.status()));
+                                              self->learn_from_forward(request, *r);
+                                              reply(control::Response::text(std::move(*r), "application/xml"));
+                                            });
                  });
     registry.add(Method::kPost, "/v1/reserve", BodyKind::kJson, "typed RESERVE (intent first)",
                  [self](const control::Request& req, control::Responder reply) { self->do_reserve(req.json, reply); });
@@ -488,6 +945,11 @@ struct Service::Impl : std::enable_shared_from_this<Impl> {
     j["uptime_s"] = age_seconds(started_at);
     j["intents_in_flight"] = intents_in_flight.size();
     j["releases_running"] = releases_running;
+    j["poll_mode"] = poll_mode_name(config.poll.mode);
+    j["reconcile"] = {{"dry_run", config.reconcile.dry_run || !speaks_for_scheduler(config.reconcile)},
+                      {"alarm", alarm_on},
+                      {"job_table", job_table_error.empty() ? json("ok") : json(job_table_error)}};
+    if (alarm_on) j["status"] = "alarm";
     j["state_database"] = config.state.database;
     return j;
   }
@@ -521,6 +983,130 @@ struct Service::Impl : std::enable_shared_from_this<Impl> {
                                     {"changecount", summary->changecount},
                                     {"schedchangecount", summary->schedchangecount},
                                     {"nodes", entries}});
+  }
+
+  json poll_json() const {
+    json j;
+    j["mode"] = poll_mode_name(config.poll.mode);
+    j["forms"] = {{"reservations_only", form_support_name(policy.reservations_only())},
+                  {"nodes_since", form_support_name(policy.nodes_since())}};
+    json modes = json::object();
+    for (const auto& [mode, st] : poll_stats) {
+      json m;
+      for (std::size_t k = 0; k < kQueryKinds; ++k) {
+        const auto& c = st.kinds[k];
+        m["queries"][std::string(query_kind_name(static_cast<QueryKind>(k)))] = {
+            {"calls", c.calls}, {"failures", c.failures},
+            {"time_s", std::chrono::duration<double>(c.time).count()}};
+      }
+      for (std::size_t r = 0; r < kPollReasons; ++r)
+        m["reasons"][std::string(poll_reason_name(static_cast<PollReason>(r)))] = st.reasons[r];
+      m["total_time_s"] = std::chrono::duration<double>(st.total_time()).count();
+      modes[std::string(poll_mode_name(mode))] = m;
+    }
+    j["modes"] = modes;
+    j["node_changes"] = node_changes;
+    return j;
+  }
+
+  json reconcile_stats_json() const {
+    json failures = json::object();
+    for (const auto& [name, n] : source_failures) failures[name] = n;
+    return {{"cycles", reconcile_cycles},     {"orphans_released", orphans_released},
+            {"strays_released", strays_released}, {"apkills", apkills},
+            {"alarms", alarms},               {"source_failures", failures},
+            {"releases_running", releases_running}};
+  }
+
+  std::string poll_prometheus() const {
+    std::string t;
+    t += "# TYPE basild_poll_calls_total counter\n";
+    for (const auto& [mode, st] : poll_stats)
+      for (std::size_t k = 0; k < kQueryKinds; ++k)
+        t += "basild_poll_calls_total{mode=\"" + std::string(poll_mode_name(mode)) + "\",query=\"" +
+             std::string(query_kind_name(static_cast<QueryKind>(k))) + "\"} " + std::to_string(st.kinds[k].calls) + "\n";
+    t += "# TYPE basild_poll_seconds_total counter\n";
+    for (const auto& [mode, st] : poll_stats)
+      for (std::size_t k = 0; k < kQueryKinds; ++k)
+        t += "basild_poll_seconds_total{mode=\"" + std::string(poll_mode_name(mode)) + "\",query=\"" +
+             std::string(query_kind_name(static_cast<QueryKind>(k))) + "\"} " +
+             std::to_string(std::chrono::duration<double>(st.kinds[k].time).count()) + "\n";
+    t += "# TYPE basild_node_changes_total counter\nbasild_node_changes_total " + std::to_string(node_changes) + "\n";
+    t += "# TYPE basild_orphans_released_total counter\nbasild_orphans_released_total " +
+         std::to_string(orphans_released) + "\n";
+    t += "# TYPE basild_strays_released_total counter\nbasild_strays_released_total " +
+         std::to_string(strays_released) + "\n";
+    t += "# TYPE basild_apkills_total counter\nbasild_apkills_total " + std::to_string(apkills) + "\n";
+    t += "# TYPE basild_reconcile_alarm gauge\nbasild_reconcile_alarm " + std::to_string(alarm_on ? 1 : 0) + "\n";
+    t += "# TYPE basild_job_source_failures_total counter\n";
+    for (const auto& [name, n] : source_failures)
+      t += "basild_job_source_failures_total{source=\"" + name + "\"} " + std::to_string(n) + "\n";
+    return t;
+  }
+
+  control::Response orphans_view() const {
+    json cands = json::array();
+    if (last_plan) {
+      for (const auto& c : last_plan->candidates)
+        cands.push_back({{"reservation_id", c.res_id}, {"kind", candidate_kind_name(c.kind)},
+                         {"batch_id", c.batch_id}, {"user", c.user}, {"state", c.state}, {"seen", c.seen},
+                         {"first_seen_ms", epoch_ms(c.first_seen)}, {"nodes", c.nodes.format()}});
+    }
+    json releasing = json::array();
+    if (auto active = store->list_active()) {
+      for (const auto& r : *active)
+        if (r.state == ResState::kReleasing)
+          releasing.push_back({{"reservation_id", r.res_id}, {"batch_id", r.batch_id}, {"user", r.user},
+                               {"state", release_loops.count(r.res_id) ? "releasing" : "waiting"},
+                               {"nodes", r.nodes.format()}});
+    }
+    return control::Response::json(
+        {{"candidates", cands},
+         {"releasing", releasing},
+         {"checked_ms", last_plan ? json(epoch_ms(last_plan_at)) : json(nullptr)},
+         {"dry_run", config.reconcile.dry_run || !speaks_for_scheduler(config.reconcile)},
+         {"alarm", alarm_on},
+         {"alarm_reason", last_plan && last_plan->alarm ? json(last_plan->alarm_reason) : json(nullptr)},
+         {"job_table", job_table_error.empty() ? json("ok") : json(job_table_error)}});
+  }
+
+  // A raw request forwarded for a scheduler (apbasil_proxy): basild learns
+  // the job's reservation from a RESERVE it answered, so that a retried
+  // RESERVE's first reservation is recognised as a stray.
+  void learn_from_forward(const std::string& request_xml, const std::string& response_xml) {
+    auto req = basil::decode_request(request_xml);
+    if (!req) return;
+    const auto* reserve = std::get_if<basil::ReserveRequest>(&req->body);
+    const auto* confirm = std::get_if<basil::ConfirmRequest>(&req->body);
+    if (reserve == nullptr && confirm == nullptr) return;
+    auto resp = basil::decode_response(response_xml);
+    if (!resp || !resp->ok()) return;
+    if (confirm != nullptr) {
+      auto rec = store->find(confirm->reservation_id);
+      if (rec && *rec && !is_terminal((*rec)->state)) note(store->mark_confirmed(confirm->reservation_id, confirm->pagg_id));
+      return;
+    }
+    const auto* reserved = std::get_if<basil::Reserved>(&resp->body);
+    if (reserved == nullptr || !reserve->batch_id || reserve->batch_id->empty()) return;
+    ReservationRecord rec;
+    rec.res_id = reserved->reservation_id;
+    rec.batch_id = *reserve->batch_id;
+    rec.user = reserve->user_name;
+    rec.account = reserve->account_name.value_or("DEFAULT");
+    rec.nodes = basil::NidList::from_nids(reserved->reserved_nodes);
+    for (const auto& p : reserve->params) rec.width += p.width;
+    if (!reserve->params.empty()) {
+      rec.depth = reserve->params.front().depth.value_or(1);
+      rec.nppn = reserve->params.front().nppn.value_or(0);
+      rec.nppcu = reserve->params.front().nppcu.value_or(0);
+    }
+    rec.origin = ResOrigin::kReserved;
+    if (auto st = store->record_reserved(std::nullopt, rec); !st) {
+      note(st);
+      return;
+    }
+    log.info("B0306", "ALPS reservation " + std::to_string(rec.res_id) + " for job " + rec.batch_id +
+                          " (forwarded RESERVE) on " + rec.nodes.format());
   }
 
   // ---------------------------------------------------------------- typed calls
@@ -673,6 +1259,8 @@ struct Service::Impl : std::enable_shared_from_this<Impl> {
     stopping = true;
     poll_timer.cancel();
     retry_timer.cancel();
+    for (auto* c : command_sources) c->shutdown();
+    for (auto& [key, runner] : apkill_runners) runner->shutdown();
     auto self = shared_from_this();
     auto finish = [self, done = std::move(done)] {
       if (self->transport) self->transport->shutdown();
@@ -697,12 +1285,18 @@ struct Service::Impl : std::enable_shared_from_this<Impl> {
     if (!(next.control == config.control)) restart.push_back("[control]");
     if (next.log.xml_log != config.log.xml_log || next.log.xml_log_loc != config.log.xml_log_loc)
       restart.push_back("log.xml_log*");
+    if (!(next.reconcile.sources == config.reconcile.sources)) restart.push_back("reconcile.source");
     Config applied = config;
     applied.log.level = next.log.level;
     applied.poll = next.poll;
+    auto sources_kept = config.reconcile.sources;
     applied.reconcile = next.reconcile;
+    applied.reconcile.sources = std::move(sources_kept);
     config = applied;
-    std::string m = "configuration reloaded (log level, [poll], [reconcile])";
+    policy.set_settings(poll_settings(config.poll));
+    reconciler.set_settings(reconcile_settings(config.reconcile));
+    poll_timer.cancel();  // the next decision follows the new intervals
+    std::string m = "configuration reloaded (log level, [poll], [reconcile] but its sources)";
     if (!restart.empty()) {
       m += "; changes to";
       for (const auto& r : restart) m += " " + r;

@@ -401,30 +401,37 @@ void LocalTransport::Impl::Call::close_pipes() {
 
 Status LocalTransport::Impl::Call::judge() {
   const auto ms = std::chrono::duration_cast<milliseconds>(Clock::now() - started).count();
+  const std::string& what = impl->options_.label;
   if (cancelled) return Status(Code::kTransport, "transport shut down");
   if (timed_out) {
-    return Status(Code::kTimeout, "apbasil timed out after " + std::to_string(timeout.count()) +
+    return Status(Code::kTimeout, what + " timed out after " + std::to_string(timeout.count()) +
                                       " ms (killed its process group)");
   }
   if (overflow) {
-    return Status(Code::kTransport, "apbasil answer exceeds " +
+    return Status(Code::kTransport, what + " output exceeds " +
                                         std::to_string(impl->options_.max_output_bytes) + " bytes");
   }
   if (wait_status >= 0 && WIFSIGNALED(wait_status)) {
-    return Status(Code::kTransport, "apbasil " + describe_status(wait_status) + " after " +
+    return Status(Code::kTransport, what + " " + describe_status(wait_status) + " after " +
                                         std::to_string(ms) + " ms");
+  }
+  if (impl->options_.output == LocalOutput::kText) {
+    // A command's word is its exit status; its output may be empty.
+    if (wait_status >= 0 && WIFEXITED(wait_status) && WEXITSTATUS(wait_status) != 0)
+      return Status(Code::kTransport, what + " " + describe_status(wait_status));
+    return Status::ok();
   }
   const bool xml = looks_like_xml(response);
   if (wait_status >= 0 && WIFEXITED(wait_status) && WEXITSTATUS(wait_status) != 0 && !xml) {
-    return Status(Code::kTransport, "apbasil " + describe_status(wait_status) +
+    return Status(Code::kTransport, what + " " + describe_status(wait_status) +
                                         " and no usable XML (" + std::to_string(response.size()) +
                                         " bytes on stdout)");
   }
   if (response.find_first_not_of(" \t\r\n") == std::string::npos) {
-    return Status(Code::kTransport, "apbasil wrote nothing on stdout");
+    return Status(Code::kTransport, what + " wrote nothing on stdout");
   }
   if (!xml) {
-    return Status(Code::kTransport, "apbasil answer truncated or not XML (" +
+    return Status(Code::kTransport, what + " answer truncated or not XML (" +
                                         std::to_string(response.size()) + " bytes)");
   }
   return Status::ok();

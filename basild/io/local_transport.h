@@ -26,6 +26,7 @@
 
 #include "core/asio.h"
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -34,8 +35,15 @@
 
 namespace basild {
 
+// What a call's output must be. kXml: an apbasil answer (see the outcomes
+// above). kText: any output; the call succeeds when the command exits 0
+// (the job-table command, apkill).
+enum class LocalOutput : std::uint8_t { kXml, kText };
+
 struct LocalTransportOptions {
   std::vector<std::string> argv{"/usr/bin/apbasil"};  // argv[0] is the path
+  LocalOutput output = LocalOutput::kXml;
+  std::string label = "apbasil";                      // names the command in errors
   std::size_t max_concurrent = 4;                     // calls running at once
   std::size_t max_output_bytes = std::size_t{1} << 30;  // stdout limit (1 GiB)
   std::size_t max_stderr_bytes = 64 * 1024;             // kept for diagnostics

@@ -145,6 +145,7 @@ constexpr char kUpgradeReservation[] =
     "UPDATE reservations SET batch_id = ?2, user_name = ?3, account = ?4, nodes = ?5, width = ?6,"
     " depth = ?7, nppn = ?8, nppcu = ?9, origin = ?10, intent_id = ?11 WHERE res_id = ?1";
 constexpr char kUpdateState[] = "UPDATE reservations SET state = ?2 WHERE res_id = ?1";
+constexpr char kUpdateOrigin[] = "UPDATE reservations SET origin = ?2 WHERE res_id = ?1";
 constexpr char kUpdateConfirmed[] =
     "UPDATE reservations SET state = 'confirmed', pagg_id = ?2, confirmed_ms = ?3 WHERE res_id = ?1";
 constexpr char kUpdateEnded[] = "UPDATE reservations SET state = ?2, released_ms = ?3 WHERE res_id = ?1";
@@ -1146,6 +1147,25 @@ basil::Status Store::mark_released(std::uint64_t res_id, const std::string& deta
 basil::Status Store::mark_gone(std::uint64_t res_id, const std::string& detail) {
   return impl_->db.transact("mark_gone", [&] {
     return impl_->change_state(res_id, ResState::kGone, detail, "mark_gone");
+  });
+}
+
+basil::Status Store::adopt_for_job(std::uint64_t res_id, const std::string& detail) {
+  constexpr std::string_view what = "adopt_for_job";
+  return impl_->db.transact(what, [&]() -> Status {
+    auto existing = impl_->load(res_id, what);
+    if (!existing) return existing.status();
+    if (!*existing || is_terminal((*existing)->state)) {
+      return Status(Code::kInvalidValue, "adopt_for_job: no active reservation " + std::to_string(res_id) +
+                                             " in the state database");
+    }
+    const ReservationRecord& r = **existing;
+    if (r.origin != ResOrigin::kSeen) return Status::ok();
+    Stmt s(impl_->db, sql::kUpdateOrigin, what);
+    if (auto st = s.bind(1, to_db(res_id)).bind(2, res_origin_name(ResOrigin::kAdopted)).run(); !st) return st;
+    nlohmann::json d = {{"from", res_origin_name(r.origin)}, {"to", "adopted"}};
+    if (!detail.empty()) d["detail"] = detail;
+    return impl_->insert_audit_for("adopt", r, d);
   });
 }
 

@@ -200,6 +200,9 @@ class Store {
   basil::Status mark_releasing(std::uint64_t res_id, const std::string& detail);
   basil::Status mark_released(std::uint64_t res_id, const std::string& detail);
   basil::Status mark_gone(std::uint64_t res_id, const std::string& detail);
+  // A reservation seen in INVENTORY (origin kSeen) becomes its live job's
+  // own (origin kAdopted); a no-op when it already is basild's.
+  basil::Status adopt_for_job(std::uint64_t res_id, const std::string& detail);
   // Sets last_seen of every listed (known) reservation; unknown ids are ignored.
   basil::Status touch_seen(const std::vector<std::uint64_t>& res_ids);
   basil::Result<std::optional<ReservationRecord>> find(std::uint64_t res_id);

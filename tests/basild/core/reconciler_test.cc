@@ -1,0 +1,382 @@
+#include "core/reconciler.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+
+namespace basild {
+namespace {
+
+using namespace std::chrono_literals;
+using Kind = ReconcileAction::Kind;
+
+ReconcileSettings settings() {
+  ReconcileSettings s;
+  s.grace = 60s;
+  s.consecutive = 3;
+  s.max_releases_per_cycle = 10;
+  s.max_release_share = 0.25;
+  s.release_share_floor = 2;
+  s.claims_timeout = 120s;
+  return s;
+}
+
+AlpsReservation res(std::uint64_t id, std::optional<std::string> batch, std::vector<std::uint64_t> apids = {}) {
+  AlpsReservation a;
+  a.id = id;
+  a.batch_id = std::move(batch);
+  a.user = "alice";
+  a.nodes = basil::NidList::from_nids({static_cast<std::uint32_t>(id)});
+  a.apids = std::move(apids);
+  return a;
+}
+
+JobTableView jobs(std::set<std::string> live) {
+  JobTableView j;
+  j.speaks_for_scheduler = true;
+  j.live = std::move(live);
+  return j;
+}
+
+std::vector<ReconcileAction> of_kind(const ReconcilePlan& p, Kind k) {
+  std::vector<ReconcileAction> out;
+  for (const auto& a : p.actions)
+    if (a.kind == k) out.push_back(a);
+  return out;
+}
+
+const WallTimePoint kT0 = WallTimePoint{} + std::chrono::hours(24 * 365 * 50);
+
+struct Cycle {
+  Reconciler r{settings()};
+  ReconcileInput in;
+  Cycle() { in.now = kT0; }
+  ReconcilePlan at(std::chrono::seconds offset) {
+    in.now = kT0 + offset;
+    return r.plan(in);
+  }
+};
+
+TEST(ReconcilerTest, ReleasesOrphanAfterConsecutiveChecksSpanningTheGrace) {
+  Cycle c;
+  c.in.alps = {res(7, "1234"), res(8, "99")};
+  c.in.jobs = jobs({"99"});
+  // Three checks in a row but only 40 s apart in all: not yet.
+  for (auto t : {0s, 20s, 40s}) EXPECT_TRUE(of_kind(c.at(t), Kind::kRelease).empty()) << t.count();
+  auto plan = c.at(60s);
+  auto rel = of_kind(plan, Kind::kRelease);
+  ASSERT_EQ(rel.size(), 1u);
+  EXPECT_EQ(rel[0].res_id, 7u);
+  EXPECT_EQ(rel[0].candidate, CandidateKind::kOrphan);
+  EXPECT_EQ(rel[0].age, 60s);
+  EXPECT_EQ(rel[0].batch_id, "1234");
+  EXPECT_FALSE(plan.alarm);
+}
+
+TEST(ReconcilerTest, GraceAloneIsNotEnoughWithoutConsecutiveChecks) {
+  Cycle c;
+  c.in.alps = {res(7, "1234"), res(1, "a"), res(2, "b"), res(3, "c")};
+  c.in.jobs = jobs({"a", "b", "c"});
+  c.at(0s);
+  EXPECT_TRUE(of_kind(c.at(100s), Kind::kRelease).empty());  // seen twice
+  EXPECT_EQ(of_kind(c.at(110s), Kind::kRelease).size(), 1u);
+}
+
+TEST(ReconcilerTest, AJobSeenLiveAgainResetsTheCount) {
+  Cycle c;
+  c.in.alps = {res(7, "1234")};
+  c.in.jobs = jobs({});
+  c.at(0s);
+  c.at(30s);
+  c.in.jobs = jobs({"1234"});  // the job table caught up
+  c.at(60s);
+  c.in.jobs = jobs({});
+  EXPECT_TRUE(of_kind(c.at(90s), Kind::kRelease).empty());
+  EXPECT_TRUE(of_kind(c.at(120s), Kind::kRelease).empty());
+  EXPECT_EQ(of_kind(c.at(150s), Kind::kRelease).size(), 1u);
+}
+
+TEST(ReconcilerTest, NeverReleasesLiveYoungOrInteractiveReservationsOverManyCycles) {
+  Cycle c;
+  c.in.alps = {res(1, "live-job"), res(2, "UNKNOWN"), res(3, std::nullopt), res(4, "salloc-7"), res(5, "new-job")};
+  c.in.jobs = jobs({"live-job"});
+  ReconcileSettings s = settings();
+  s.interactive_batch_ids = {"salloc-7"};
+  c.r.set_settings(s);
+  RecordView young;
+  young.res_id = 5;
+  young.batch_id = "new-job";
+  young.job_reservation = true;
+  young.created = kT0 + 1000s;  // basild made it at 1000 s; the job table never lists it
+  c.in.records = {young};
+  for (int i = 0; i < 500; ++i) {
+    const auto t = 1000s + std::chrono::seconds(i / 10);  // 50 s of cycles, inside the grace
+    auto plan = c.at(t);
+    // The live job's only reservation is adopted; nothing is released.
+    for (const auto& a : plan.actions) {
+      ASSERT_EQ(a.kind, Kind::kAdopt) << "cycle " << i;
+      ASSERT_EQ(a.res_id, 1u);
+    }
+    ASSERT_TRUE(plan.candidates.empty()) << "cycle " << i << ": " << plan.candidates.front().res_id;
+  }
+}
+
+TEST(ReconcilerTest, BasildsOwnReservationBecomesAnOrphanAfterTheGrace) {
+  Cycle c;
+  c.in.alps = {res(5, "ended-job"), res(1, "a"), res(2, "b"), res(3, "c")};
+  c.in.jobs = jobs({"a", "b", "c"});
+  RecordView rec;
+  rec.res_id = 5;
+  rec.batch_id = "ended-job";
+  rec.job_reservation = true;
+  rec.created = kT0;
+  c.in.records = {rec};
+  for (auto t : {0s, 30s}) EXPECT_TRUE(c.at(t).candidates.empty());
+  for (auto t : {60s, 90s}) EXPECT_TRUE(of_kind(c.at(t), Kind::kRelease).empty());
+  EXPECT_EQ(of_kind(c.at(120s), Kind::kRelease).size(), 1u);
+}
+
+TEST(ReconcilerTest, AFailedJobTableCountsNothingAndReleasesNothing) {
+  Cycle c;
+  c.in.alps = {res(7, "1234")};
+  c.in.jobs = jobs({});
+  c.at(0s);
+  c.at(30s);
+  c.in.jobs.ok = false;
+  c.in.jobs.failure = "squeue: exit status 1";
+  for (auto t : {60s, 90s, 120s}) {
+    auto plan = c.at(t);
+    EXPECT_FALSE(plan.counted);
+    EXPECT_TRUE(of_kind(plan, Kind::kRelease).empty());
+  }
+  c.in.jobs = jobs({});
+  // The third good check releases it.
+  EXPECT_EQ(of_kind(c.at(150s), Kind::kRelease).size(), 1u);
+}
+
+TEST(ReconcilerTest, AnEmptyJobTableRaisesTheAlarmInsteadOfAMassRelease) {
+  Cycle c;
+  for (std::uint64_t i = 1; i <= 8; ++i) c.in.alps.push_back(res(i, "job" + std::to_string(i)));
+  c.in.jobs = jobs({});
+  for (auto t : {0s, 30s}) c.at(t);
+  auto plan = c.at(60s);
+  EXPECT_TRUE(plan.alarm);
+  EXPECT_NE(plan.alarm_reason.find("8 of 8"), std::string::npos) << plan.alarm_reason;
+  EXPECT_TRUE(of_kind(plan, Kind::kRelease).empty());
+  EXPECT_EQ(plan.due, 8u);
+  for (const auto& v : plan.candidates) EXPECT_EQ(v.state, "held");
+}
+
+TEST(ReconcilerTest, TheAlarmCountsCandidatesThatAreNotDueYet) {
+  // A broken job table: one reservation is older and falls due first; the
+  // others, made later, are still counting. Still an alarm, not a release.
+  Cycle c;
+  c.in.jobs = jobs({});
+  c.in.alps = {res(1, "old")};
+  for (auto t : {0s, 30s}) c.at(t);
+  for (std::uint64_t i = 2; i <= 6; ++i) c.in.alps.push_back(res(i, "job" + std::to_string(i)));
+  auto plan = c.at(60s);
+  EXPECT_EQ(plan.due, 1u);
+  EXPECT_TRUE(plan.alarm);
+  EXPECT_TRUE(of_kind(plan, Kind::kRelease).empty());
+}
+
+TEST(ReconcilerTest, TheShareFloorLetsASmallMachineReleaseOneOrphan) {
+  Cycle c;
+  c.in.alps = {res(7, "gone")};
+  c.in.jobs = jobs({});
+  for (auto t : {0s, 30s}) c.at(t);
+  auto plan = c.at(60s);
+  EXPECT_FALSE(plan.alarm);
+  EXPECT_EQ(of_kind(plan, Kind::kRelease).size(), 1u);
+}
+
+TEST(ReconcilerTest, AtMostNReleasesStartPerCycleOldestFirst) {
+  Cycle c;
+  ReconcileSettings s = settings();
+  s.max_releases_per_cycle = 2;
+  s.max_release_share = 1.0;
+  c.r.set_settings(s);
+  c.in.jobs = jobs({});
+  c.in.alps = {res(3, "x3")};
+  c.at(0s);
+  c.in.alps = {res(3, "x3"), res(1, "x1"), res(2, "x2")};
+  for (auto t : {10s, 30s}) c.at(t);
+  auto plan = c.at(70s);
+  auto rel = of_kind(plan, Kind::kRelease);
+  ASSERT_EQ(rel.size(), 2u);
+  EXPECT_EQ(rel[0].res_id, 3u);  // first seen at 0 s
+  c.in.alps = {res(1, "x1"), res(2, "x2")};
+  c.in.records = {};
+  // Whichever was left waits for the next cycle.
+  auto next = of_kind(c.at(80s), Kind::kRelease);
+  EXPECT_EQ(next.size(), 1u);
+}
+
+TEST(ReconcilerTest, DryRunReleasesNothingAndSaysWhatItWould) {
+  Cycle c;
+  c.in.alps = {res(7, "gone")};
+  c.in.jobs = jobs({});
+  c.in.jobs.speaks_for_scheduler = false;  // only basild's own jobs: dry run
+  for (auto t : {0s, 30s}) c.at(t);
+  auto plan = c.at(60s);
+  EXPECT_TRUE(plan.dry_run);
+  EXPECT_TRUE(plan.actions.empty());
+  ASSERT_EQ(plan.candidates.size(), 1u);
+  EXPECT_EQ(plan.candidates[0].state, "dry-run");
+}
+
+TEST(ReconcilerTest, AStrayOfALiveJobIsReleasedAndItsRecordedReservationKept) {
+  Cycle c;
+  c.in.alps = {res(10, "42"), res(11, "42"), res(1, "a"), res(2, "b"), res(3, "c")};
+  c.in.jobs = jobs({"42", "a", "b", "c"});
+  RecordView own;
+  own.res_id = 11;
+  own.batch_id = "42";
+  own.job_reservation = true;
+  own.created = kT0;
+  c.in.records = {own};
+  for (auto t : {0s, 30s}) c.at(t);
+  auto plan = c.at(60s);
+  auto rel = of_kind(plan, Kind::kRelease);
+  ASSERT_EQ(rel.size(), 1u);
+  EXPECT_EQ(rel[0].res_id, 10u);
+  EXPECT_EQ(rel[0].candidate, CandidateKind::kStray);
+}
+
+TEST(ReconcilerTest, ALiveJobWithExactlyOneUnrecordedReservationAdoptsIt) {
+  Cycle c;
+  c.in.alps = {res(10, "42")};
+  c.in.jobs = jobs({"42"});
+  auto plan = c.at(0s);
+  auto adopt = of_kind(plan, Kind::kAdopt);
+  ASSERT_EQ(adopt.size(), 1u);
+  EXPECT_EQ(adopt[0].res_id, 10u);
+  EXPECT_TRUE(of_kind(plan, Kind::kRelease).empty());
+}
+
+TEST(ReconcilerTest, ALiveJobWithSeveralUnrecordedReservationsIsAmbiguousAndUntouched) {
+  Cycle c;
+  c.in.alps = {res(10, "42"), res(11, "42")};
+  c.in.jobs = jobs({"42"});
+  for (auto t : {0s, 30s, 60s, 90s}) {
+    auto plan = c.at(t);
+    EXPECT_TRUE(plan.actions.empty());
+    ASSERT_EQ(plan.candidates.size(), 2u);
+    EXPECT_EQ(plan.candidates[0].state, "ambiguous");
+  }
+}
+
+TEST(ReconcilerTest, AReleasingReservationWithoutALoopIsReleasedAgain) {
+  Cycle c;
+  c.in.alps = {res(7, "gone")};
+  c.in.jobs = jobs({});
+  RecordView rec;
+  rec.res_id = 7;
+  rec.batch_id = "gone";
+  rec.releasing = true;
+  c.in.records = {rec};
+  auto rel = of_kind(c.at(0s), Kind::kRelease);
+  ASSERT_EQ(rel.size(), 1u);
+  EXPECT_FALSE(rel[0].candidate.has_value());
+  c.in.release_loops = {7};
+  EXPECT_TRUE(of_kind(c.at(10s), Kind::kRelease).empty());
+}
+
+TEST(ReconcilerTest, ClaimsThatOutlastTheTimeoutAreApkilledOncePerTimeout) {
+  Cycle c;
+  c.in.alps = {res(7, "gone", {501, 502})};
+  c.in.jobs = jobs({});
+  RecordView rec;
+  rec.res_id = 7;
+  rec.batch_id = "gone";
+  rec.releasing = true;
+  c.in.records = {rec};
+  c.in.release_loops = {7};
+  EXPECT_TRUE(of_kind(c.at(0s), Kind::kApkill).empty());
+  EXPECT_TRUE(of_kind(c.at(119s), Kind::kApkill).empty());
+  auto kill = of_kind(c.at(120s), Kind::kApkill);
+  ASSERT_EQ(kill.size(), 1u);
+  EXPECT_EQ(kill[0].apids, (std::vector<std::uint64_t>{501, 502}));
+  EXPECT_TRUE(of_kind(c.at(200s), Kind::kApkill).empty());
+  EXPECT_EQ(of_kind(c.at(240s), Kind::kApkill).size(), 1u);
+}
+
+TEST(ReconcilerTest, ClaimsThatEndBeforeTheTimeoutAreNeverApkilled) {
+  Cycle c;
+  c.in.alps = {res(7, "gone", {501})};
+  c.in.jobs = jobs({});
+  RecordView rec;
+  rec.res_id = 7;
+  rec.batch_id = "gone";
+  rec.releasing = true;
+  c.in.records = {rec};
+  c.in.release_loops = {7};
+  c.at(0s);
+  c.in.alps = {res(7, "gone")};
+  c.at(100s);
+  c.in.alps = {res(7, "gone", {503})};  // a new claim starts the clock again
+  EXPECT_TRUE(of_kind(c.at(150s), Kind::kApkill).empty());
+  EXPECT_TRUE(of_kind(c.at(269s), Kind::kApkill).empty());
+  EXPECT_EQ(of_kind(c.at(270s), Kind::kApkill).size(), 1u);
+}
+
+// Property: whatever the job table says over random cycles, a reservation
+// of a job listed live in the same cycle is never released as an orphan,
+// nothing is released in a cycle whose job table failed, and every release
+// follows `consecutive` counted sightings spanning the grace.
+TEST(ReconcilerTest, RandomCyclesNeverReleaseALiveJobsOnlyReservation) {
+  std::mt19937 rng(12345);
+  Reconciler r(settings());
+  for (int cycle = 0; cycle < 2000; ++cycle) {
+    ReconcileInput in;
+    in.now = kT0 + std::chrono::seconds(cycle * 15);
+    in.jobs = jobs({});
+    in.jobs.ok = rng() % 10 != 0;
+    for (std::uint64_t id = 1; id <= 12; ++id) {
+      if (rng() % 8 == 0) continue;  // not listed this cycle
+      in.alps.push_back(res(id, "job" + std::to_string(id)));
+      if (rng() % 3 != 0) in.jobs.live.insert("job" + std::to_string(id));
+    }
+    auto plan = r.plan(in);
+    for (const auto& a : plan.actions) {
+      ASSERT_TRUE(in.jobs.ok);
+      if (a.kind == Kind::kAdopt) {
+        ASSERT_EQ(in.jobs.live.count(a.batch_id), 1u);
+        continue;
+      }
+      ASSERT_EQ(a.kind, Kind::kRelease);
+      ASSERT_EQ(in.jobs.live.count(a.batch_id), 0u) << a.batch_id;
+      ASSERT_GE(a.age, settings().grace);
+    }
+  }
+}
+
+TEST(ReconcilerTest, AlpsReservationsTakeNodesAndClaimsFromTheInventory) {
+  basil::Inventory inv;
+  basil::Node n;
+  n.node_id = 40;
+  basil::Processor p;
+  p.allocations = {9};
+  n.processors.push_back(p);
+  inv.nodes.push_back(n);
+  basil::Reservation rsv;
+  rsv.reservation_id = 9;
+  rsv.batch_id = "77";
+  rsv.user_name = "bob";
+  basil::Application placeholder;
+  placeholder.application_id = 100;
+  basil::Application aprun;
+  aprun.application_id = 101;
+  aprun.time_stamp = 1700000000;
+  rsv.applications = {placeholder, aprun};
+  inv.reservations.push_back(rsv);
+  auto list = alps_reservations(inv);
+  ASSERT_EQ(list.size(), 1u);
+  EXPECT_EQ(list[0].nodes.format(), "40");
+  EXPECT_EQ(list[0].apids, (std::vector<std::uint64_t>{101}));
+  EXPECT_EQ(*list[0].batch_id, "77");
+}
+
+}  // namespace
+}  // namespace basild
