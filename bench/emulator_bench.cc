@@ -2,15 +2,34 @@
 // INVENTORY for xc30-2256 and a 100 000-node system, no latency injected,
 // inside the process (load state + build model + encode) and as whole
 // processes; and basil_proto's decode of the same INVENTORY for the 1.5x target.
+//
+// A whole process is spawned as basild spawns apbasil (posix_spawn, no
+// shell), the request on stdin, and its whole answer read from a pipe; the
+// time runs from the spawn to the end of the output and the child's exit.
+// BM_InventoryVsDecode measures the 1.5x target in pairs: each round one
+// whole-process INVENTORY and one decode of its answer, back to back, so
+// that both see the same load on a shared machine; it reports the medians
+// and their ratio, in wall time and in CPU time (the child's user+system).
+//
+//   build/bench/emulator_bench --benchmark_filter=2256
 #include <benchmark/benchmark.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
 #include <cstdlib>
+#include <ctime>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "basil_proto/codec.h"
 #include "core/handler.h"
@@ -18,7 +37,15 @@
 #include "core/system.h"
 #include "store/store.h"
 
+extern char** environ;
+
 namespace {
+
+// The temporary directories made here, removed when the benchmarks end.
+std::vector<std::string>& temp_dirs() {
+  static std::vector<std::string> dirs;
+  return dirs;
+}
 
 // One state directory per preset, with 50 reservations of 20 nodes (fewer on small systems).
 const std::string& state_dir(const std::string& preset) {
@@ -27,6 +54,7 @@ const std::string& state_dir(const std::string& preset) {
   if (it != dirs.end()) return it->second;
   char tmpl[] = "/tmp/basil-emu-bench-XXXXXX";
   if (::mkdtemp(tmpl) == nullptr) std::abort();
+  temp_dirs().push_back(tmpl);
   const std::string dir = std::string(tmpl) + "/state";
   auto sys = emu::preset(preset);
   if (!sys) std::abort();
@@ -83,13 +111,123 @@ void BM_DecodeInventory(benchmark::State& state) {
   state.counters["bytes"] = static_cast<double>(xml.size());
 }
 
+double ms_between(std::chrono::steady_clock::time_point a, std::chrono::steady_clock::time_point b) {
+  return std::chrono::duration<double, std::milli>(b - a).count();
+}
+
+double ms(const timeval& tv) { return static_cast<double>(tv.tv_sec) * 1e3 + static_cast<double>(tv.tv_usec) / 1e3; }
+
+double thread_cpu_ms() {
+  timespec ts{};
+  ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) / 1e6;
+}
+
+struct ProcessRun {
+  double wall_ms = 0;
+  double cpu_ms = 0;  // the child's user + system time
+  std::size_t bytes = 0;
+};
+
+// The request file for a state directory and request text.
+std::string request_file(const std::string& dir, const char* request) {
+  const std::string path = dir + "/../request-" + std::to_string(std::hash<std::string>{}(request)) + ".xml";
+  std::ofstream(path) << request;
+  return path;
+}
+
+// Runs the emulator in apbasil mode on `dir`, stdin from `request_path`,
+// and reads its whole answer (kept in *answer when given); aborts when it
+// cannot or the emulator fails.
+ProcessRun run_emulator(const std::string& dir, const std::string& request_path, std::string* answer = nullptr) {
+  const int in = ::open(request_path.c_str(), O_RDONLY | O_CLOEXEC);
+  int out[2];
+  if (in < 0 || ::pipe2(out, O_CLOEXEC) != 0) std::abort();
+  posix_spawn_file_actions_t fa;
+  ::posix_spawn_file_actions_init(&fa);
+  ::posix_spawn_file_actions_adddup2(&fa, in, 0);
+  ::posix_spawn_file_actions_adddup2(&fa, out[1], 1);
+  std::string binary = BASIL_EMULATOR_BINARY, flag = "--state", state = dir;
+  char* argv[] = {binary.data(), flag.data(), state.data(), nullptr};
+  const auto start = std::chrono::steady_clock::now();
+  pid_t pid = -1;
+  const int e = ::posix_spawn(&pid, binary.c_str(), &fa, nullptr, argv, environ);
+  ::posix_spawn_file_actions_destroy(&fa);
+  ::close(in);
+  ::close(out[1]);
+  if (e != 0) std::abort();
+  ProcessRun run;
+  static std::vector<char> buf(1 << 20);
+  for (;;) {
+    const ssize_t n = ::read(out[0], buf.data(), buf.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    run.bytes += static_cast<std::size_t>(n);
+    if (answer != nullptr) answer->append(buf.data(), static_cast<std::size_t>(n));
+  }
+  ::close(out[0]);
+  int status = 0;
+  rusage ru{};
+  while (::wait4(pid, &status, 0, &ru) < 0)
+    if (errno != EINTR) std::abort();
+  run.wall_ms = ms_between(start, std::chrono::steady_clock::now());
+  run.cpu_ms = ms(ru.ru_utime) + ms(ru.ru_stime);
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || run.bytes == 0) std::abort();
+  return run;
+}
+
 void BM_WholeProcess(benchmark::State& state, const char* request) {
   const std::string& dir = state_dir(preset_for(state.range(0)));
-  const std::string in = dir + "/../request.xml";
-  std::ofstream(in) << request;
-  const std::string cmd = "BASIL_EMULATOR_STATE='" + dir + "' " BASIL_EMULATOR_BINARY " < '" + in + "' > /dev/null";
-  for (auto _ : state)
-    if (std::system(cmd.c_str()) != 0) std::abort();
+  const std::string in = request_file(dir, request);
+  double cpu = 0;
+  std::size_t bytes = 0;
+  for (auto _ : state) {
+    const ProcessRun run = run_emulator(dir, in);
+    cpu += run.cpu_ms;
+    bytes = run.bytes;
+  }
+  state.counters["child_cpu_ms"] = benchmark::Counter(cpu, benchmark::Counter::kAvgIterations);
+  state.counters["bytes"] = static_cast<double>(bytes);
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+// The 1.5x target, measured in pairs (see the top of the file).
+void BM_InventoryVsDecode(benchmark::State& state) {
+  const std::string& dir = state_dir(preset_for(state.range(0)));
+  const std::string in = request_file(dir, "<BasilRequest protocol=\"1.3\" method=\"QUERY\" type=\"INVENTORY\"/>");
+  std::string xml;  // the emulator's own answer, decoded below
+  run_emulator(dir, in, &xml);
+  constexpr int kRounds = 15;
+  std::vector<double> whole, whole_cpu, decode, decode_cpu;
+  for (auto _ : state) {
+    for (int i = 0; i < kRounds; ++i) {
+      const ProcessRun run = run_emulator(dir, in);
+      if (run.bytes != xml.size()) std::abort();
+      whole.push_back(run.wall_ms);
+      whole_cpu.push_back(run.cpu_ms);
+      const double cpu0 = thread_cpu_ms();
+      const auto t0 = std::chrono::steady_clock::now();
+      auto r = basil::decode_response(xml);
+      const auto t1 = std::chrono::steady_clock::now();
+      if (!r) std::abort();
+      benchmark::DoNotOptimize(r);
+      decode.push_back(ms_between(t0, t1));
+      decode_cpu.push_back(thread_cpu_ms() - cpu0);
+    }
+  }
+  const double w = median(whole), d = median(decode), wc = median(whole_cpu), dc = median(decode_cpu);
+  state.counters["whole_ms"] = w;
+  state.counters["decode_ms"] = d;
+  state.counters["ratio"] = w / d;
+  state.counters["whole_cpu_ms"] = wc;
+  state.counters["decode_cpu_ms"] = dc;
+  state.counters["cpu_ratio"] = wc / dc;
+  state.SetLabel("medians of " + std::to_string(whole.size()) + " pairs; target ratio <= 1.5");
 }
 
 // The parts of an in-process INVENTORY: load, build the model, encode.
@@ -132,8 +270,19 @@ BENCHMARK_CAPTURE(BM_InProcess, ReservationsOnly,
     ->Arg(2256)->Arg(100000)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_InventoryParts)->Args({2256, 0})->Args({2256, 1})->Args({2256, 2})->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_DecodeInventory)->Arg(2256)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_InventoryVsDecode)->Arg(2256)->Iterations(1)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_WholeProcess, Inventory, kInventory)->Arg(2256)->Arg(100000)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_WholeProcess, Summary, kSummary)->Arg(2256)->Arg(100000)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_WholeProcess, ReservationsOnly, kResvOnly)->Arg(2256)->Arg(100000)->Unit(benchmark::kMillisecond);
 
-BENCHMARK_MAIN();
+int main(int argc, char** argv) {
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  for (const std::string& dir : temp_dirs()) {
+    std::error_code ec;
+    std::filesystem::remove_all(dir, ec);
+  }
+  return 0;
+}

@@ -1,30 +1,36 @@
 // The encoder: model -> BASIL XML in the wire format of DECISIONS.md
-// section 4, written with libxml2's xmlTextWriter.
+// section 4. Values are escaped by libxml2; the markup around them is
+// written by XmlWriter below.
 //
-// Format and how the writer is used to produce it:
-// - xmlTextWriterStartDocument(no version/encoding/standalone) writes
-//   `<?xml version="1.0"?>` and a newline; with indentation off,
-//   xmlTextWriterEndDocument ends the document with one newline.
-// - Indentation: xmlTextWriter's own (SetIndent/SetIndentString " ") gives
-//   exactly this format but writes the indent one level at a time after an
-//   O(depth) list walk, which made a 2256-node 1.3 INVENTORY 3x slower than a
-//   bare SAX pass. So libxml2 indentation is off and XmlWriter writes "\n"
-//   plus one space per depth as one xmlTextWriterWriteRawLen before each start
-//   tag below the root and before the end tag of an element with children;
-//   the result is byte-identical (one element per line, text-only elements
-//   on one line: `<NodeParam>1-5</NodeParam>`). All markup and escaping are
-//   still xmlTextWriter's.
-// - Empty elements are self-closing (xmlTextWriter does that when nothing was
-//   written between start and end).
-// - Attribute values go through xmlTextWriterWriteAttribute, which writes
-//   `"` `&` `<` `>` TAB CR LF as references (&quot; &amp; &lt; &gt; &#9; &#13;
-//   &#10;). Its document has no encoding, so it also writes every non-ASCII
-//   character as a hexadecimal character reference (`é` -> `&#xE9;`): valid
-//   XML that decodes to the same text, only longer.
-// - Text content goes through xmlTextWriterWriteString, which escapes `"` `&`
-//   `<` `>` and CR but leaves TAB and LF literal; the encoder writes those two
-//   itself as &#9; and &#10; (xmlTextWriterWriteRaw) so that every value
-//   keeps to one line and round-trips exactly. Non-ASCII text stays UTF-8.
+// Why not xmlTextWriter: it gave exactly this format, but its per-call cost
+// (a list node and a copied name per element, three calls and a buffer
+// round trip per attribute, small xmlOutputBufferWrite calls) made a
+// 2256-node 1.3 INVENTORY (11.7 MB) take longer to encode than to decode,
+// and the emulator answers that query as a whole process. XmlWriter writes
+// into one std::string and gives the same bytes (tests/basil_proto/
+// encode_escaping_test.cc compares it with xmlTextWriter character by
+// character; the golden files compare whole documents):
+// - `<?xml version="1.0"?>` and a newline first; one newline at the end.
+// - One element per line, indented one space per depth ("\n" plus the
+//   spaces before each start tag below the root and before the end tag of an
+//   element with children); text-only elements on one line:
+//   `<NodeParam>1-5</NodeParam>`.
+// - Empty elements are self-closing.
+// - Element and attribute names are literals of this file. The writer keeps
+//   the stack of open elements, so tags always balance; finish() refuses a
+//   document with an element left open.
+// - Attribute values: printable ASCII other than `"` `&` `<` `>` is written
+//   as it is (numbers, enum names, most names); any other value goes through
+//   xmlAttrSerializeTxtContent, the function xmlTextWriterWriteAttribute
+//   uses, which writes `"` `&` `<` `>` TAB CR LF as references (&quot; &amp;
+//   &lt; &gt; &#9; &#13; &#10;) and, with no document encoding, every
+//   non-ASCII character as a hexadecimal character reference (`é` ->
+//   `&#xE9;`): valid XML that decodes to the same text, only longer.
+// - Text content: the same fast path, else xmlEncodeSpecialChars (what
+//   xmlTextWriterWriteString uses), which escapes `"` `&` `<` `>` and CR but
+//   leaves TAB and LF literal; the encoder writes those two itself as &#9;
+//   and &#10; so that every value keeps to one line and round-trips exactly.
+//   Non-ASCII text stays UTF-8.
 //
 // Every string from the model is checked before it is written: strict UTF-8
 // (no overlong forms, no surrogates, nothing above U+10FFFF; xmlCheckUTF8
@@ -35,8 +41,11 @@
 // Dialect rules (kNotInDialect) are checked while writing; a refusal
 // discards what was written. Nothing here throws out of the two entry points.
 
-#include <libxml/xmlwriter.h>
+#include <libxml/entities.h>
+#include <libxml/tree.h>
+#include <libxml/xmlmemory.h>
 
+#include <algorithm>
 #include <array>
 #include <charconv>
 #include <cstdint>
@@ -157,58 +166,65 @@ Status check_text(std::string_view value, const char* element, const char* attri
 
 // ---------------------------------------------------------------- writer
 
-// Appends the output buffer's bytes to a std::string. No exception may cross
-// libxml2's C frames: a failed append reports an I/O error instead.
-int append_to_string(void* context, const char* buffer, int len) {
-  if (len <= 0) return 0;
-  try {
-    static_cast<std::string*>(context)->append(buffer, static_cast<std::size_t>(len));
-  } catch (...) {
-    return -1;
-  }
-  return len;
+// True for a byte that libxml2's escaping leaves as it is in an attribute
+// value and in text: printable ASCII other than `"` `&` `<` `>`. A value made
+// only of these is written as it is; any other value goes through libxml2.
+constexpr std::array<bool, 256> kVerbatim = [] {
+  std::array<bool, 256> t{};
+  for (unsigned c = 0x20; c < 0x7F; ++c) t[c] = true;
+  for (char c : {'"', '&', '<', '>'}) t[static_cast<unsigned char>(c)] = false;
+  return t;
+}();
+
+bool verbatim(std::string_view s) {
+  for (char c : s)
+    if (!kVerbatim[static_cast<unsigned char>(c)]) return false;
+  return true;
 }
 
-struct TextWriterDeleter {
-  void operator()(xmlTextWriter* w) const { xmlFreeTextWriter(w); }
+struct XmlBufferFree {
+  void operator()(xmlBuffer* b) const { xmlBufferFree(b); }
 };
-using TextWriterPtr = std::unique_ptr<xmlTextWriter, TextWriterDeleter>;
+struct XmlCharFree {
+  void operator()(xmlChar* p) const { xmlFree(p); }
+};
 
-// A thin layer over xmlTextWriter: element names are literals, numbers are
-// formatted on the stack, libxml2 failures are remembered and reported once
-// by finish(). The sink must outlive the writer.
+// Writes the document straight into a std::string. Element names are
+// literals of this file; every value from the model is written either as it
+// is (verbatim() above: nothing libxml2 would change) or through libxml2's
+// own serialisation: attribute values through xmlAttrSerializeTxtContent,
+// text through xmlEncodeSpecialChars, the two functions xmlTextWriter calls
+// for them. libxml2 failures are remembered and reported once by finish().
+// The sink must outlive the writer.
 class XmlWriter {
  public:
-  explicit XmlWriter(std::string* sink) {
-    xmlOutputBufferPtr out = xmlOutputBufferCreateIO(append_to_string, nullptr, sink, nullptr);
-    if (out == nullptr) {
+  explicit XmlWriter(std::string* sink) : out_(*sink), scratch_(xmlBufferCreateSize(256)) {
+    if (!scratch_) {
       failed_ = true;
       return;
     }
-    w_.reset(xmlNewTextWriter(out));
-    if (!w_) {
-      xmlOutputBufferClose(out);
-      failed_ = true;
-      return;
-    }
-    if (xmlTextWriterStartDocument(w_.get(), nullptr, nullptr, nullptr) < 0) failed_ = true;
+    put("<?xml version=\"1.0\"?>\n");
   }
 
   bool failed() const { return failed_; }
 
-  void start(const char* name) {
+  void start(std::string_view name) {
     if (failed_) return;
+    if (depth_ >= kMaxDepth) {
+      failed_ = true;
+      return;
+    }
     if (depth_ > 0) {
-      if (depth_ >= kMaxDepth) {
-        failed_ = true;
-        return;
-      }
+      close_start_tag();
       has_children_[depth_ - 1] = true;
       newline_and_indent(depth_);
     }
+    names_[depth_] = name;
     has_children_[depth_] = false;
     ++depth_;
-    if (xmlTextWriterStartElement(w_.get(), X(name)) < 0) failed_ = true;
+    put('<');
+    put(name);
+    tag_open_ = true;
   }
 
   void end() {
@@ -217,45 +233,43 @@ class XmlWriter {
       return;
     }
     --depth_;
+    if (tag_open_) {  // nothing inside: self-closing
+      put("/>");
+      tag_open_ = false;
+      return;
+    }
     if (has_children_[depth_]) newline_and_indent(depth_);
-    if (xmlTextWriterEndElement(w_.get()) < 0) failed_ = true;
+    put("</");
+    put(names_[depth_]);
+    put('>');
   }
 
-  // `value` must be NUL-terminated and already checked (or a literal).
-  void attr(const char* name, const char* value) {
-    if (failed_) return;
-    if (xmlTextWriterWriteAttribute(w_.get(), X(name), X(value)) < 0) failed_ = true;
-  }
+  // A literal value.
+  void attr(std::string_view name, const char* value) { write_attr(name, value); }
 
-  void attr(const char* name, std::uint64_t value) {
+  void attr(std::string_view name, std::uint64_t value) {
+    if (!open_attr(name)) return;
     char buf[24];
-    auto r = std::to_chars(buf, buf + sizeof buf - 1, value);
-    *r.ptr = '\0';
-    attr(name, buf);
+    auto r = std::to_chars(buf, buf + sizeof buf, value);
+    put(std::string_view(buf, static_cast<std::size_t>(r.ptr - buf)));
+    put('"');
   }
 
-  // An enum name from to_string(): copied to the stack for its terminator.
-  // to_string() gives "" for a value outside the enum; that is refused.
-  void attr(const char* name, std::string_view value) {
+  // An enum name from to_string(), which gives "" for a value outside the
+  // enum; that is refused.
+  void attr(std::string_view name, std::string_view value) {
     if (value.empty()) {
-      if (bad_enum_ == nullptr) bad_enum_ = name;
+      if (bad_enum_.empty()) bad_enum_ = name;
       failed_ = true;
       return;
     }
-    char buf[64];
-    if (value.size() < sizeof buf) {
-      std::memcpy(buf, value.data(), value.size());
-      buf[value.size()] = '\0';
-      attr(name, static_cast<const char*>(buf));
-    } else {
-      attr(name, std::string(value).c_str());
-    }
+    write_attr(name, value);
   }
 
   // A string from the model: checked, then written.
   Status attr_text(const char* element, const char* name, const std::string& value) {
     BASIL_RETURN_IF_ERROR(check_text(value, element, name));
-    attr(name, value.c_str());
+    write_attr(name, value);
     return {};
   }
 
@@ -268,37 +282,42 @@ class XmlWriter {
     return {};
   }
 
-  // Text known to be valid (NID lists).
-  void write_text(const std::string& value) {
-    if (failed_ || value.empty()) return;
-    if (value.find_first_of("\t\n") == std::string::npos) {
-      if (xmlTextWriterWriteString(w_.get(), X(value.c_str())) < 0) failed_ = true;
-      return;
-    }
-    std::string piece;
-    std::size_t pos = 0;
-    while (pos < value.size() && !failed_) {
-      const std::size_t special = value.find_first_of("\t\n", pos);
-      const std::size_t stop = special == std::string::npos ? value.size() : special;
-      if (stop > pos) {
-        piece.assign(value, pos, stop - pos);
-        if (xmlTextWriterWriteString(w_.get(), X(piece.c_str())) < 0) failed_ = true;
+  // Text known to be valid (NID lists). libxml2's text escaping leaves TAB
+  // and LF literal; they are written as &#9; and &#10; so that every value
+  // keeps to one line.
+  void write_text(std::string_view value) {
+    if (failed_ || depth_ == 0 || value.empty()) return;
+    close_start_tag();
+    while (!value.empty() && !failed_) {
+      const std::size_t special = value.find_first_of("\t\n");
+      const std::string_view piece = value.substr(0, special);
+      if (verbatim(piece)) {
+        put(piece);
+      } else {
+        const std::string copy(piece);  // NUL-terminated for libxml2
+        std::unique_ptr<xmlChar, XmlCharFree> escaped(xmlEncodeSpecialChars(nullptr, X(copy.c_str())));
+        if (!escaped) {
+          failed_ = true;
+          return;
+        }
+        put(reinterpret_cast<const char*>(escaped.get()));
       }
-      if (special == std::string::npos) break;
-      if (xmlTextWriterWriteRaw(w_.get(), X(value[special] == '\t' ? "&#9;" : "&#10;")) < 0)
-        failed_ = true;
-      pos = special + 1;
+      if (special == std::string_view::npos) break;
+      put(value[special] == '\t' ? "&#9;" : "&#10;");
+      value.remove_prefix(special + 1);
     }
   }
 
-  // Closes the document and pushes every byte to the sink.
+  // Ends the document with one newline, as xmlTextWriterEndDocument does.
+  // Every element must have been ended.
   Status finish() {
-    if (!failed_ && (xmlTextWriterEndDocument(w_.get()) < 0 || xmlTextWriterFlush(w_.get()) < 0))
-      failed_ = true;
-    if (bad_enum_ != nullptr)
+    if (!bad_enum_.empty())
       return Status(Code::kInvalidValue,
-                    std::string("attribute ") + bad_enum_ + " holds a value outside its enum");
-    if (failed_) return Status(Code::kInternal, "libxml2 writer failed (out of memory?)");
+                    "attribute " + std::string(bad_enum_) + " holds a value outside its enum");
+    if (failed_) return Status(Code::kInternal, "libxml2 escaping failed (out of memory?)");
+    if (depth_ != 0) return Status(Code::kInternal, "the encoder left an element open");
+    put('\n');
+    out_.resize(len_);
     return {};
   }
 
@@ -306,18 +325,81 @@ class XmlWriter {
   // The documents of this project are at most 14 elements deep.
   static constexpr std::size_t kMaxDepth = 32;
 
-  // "\n" and `depth` spaces, in one write.
+  void close_start_tag() {
+    if (tag_open_) {
+      put('>');
+      tag_open_ = false;
+    }
+  }
+
+  // ` name="`; false (and failed) outside a start tag.
+  bool open_attr(std::string_view name) {
+    if (failed_) return false;
+    if (!tag_open_) {
+      failed_ = true;
+      return false;
+    }
+    put(' ');
+    put(name);
+    put("=\"");
+    return true;
+  }
+
+  void write_attr(std::string_view name, std::string_view value) {
+    if (!open_attr(name)) return;
+    if (verbatim(value)) {
+      put(value);
+    } else {
+      // `"` `&` `<` `>` TAB CR LF as references, and (no document, so no
+      // encoding) every non-ASCII character as &#xHEX;.
+      const std::string copy(value);  // NUL-terminated for libxml2
+      xmlBufferEmpty(scratch_.get());
+      xmlAttrSerializeTxtContent(scratch_.get(), nullptr, nullptr, X(copy.c_str()));
+      const int n = xmlBufferLength(scratch_.get());
+      // Escaping never shortens a value: a shorter result is a failed append.
+      if (n < 0 || static_cast<std::size_t>(n) < copy.size()) {
+        failed_ = true;
+        return;
+      }
+      put(std::string_view(reinterpret_cast<const char*>(xmlBufferContent(scratch_.get())), static_cast<std::size_t>(n)));
+    }
+    put('"');
+  }
+
+  // "\n" and `depth` spaces.
   void newline_and_indent(std::size_t depth) {
     static constexpr char kIndent[] = "\n                                ";
     static_assert(sizeof kIndent >= kMaxDepth + 2);
-    if (xmlTextWriterWriteRawLen(w_.get(), X(kIndent), static_cast<int>(depth + 1)) < 0)
-      failed_ = true;
+    put(std::string_view(kIndent, depth + 1));
   }
 
-  TextWriterPtr w_;
+  // The document is written into out_[0, len_). out_ is made longer 64 KB
+  // ahead of the writing (the zero fill stays in cache), within the capacity
+  // the caller reserved, then by doubling; finish() cuts it to len_.
+  void put(std::string_view s) {
+    if (s.empty()) return;
+    if (out_.size() - len_ < s.size()) grow(s.size());
+    std::memcpy(out_.data() + len_, s.data(), s.size());
+    len_ += s.size();
+  }
+  void put(char c) {
+    if (len_ == out_.size()) grow(1);
+    out_[len_++] = c;
+  }
+  void grow(std::size_t n) {
+    static constexpr std::size_t kAhead = 64 * 1024;
+    const std::size_t need = len_ + n;
+    out_.resize(need + kAhead <= out_.capacity() ? need + kAhead : std::max(out_.size() * 2, need + kAhead));
+  }
+
+  std::string& out_;
+  std::size_t len_ = 0;
+  std::unique_ptr<xmlBuffer, XmlBufferFree> scratch_;  // libxml2's escaped attribute value
   bool failed_ = false;
-  const char* bad_enum_ = nullptr;  // the first attribute given an out-of-range enum
+  bool tag_open_ = false;  // a start tag is written up to its attributes
+  std::string_view bad_enum_;  // the first attribute given an out-of-range enum
   std::size_t depth_ = 0;
+  std::array<std::string_view, kMaxDepth> names_{};
   std::array<bool, kMaxDepth> has_children_{};
 };
 
@@ -330,7 +412,7 @@ Result<std::string> write_document(std::size_t size_hint, Body&& body) {
     out.reserve(size_hint);
     {
       XmlWriter w(&out);
-      if (w.failed()) return Status(Code::kInternal, "cannot create the libxml2 writer");
+      if (w.failed()) return Status(Code::kInternal, "cannot create the libxml2 escaping buffer");
       BASIL_RETURN_IF_ERROR(body(w));
       BASIL_RETURN_IF_ERROR(w.finish());
     }
@@ -1089,13 +1171,14 @@ class ResponseEncoder {
 
 // A generous guess at the document size, so that a large inventory is not
 // copied while the string grows (pages reserved but never written cost no
-// memory): ~110 bytes per processor with its allocation, ~1.5 KB of
-// structure per node and ~1 KB per reservation. A 1.3 XC30 node is 3-6 KB.
+// memory): ~140 bytes per processor with its allocation, ~1.5 KB of
+// structure per node and ~1 KB per reservation. A 1.3 XC30 node is 3-6 KB
+// (5.2 KB with every processor allocated).
 std::size_t size_hint(const Response& r) {
   const auto* inv = std::get_if<Inventory>(&r.body);
   if (inv == nullptr) return 1024;
   std::size_t bytes = 1024;
-  for (const Node& n : inv->nodes) bytes += 1536 + std::size_t{n.processor_count()} * 110;
+  for (const Node& n : inv->nodes) bytes += 1536 + std::size_t{n.processor_count()} * 140;
   bytes += inv->reservations.size() * 1024;
   return bytes;
 }
