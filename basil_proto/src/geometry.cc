@@ -238,6 +238,10 @@ GeometryResult plan_geometry(const JobRequest& job, const GeometryPolicy& policy
 
   std::vector<Group> groups;
   uint64_t node_count = 0;
+  if (job.nodes && job.nodes->size() > pool.nodes.size())
+    return reject(RejectReason::kNodeCount, "the job's node list has " + num(job.nodes->size()) +
+                                                " nodes but the system has " + num(pool.nodes.size()) +
+                                                " batch compute nodes; list fewer");
   if (job.nodes) {
     // The scheduler chose the nodes: every one must be a usable compute node.
     std::map<uint32_t, std::size_t> by_layout;

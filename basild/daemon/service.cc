@@ -541,8 +541,10 @@ struct Service::Impl : std::enable_shared_from_this<Impl> {
 
   void do_reserve(const json& body, control::Responder reply) {
     basil::ReserveRequest request;
-    if (is_job_form(body)) {
-      if (auto refused = reserve_from_job(body, request)) return reply(std::move(*refused));
+    const bool job_form = is_job_form(body);
+    if (job_form) {
+      // The geometry comes after the look-up below: a retry gets what it holds.
+      if (auto s = reserve_header_from_json(body, request); !s) return reply(error_reply(s));
     } else {
       auto parsed = reserve_from_json(body);
       if (!parsed) return reply(error_reply(parsed.status()));
@@ -565,6 +567,8 @@ struct Service::Impl : std::enable_shared_from_this<Impl> {
     if (!pending) return reply(error_reply(pending.status()));
     bool earlier_attempt = false;
     for (const auto& i : *pending) earlier_attempt = earlier_attempt || i.batch_id == batch;
+    if (job_form)
+      if (auto refused = reserve_from_job(body, request)) return reply(std::move(*refused));
 
     json params = body;
     auto intent = store->record_intent(batch, request.user_name, params.dump());

@@ -267,6 +267,8 @@ TEST(GeometryTest, GpuMemoryAndNodeProblemsAreRejectedWithTheirReason) {
   EXPECT_EQ(reason([](JobRequest& j) { j.mem_per_node_mb = 40000; }), RejectReason::kMemory);
   EXPECT_EQ(reason([](JobRequest& j) { j.mem_per_cpu_mb = 4000; }), RejectReason::kMemory);
   EXPECT_EQ(reason([](JobRequest& j) { j.nodes = nids(4, 5); }), RejectReason::kUnknownNode);
+  EXPECT_EQ(reason([](JobRequest& j) { j.nodes = nids(0, UINT32_MAX); }), RejectReason::kNodeCount)
+      << "a list longer than the system is refused before it is walked";
   EXPECT_EQ(reason([](JobRequest& j) { j.nodes = nids(20, 21); }), RejectReason::kNodeUnavailable);
   EXPECT_EQ(reason([](JobRequest& j) { j.nodes_min = 3; }), RejectReason::kNodeCount);
   EXPECT_EQ(reason([](JobRequest& j) { j.nodes_max = 1; }), RejectReason::kNodeCount);

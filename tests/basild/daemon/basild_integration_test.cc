@@ -405,6 +405,11 @@ TEST(BasildGeometryTest, MalformedJobIsRefusedPermanentlyWithoutCallingApbasil) 
   ASSERT_EQ(status, 200u) << fine.dump();
   EXPECT_EQ(fine["nppcu"], 2);
   EXPECT_EQ(fine["width"], 64);
+  // Asked again (a lost answer), the job gets what it holds: no second RESERVE.
+  auto again = reserve_job(d, "667", {{"nodes", 2}, {"ntasks_per_node", 32}, {"ntasks_per_core", 2}}, &status);
+  ASSERT_EQ(status, 200u) << again.dump();
+  EXPECT_EQ(again.value("existing", false), true) << again.dump();
+  EXPECT_EQ(again["reservation_id"], fine["reservation_id"]);
   const std::string logged = slurp(d.dir() + "/basil_xml.log");
   EXPECT_EQ(count_of(logged, "method=\"RESERVE\""), 2u) << "one RESERVE (request and response) for job 667, none for 666";
   EXPECT_EQ(logged.find("batch_id=\"666\""), std::string::npos) << "job 666 never reached apbasil";
