@@ -508,12 +508,20 @@ struct Service::Impl : std::enable_shared_from_this<Impl> {
     return p;
   }
 
+  // The nodes of the cached INVENTORY by layout, for job-form reserves.
+  std::optional<basil::NodePool> pool;
+  WallTime pool_at{};
+
   // A reserve in the job form: the geometry from the cached inventory. A job
   // that cannot run is refused here and never reaches apbasil.
   std::optional<control::Response> reserve_from_job(const json& body, basil::ReserveRequest& out) {
     if (!inventory)
       return control::Response::error(ResultCode::kUnavailable, "no INVENTORY yet: a job's geometry needs one");
-    auto planned = plan_job_reserve(body, basil::node_pool(*inventory), geometry_policy());
+    if (!pool || pool_at != inventory_at) {  // rebuilt once per INVENTORY, not per reserve
+      pool = basil::node_pool(*inventory);
+      pool_at = inventory_at;
+    }
+    auto planned = plan_job_reserve(body, *pool, geometry_policy());
     if (const auto* r = std::get_if<basil::Rejection>(&planned)) {
       log.warning("B0305", "RESERVE for job " + body.value("batch_id", std::string("?")) + " refused before ALPS (" +
                                std::string(basil::to_string(r->reason)) + "): " + r->message);
