@@ -437,5 +437,21 @@ TEST(BasildGeometryTest, BasilctlPlanEstimatesPendingNodesWithVisibleProcessors)
   EXPECT_NE(bad.out.find("exceeds_visible"), std::string::npos) << bad.out;
 }
 
+TEST(BasildGeometryTest, BeforeBasil13TheJobFormSendsNoNppcu) {
+  Daemon d("geo-12", "tds-8", "4.1", "[geometry]\none_task_per_core = true\n");
+  d.start(true, /*xml_log=*/true);
+  ASSERT_EQ(d.get("/v1/health").value("dialect", ""), "1.2");
+  unsigned status = 0;
+  // BASIL 1.2 shows no compute units: each of the 32 processors is one, so
+  // one task per core changes nothing and nppcu, which 1.2 cannot say, is left out.
+  auto r = reserve_job(d, "120", {{"nodes", 2}}, &status);
+  ASSERT_EQ(status, 200u) << r.dump() << d.log();
+  EXPECT_EQ(r["width"], 64);
+  EXPECT_EQ(r["node_count"], 2);
+  const std::string logged = slurp(d.dir() + "/basil_xml.log");
+  EXPECT_NE(logged.find("width=\"64\""), std::string::npos);
+  EXPECT_EQ(logged.find("nppcu="), std::string::npos) << "no nppcu in a 1.2 RESERVE";
+}
+
 }  // namespace
 }  // namespace basild
