@@ -523,7 +523,7 @@ struct Service::Impl : std::enable_shared_from_this<Impl> {
     }
     auto planned = plan_job_reserve(body, *pool, geometry_policy());
     if (const auto* r = std::get_if<basil::Rejection>(&planned)) {
-      log.warning("B0305", "RESERVE for job " + body.value("batch_id", std::string("?")) + " refused before ALPS (" +
+      log.warning("B0305", "RESERVE for job " + out.batch_id.value_or("?") + " refused before ALPS (" +
                                std::string(basil::to_string(r->reason)) + "): " + r->message);
       return control::Response::json(rejection_to_json(*r),
                                      r->transient() ? ResultCode::kUnavailable : ResultCode::kBadRequest);
