@@ -81,6 +81,8 @@ const char* usage() {
          "  confirm RESID PAGG | KEY=VALUE... typed CONFIRM\n"
          "  release RESID | KEY=VALUE...      typed RELEASE\n"
          "  raw                        BASIL request on stdin -> ALPS response on stdout\n"
+         "  plan [JOB OPTIONS]         RESERVE parameters, node count and pending estimate of a job\n"
+         "                             (basild's inventory, or --inventory FILE offline); reserves nothing\n"
          "GET commands take KEY=VALUE query parameters. --body JSON gives a POST body whole.\n"
          "\n"
          "Local command:\n"
@@ -164,7 +166,8 @@ ParseResult parse_invocation(const std::vector<std::string>& argv, std::string_v
     result.error = "no command given";
     return result;
   }
-  if (!inv.command.empty() && inv.command != "decode" && inv.command != "replay" && !is_control_command(inv.command)) {
+  if (!inv.command.empty() && inv.command != "decode" && inv.command != "replay" && inv.command != "plan" &&
+      !is_control_command(inv.command)) {
     result.error = "unknown command '" + inv.command + "'";
     return result;
   }

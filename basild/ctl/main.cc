@@ -9,6 +9,7 @@
 #include <fstream>
 #include <sstream>
 #include <iostream>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -17,6 +18,8 @@
 #include "ctl/decode_summary.h"
 #include "ctl/format.h"
 #include "ctl/invocation.h"
+#include "ctl/plan.h"
+#include "core/job_json.h"
 
 namespace {
 
@@ -129,6 +132,19 @@ int cmd_control(const basilctl::Invocation& inv) {
   return kExitOk;
 }
 
+// The whole of FILE ("-": stdin); nullopt, with the reason on stderr, when
+// it cannot be opened.
+std::optional<std::string> read_input(const std::string& file) {
+  std::ifstream in(file, std::ios::binary);
+  if (file != "-" && !in) {
+    std::cerr << file << ": cannot open\n";
+    return std::nullopt;
+  }
+  std::ostringstream text;
+  text << (file == "-" ? std::cin.rdbuf() : in.rdbuf());
+  return text.str();
+}
+
 // basilctl replay [--xml] FILE: every exchange of an XML log with its
 // timing; records cut short (a log being written) are reported, not fatal.
 int cmd_replay(const std::vector<std::string>& args) {
@@ -148,17 +164,73 @@ int cmd_replay(const std::vector<std::string>& args) {
     std::cerr << "usage: basilctl replay [--xml] FILE\n";
     return kExitUsage;
   }
-  std::ifstream in(file, std::ios::binary);
-  if (file != "-" && !in) {
-    std::cerr << file << ": cannot open\n";
-    return kExitError;
-  }
-  std::ostringstream text;
-  text << (file == "-" ? std::cin.rdbuf() : in.rdbuf());
-  auto parsed = basild::parse_xml_log(text.str());
+  auto text = read_input(file);
+  if (!text) return kExitError;
+  auto parsed = basild::parse_xml_log(*text);
   std::cout << basild::replay_text(parsed.records, options);
   for (const auto& p : parsed.problems) std::cerr << file << ": " << p << "\n";
   return parsed.records.empty() && !parsed.problems.empty() ? kExitError : kExitOk;
+}
+
+// basilctl plan ...: the geometry of a job against basild's cached inventory
+// (GET /v1/inventory) or a BASIL INVENTORY response file; reserves nothing.
+int cmd_plan(const basilctl::Invocation& inv) {
+  auto parsed = basilctl::parse_plan_args(inv.args);
+  if (!parsed.args) {
+    std::cerr << "basilctl: " << parsed.error << "\n" << basilctl::plan_usage();
+    return kExitUsage;
+  }
+  const basilctl::PlanArgs& args = *parsed.args;
+  basil::NodePool pool;
+  basil::GeometryPolicy base;
+  std::string source;
+  if (args.inventory_file) {
+    const std::string& file = *args.inventory_file;
+    auto text = read_input(file);
+    if (!text) return kExitError;
+    auto response = basil::decode_response(*text);
+    if (!response) {
+      std::cerr << file << ": " << response.status().to_string() << "\n";
+      return kExitError;
+    }
+    const auto* inventory = std::get_if<basil::Inventory>(&response->body);
+    if (!response->ok() || inventory == nullptr || !inventory->has_node_array) {
+      std::cerr << file << ": not a successful QUERY INVENTORY response with nodes\n";
+      return kExitError;
+    }
+    pool = basil::node_pool(*inventory);
+    base.nppcu_in_dialect = basil::at_least(response->dialect, basil::Dialect::k1_3);
+    source = file;
+  } else {
+    auto reply = basild::control::request_once(inv.socket, "GET", "/v1/inventory", "", "", inv.timeout);
+    if (!reply.ok()) {
+      std::cerr << "basilctl: " << reply.message << "\n";
+      return kExitUnreachable;
+    }
+    auto doc = nlohmann::json::parse(reply.body, nullptr, false);
+    if (reply.status != 200 || doc.is_discarded()) {
+      std::cerr << "basilctl: plan: basild has no inventory to plan with (HTTP " << reply.status << "): "
+                << (doc.is_object() && doc.contains("error") ? doc["error"].dump() : reply.body) << "\n";
+      return kExitError;
+    }
+    auto from = basild::pool_from_inventory_json(doc);
+    if (!from) {
+      std::cerr << "basilctl: plan: " << from.status().message() << "\n";
+      return kExitError;
+    }
+    pool = std::move(*from);
+    if (doc.contains("geometry_policy") && doc["geometry_policy"].is_object()) {
+      // basild's own [geometry] policy and whether its dialect has nppcu.
+      nlohmann::json site = doc["geometry_policy"];
+      base.nppcu_in_dialect = site.value("nppcu_in_dialect", true);
+      site.erase("nppcu_in_dialect");
+      if (auto p = basild::policy_from_json(site, base)) base = *p;
+    }
+    source = "basild (" + inv.socket + ")";
+  }
+  const auto plan = basilctl::plan_json(args.job, basilctl::plan_policy(args, base), pool, source);
+  std::cout << (inv.json ? plan.dump() + "\n" : basilctl::render_plan(plan));
+  return plan.contains("rejection") ? kExitError : kExitOk;
 }
 
 }  // namespace
@@ -178,5 +250,6 @@ int main(int argc, char** argv) {
   }
   if (inv.command == "decode") return cmd_decode(inv.args);
   if (inv.command == "replay") return cmd_replay(inv.args);
+  if (inv.command == "plan") return cmd_plan(inv);
   return cmd_control(inv);
 }

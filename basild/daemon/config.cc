@@ -356,6 +356,10 @@ constexpr Word<PollMode> kPollModes[] = {
     {"inventory", PollMode::kInventory},
     {"summary-hybrid", PollMode::kSummaryHybrid},
 };
+constexpr Word<basil::AllocationMode> kAllocationModes[] = {
+    {"whole-node", basil::AllocationMode::kWholeNode},
+    {"sub-node", basil::AllocationMode::kSubNode},
+};
 constexpr Word<JobSourceType> kJobSourceTypes[] = {
     {"command", JobSourceType::kCommand},
     {"sqlite", JobSourceType::kSqlite},
@@ -491,6 +495,13 @@ void read_poll(const toml::table& t, PollConfig& c, Errors& errors) {
         [&](const Field& f) { assign(c.inventory_max_age, read_duration(f, 100ms, 24h)); });
   s.key("orphan_check_interval",
         [&](const Field& f) { assign(c.orphan_check_interval, read_duration(f, 100ms, 24h)); });
+  s.finish();
+}
+
+void read_geometry(const toml::table& t, GeometryConfig& c, Errors& errors) {
+  Section s("geometry", t, errors);
+  s.key("one_task_per_core", [&](const Field& f) { assign(c.one_task_per_core, read_bool(f)); });
+  s.key("allocation", [&](const Field& f) { assign(c.allocation, read_enum(f, kAllocationModes)); });
   s.finish();
 }
 
@@ -749,6 +760,7 @@ ConfigParse parse_config_all(std::string_view text) {
       {"log", [](const toml::table& t, Config& cf, Errors& e) { read_log(t, cf.log, e); }},
       {"poll", [](const toml::table& t, Config& cf, Errors& e) { read_poll(t, cf.poll, e); }},
       {"reconcile", [](const toml::table& t, Config& cf, Errors& e) { read_reconcile(t, cf.reconcile, e); }},
+      {"geometry", [](const toml::table& t, Config& cf, Errors& e) { read_geometry(t, cf.geometry, e); }},
   };
   for (auto&& [k, v] : root) {
     bool known = std::any_of(std::begin(kSections), std::end(kSections),
@@ -885,6 +897,10 @@ std::string format_config(const Config& c) {
     << "interval = " << dur(c.poll.interval) << "\n"
     << "inventory_max_age = " << dur(c.poll.inventory_max_age) << "\n"
     << "orphan_check_interval = " << dur(c.poll.orphan_check_interval) << "\n\n";
+  o << "[geometry]\n"
+    << "one_task_per_core = " << boolean(c.geometry.one_task_per_core) << "\n"
+    << "allocation = " << quote(c.geometry.allocation == basil::AllocationMode::kSubNode ? "sub-node" : "whole-node")
+    << "\n\n";
   o << "[reconcile]\n"
     << "grace = " << dur(c.reconcile.grace) << "\n"
     << "consecutive = " << c.reconcile.consecutive << "\n"

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "basil_proto/dialect.h"
+#include "basil_proto/geometry.h"
 #include "basil_proto/status.h"
 #include "core/poll_policy.h"
 
@@ -133,6 +134,14 @@ struct ReconcileConfig {
   bool operator==(const ReconcileConfig&) const = default;
 };
 
+// [geometry]: the site policy that turns a job-form reserve into RESERVE
+// parameters (DECISIONS.md section 1b). A request's "policy" may override it.
+struct GeometryConfig {
+  bool one_task_per_core = false;  // nppcu 1 when the job gives no ntasks_per_core
+  basil::AllocationMode allocation = basil::AllocationMode::kWholeNode;  // "whole-node" | "sub-node"
+  bool operator==(const GeometryConfig&) const = default;
+};
+
 struct Config {
   ApbasilConfig apbasil;
   BasilConfig basil;
@@ -142,6 +151,7 @@ struct Config {
   LogConfig log;
   PollConfig poll;
   ReconcileConfig reconcile;
+  GeometryConfig geometry;
   bool operator==(const Config&) const = default;
 };
 

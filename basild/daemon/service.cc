@@ -12,6 +12,7 @@
 #include "control/server.h"
 #include "core/asio.h"
 #include "core/client.h"
+#include "core/job_json.h"
 #include "core/job_table.h"
 #include "core/poll_policy.h"
 #include "core/reconciler.h"
@@ -80,16 +81,7 @@ json record_json(const ReservationRecord& r) {
 basil::Result<basil::ReserveRequest> reserve_from_json(const json& j) {
   auto bad = [](std::string m) { return basil::Status(basil::Code::kInvalidValue, std::move(m)); };
   basil::ReserveRequest q;
-  if (!j.contains("batch_id") || !j["batch_id"].is_string() || j["batch_id"].get<std::string>().empty())
-    return bad("reserve: \"batch_id\" (a non-empty string) is required");
-  if (!j.contains("user") || !j["user"].is_string() || j["user"].get<std::string>().empty())
-    return bad("reserve: \"user\" (a non-empty string) is required");
-  q.batch_id = j["batch_id"].get<std::string>();
-  q.user_name = j["user"].get<std::string>();
-  if (j.contains("account")) {
-    if (!j["account"].is_string()) return bad("reserve: \"account\" must be a string");
-    q.account_name = j["account"].get<std::string>();
-  }
+  if (auto s = reserve_header_from_json(j, q); !s) return s;
   if (!j.contains("params") || !j["params"].is_array() || j["params"].empty())
     return bad("reserve: \"params\" (a non-empty array) is required");
   for (const auto& p : j["params"]) {
@@ -957,11 +949,7 @@ struct Service::Impl : std::enable_shared_from_this<Impl> {
   control::Response inventory_view() const {
     if (!inventory) return control::Response::error(ResultCode::kUnavailable, "no INVENTORY yet");
     json nodes = json::array();
-    for (const auto& n : inventory->nodes)
-      nodes.push_back({{"nid", n.node_id}, {"name", n.name}, {"state", basil::to_string(n.state)},
-                       {"role", basil::to_string(n.role)}, {"processors", n.processor_count()},
-                       {"compute_units", n.compute_unit_count()}, {"memory_mb", n.memory_mb()},
-                       {"allocated", n.allocated()}});
+    for (const auto& n : inventory->nodes) nodes.push_back(inventory_node_json(n));
     json res = json::array();
     for (const auto& r : inventory->reservations)
       res.push_back({{"reservation_id", r.reservation_id}, {"batch_id", r.batch_id.value_or("")},
@@ -969,7 +957,41 @@ struct Service::Impl : std::enable_shared_from_this<Impl> {
     return control::Response::json({{"age_s", age_seconds(inventory_at)},
                                     {"changecount", inventory->changecount ? json(*inventory->changecount) : json(nullptr)},
                                     {"nodes", nodes},
-                                    {"reservations", res}});
+                                    {"reservations", res},
+                                    {"geometry_policy", policy_to_json(geometry_policy())}});
+  }
+
+  // The site's [geometry] policy, with nppcu only when the dialect has it.
+  basil::GeometryPolicy geometry_policy() const {
+    basil::GeometryPolicy p;
+    p.one_task_per_core = config.geometry.one_task_per_core;
+    p.allocation = config.geometry.allocation;
+    p.nppcu_in_dialect = !client || !client->dialect() || basil::at_least(*client->dialect(), basil::Dialect::k1_3);
+    return p;
+  }
+
+  // The nodes of the cached INVENTORY by layout, for job-form reserves.
+  std::optional<basil::NodePool> pool;
+  WallTime pool_at{};
+
+  // A reserve in the job form: the geometry from the cached inventory. A job
+  // that cannot run is refused here and never reaches apbasil.
+  std::optional<control::Response> reserve_from_job(const json& body, basil::ReserveRequest& out) {
+    if (!inventory)
+      return control::Response::error(ResultCode::kUnavailable, "no INVENTORY yet: a job's geometry needs one");
+    if (!pool || pool_at != inventory_at) {  // rebuilt once per INVENTORY, not per reserve
+      pool = basil::node_pool(*inventory);
+      pool_at = inventory_at;
+    }
+    auto planned = plan_job_reserve(body, *pool, geometry_policy());
+    if (const auto* r = std::get_if<basil::Rejection>(&planned)) {
+      log.warning("B0305", "RESERVE for job " + out.batch_id.value_or("?") + " refused before ALPS (" +
+                               std::string(basil::to_string(r->reason)) + "): " + r->message);
+      return control::Response::json(rejection_to_json(*r),
+                                     r->transient() ? ResultCode::kUnavailable : ResultCode::kBadRequest);
+    }
+    out = std::move(std::get<JobReserve>(planned).request);
+    return std::nullopt;
   }
 
   control::Response summary_view() const {
@@ -1112,9 +1134,16 @@ struct Service::Impl : std::enable_shared_from_this<Impl> {
   // ---------------------------------------------------------------- typed calls
 
   void do_reserve(const json& body, control::Responder reply) {
-    auto parsed = reserve_from_json(body);
-    if (!parsed) return reply(error_reply(parsed.status()));
-    basil::ReserveRequest request = std::move(*parsed);
+    basil::ReserveRequest request;
+    const bool job_form = is_job_form(body);
+    if (job_form) {
+      // The geometry comes after the look-up below: a retry gets what it holds.
+      if (auto s = reserve_header_from_json(body, request); !s) return reply(error_reply(s));
+    } else {
+      auto parsed = reserve_from_json(body);
+      if (!parsed) return reply(error_reply(parsed.status()));
+      request = std::move(*parsed);
+    }
     const std::string batch = *request.batch_id;
 
     // The same job asking again gets the reservation it already holds.
@@ -1132,6 +1161,8 @@ struct Service::Impl : std::enable_shared_from_this<Impl> {
     if (!pending) return reply(error_reply(pending.status()));
     bool earlier_attempt = false;
     for (const auto& i : *pending) earlier_attempt = earlier_attempt || i.batch_id == batch;
+    if (job_form)
+      if (auto refused = reserve_from_job(body, request)) return reply(std::move(*refused));
 
     json params = body;
     auto intent = store->record_intent(batch, request.user_name, params.dump());
@@ -1292,11 +1323,12 @@ struct Service::Impl : std::enable_shared_from_this<Impl> {
     auto sources_kept = config.reconcile.sources;
     applied.reconcile = next.reconcile;
     applied.reconcile.sources = std::move(sources_kept);
+    applied.geometry = next.geometry;
     config = applied;
     policy.set_settings(poll_settings(config.poll));
     reconciler.set_settings(reconcile_settings(config.reconcile));
     poll_timer.cancel();  // the next decision follows the new intervals
-    std::string m = "configuration reloaded (log level, [poll], [reconcile] but its sources)";
+    std::string m = "configuration reloaded (log level, [poll], [reconcile] but its sources, [geometry])";
     if (!restart.empty()) {
       m += "; changes to";
       for (const auto& r : restart) m += " " + r;

@@ -47,6 +47,14 @@ struct Params {
 
 bool eligible_threads(const Layout& l, std::uint32_t nppcu) { return nppcu <= l.threads_per_cu; }
 
+// Pages of the layout's page size one PE's memory takes, rounded up; nullopt
+// when the request is larger than 64 bits of pages can say (no node holds it).
+std::optional<std::uint64_t> pages_per_pe(const Layout& l, std::uint64_t mem_mb) {
+  std::uint64_t kb = 0;
+  if (__builtin_mul_overflow(mem_mb, std::uint64_t{1024}, &kb)) return std::nullopt;
+  return kb / l.page_size_kb + (kb % l.page_size_kb != 0 ? 1 : 0);
+}
+
 bool layout_matches(const Layout& l, const Params& p) {
   if (!eligible_threads(l, p.nppcu)) return false;
   if (visible_processors(l, p.nppcu) < p.depth) return false;
@@ -84,9 +92,10 @@ std::uint32_t node_capacity(const Layout& l, const Params& p, const NodeUse* u) 
     }
   std::uint64_t cap = free_procs / p.depth;
   if (p.mem_mb > 0) {
-    const std::uint64_t pages_per_pe = p.mem_mb * 1024 / l.page_size_kb;
+    const auto pages = pages_per_pe(l, p.mem_mb);
+    if (!pages) return 0;
     const std::uint64_t free_pages = l.pages() - (u != nullptr ? std::min(u->pages, l.pages()) : 0);
-    cap = std::min<std::uint64_t>(cap, free_pages / pages_per_pe);
+    cap = std::min<std::uint64_t>(cap, free_pages / *pages);
   }
   return static_cast<std::uint32_t>(cap);
 }
@@ -98,7 +107,8 @@ Allocation take(const Layout& l, const Params& p, const NodeUse* u, std::uint32_
   a.nid = nid;
   a.exclusive = p.exclusive;
   a.accelerator = !p.raw->accelerators.empty();
-  a.pages = std::uint64_t{pes} * p.mem_mb * 1024 / l.page_size_kb;
+  // node_capacity admitted `pes` of this size: the product fits the node.
+  a.pages = std::uint64_t{pes} * pages_per_pe(l, p.mem_mb).value_or(0);
   const std::uint32_t threads = p.nppcu == 0 ? l.threads_per_cu : p.nppcu;
   const std::uint64_t want = std::uint64_t{pes} * p.depth;
   for (std::uint32_t cu = 0; cu < l.compute_units() && a.processors.size() < want; ++cu)
@@ -144,10 +154,26 @@ bool fill(const State& state, const Params& p, const std::vector<std::uint32_t>*
   return remaining == 0;
 }
 
+// With NodeParam lists, only the layouts of the listed nodes count: a job that
+// fits no listed node's visible processors exceeds max CPUs (DECISIONS.md
+// sections 1b and 6), whatever other nodes the system has.
+std::vector<bool> layouts_listed(const State& state, const std::vector<basil::NidList>& lists) {
+  std::vector<bool> listed(state.system.layouts.size(), false);
+  bool any = false;
+  for (const basil::NidList& list : lists)
+    for (const auto& [lo, hi] : list.ranges())
+      for (const NodeRange& r : state.nodes)
+        if (r.first <= hi && lo <= r.last && r.layout < listed.size()) any = listed[r.layout] = true;
+  if (!any) listed.assign(listed.size(), true);  // no known node: the list check reports it
+  return listed;
+}
+
 std::optional<PlacementError> check_cpus(const State& state, const Params& p) {
   bool any_layout = false;
-  for (const Layout& l : state.system.layouts) {
-    if (!eligible_threads(l, p.nppcu)) continue;
+  const std::vector<bool> listed = layouts_listed(state, p.raw->nodes);
+  for (std::size_t i = 0; i < state.system.layouts.size(); ++i) {
+    const Layout& l = state.system.layouts[i];
+    if (!listed[i] || !eligible_threads(l, p.nppcu)) continue;
     const std::uint32_t vis = visible_processors(l, p.nppcu);
     if (vis < p.depth) continue;
     if (p.nppn != 0 && std::uint64_t{p.nppn} * p.depth > vis) continue;
@@ -199,7 +225,8 @@ std::variant<Placement, PlacementError> place(const State& state, const basil::R
     p.arch = arch.value_or(basil::NodeArch::kUnknown);
     if (p.width == 0) return PlacementError{ErrorClass::kPermanent, "ALPS error: apsched: request width is 0"};
     if (auto e = check_cpus(state, p)) return *e;
-    for (const basil::MemoryParam& m : rp.memory) p.mem_mb += m.size_mb;
+    for (const basil::MemoryParam& m : rp.memory)  // saturating: a sum past 64 bits fits no node either
+      p.mem_mb = m.size_mb > UINT64_MAX - p.mem_mb ? UINT64_MAX : p.mem_mb + m.size_mb;
     const bool mem_given = p.mem_mb > 0;
     if (!mem_given) p.mem_mb = default_memory(state, p);
 

@@ -150,6 +150,69 @@ TEST(PlacementTest, TooManyPesPerNodeForNppcuIsMaxCpus) {
   EXPECT_EQ(message(res3), kExceedsMaxCpus);
 }
 
+// tds-8 with its last four nodes of a second layout: 12 compute units of one thread.
+State mixed_world() {
+  auto sys = preset("tds-8");
+  EXPECT_TRUE(sys.is_ok());
+  Layout xt;
+  xt.name = "xt12";
+  xt.cus_per_segment = 12;
+  xt.threads_per_cu = 1;
+  xt.memory_mb = 16000;
+  sys->layouts.push_back(xt);
+  const NodeRange all = sys->nodes.at(0);
+  EXPECT_EQ(all.size(), 8u);
+  NodeRange first = all, second = all;
+  first.last = all.first + 3;
+  second.first = all.first + 4;
+  second.layout = 1;
+  sys->nodes = {first, second};
+  return initial_state(*sys);
+}
+
+TEST(PlacementTest, NppcuAboveTheListedNodesThreadsIsMaxCpusNotAShortList) {
+  State s = mixed_world();
+  // The listed nodes have one thread per compute unit; nodes elsewhere have two.
+  auto req = reserve_req(24, 12, 1, 2);
+  req.params[0].nodes.push_back(basil::NidList::from_nids({12, 13}));
+  auto res = run(s, request("1.3", req));
+  ASSERT_FALSE(res.ok());
+  EXPECT_EQ(message(res), kExceedsMaxCpus);
+  EXPECT_EQ(res.error_class, basil::ErrorClass::kPermanent);
+  // More PEs per node than the listed nodes show, likewise.
+  auto wide = reserve_req(32, 16, 1, 0);
+  wide.params[0].nodes.push_back(basil::NidList::from_nids({12, 13}));
+  EXPECT_EQ(message(run(s, request("1.3", wide))), kExceedsMaxCpus);
+  // The same request on the two-thread nodes is placed.
+  req.params[0].nodes = {basil::NidList::from_nids({8, 9})};
+  EXPECT_TRUE(run(s, request("1.3", req)).ok());
+  EXPECT_TRUE(check_consistency(s).empty());
+}
+
+TEST(PlacementTest, MemoryBeyondSixtyFourBitsOfPagesIsRefusedNotACrash) {
+  State s = world("tds-8");
+  auto req = reserve_req(1);
+  req.params[0].memory.push_back({basil::MemoryType::kOS, std::uint64_t{1} << 54});  // x 1024 wraps to 0
+  auto res = run(s, request("1.3", req));
+  EXPECT_FALSE(res.ok());
+  req.params[0].memory.push_back({basil::MemoryType::kOS, UINT64_MAX});  // the sum saturates
+  EXPECT_FALSE(run(s, request("1.3", req)).ok());
+  EXPECT_TRUE(s.reservations.empty());
+}
+
+TEST(PlacementTest, PagesLargerThanAPeMemoryRoundUpToOnePage) {
+  auto sys = preset("tds-8");
+  ASSERT_TRUE(sys.is_ok());
+  sys->layouts[0].page_size_kb = 2048;
+  State s = initial_state(*sys);
+  auto req = reserve_req(2, 2);
+  req.params[0].memory.push_back({basil::MemoryType::kOS, 1});
+  auto res = run(s, request("1.3", req));
+  ASSERT_TRUE(res.ok()) << message(res);
+  ASSERT_EQ(s.allocations.at(1).size(), 1u);
+  EXPECT_EQ(s.allocations.at(1)[0].pages, 2u) << "one 2 MB page per PE of 1 MB";
+}
+
 TEST(PlacementTest, NotEnoughNodesIsTransient) {
   State s = world("tds-8");
   auto res = run(s, request("1.3", reserve_req(9 * 32)));

@@ -240,5 +240,105 @@ TEST(BasildTest, KillNineDuringAReservationStreamLosesNothing) {
   EXPECT_NE(check.out.find("ok"), std::string::npos) << check.out;
 }
 
+// ---------------------------------------------------------------- job geometry (issue 7)
+
+std::size_t count_of(const std::string& text, const std::string& what) {
+  std::size_t n = 0;
+  for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + what.size())) ++n;
+  return n;
+}
+
+json reserve_job(const Daemon& d, const std::string& batch, const json& job, unsigned* status) {
+  json body = {{"batch_id", batch}, {"user", "alice"}, {"job", job}};
+  return d.call("POST", "/v1/reserve", body.dump(), status);
+}
+
+TEST(BasildGeometryTest, JobOf2050NodesOf32ProcessorsReservesWidth65600AndTheFullSystemToo) {
+  Daemon d("geo-big", "xc30-2256");
+  d.start(true, /*xml_log=*/true);
+  unsigned status = 0;
+  // The paper's failing case: the scheduler lists 2050 nodes of 32 processors.
+  auto r = reserve_job(d, "2050", {{"node_list", "24-2073"}}, &status);
+  ASSERT_EQ(status, 200u) << r.dump() << d.log();
+  EXPECT_EQ(r["width"], 65600) << r.dump();
+  EXPECT_EQ(r["node_count"], 2050) << "ALPS reserved exactly the listed nodes, not N mod 2048";
+  EXPECT_EQ(r["nodes"], "24-2073");
+  EXPECT_EQ(r["nppn"], 32);
+  const std::string logged = slurp(d.dir() + "/basil_xml.log");
+  EXPECT_NE(logged.find("width=\"65600\""), std::string::npos) << "the RESERVE sent width 65600";
+  auto rel = d.call("POST", "/v1/release", json({{"reservation_id", r["reservation_id"]}}).dump(), &status);
+  ASSERT_EQ(status, 200u) << rel.dump();
+
+  // The whole machine, placed by ALPS from a node count.
+  auto full = reserve_job(d, "2256", {{"nodes", 2256}}, &status);
+  ASSERT_EQ(status, 200u) << full.dump() << d.log();
+  EXPECT_EQ(full["width"], 2256 * 32);
+  EXPECT_EQ(full["node_count"], 2256);
+  EXPECT_EQ(d.alps_reservations().size(), 1u);
+}
+
+TEST(BasildGeometryTest, MalformedJobIsRefusedPermanentlyWithoutCallingApbasil) {
+  Daemon d("geo-malformed", "xc30-2256", "", "[geometry]\none_task_per_core = true\nallocation = \"sub-node\"\n");
+  d.start(true, /*xml_log=*/true);
+  unsigned status = 0;
+  // 32 tasks per node on nodes where nppcu=1 leaves 16 processors visible.
+  auto r = reserve_job(d, "666", {{"nodes", 2}, {"ntasks_per_node", 32}}, &status);
+  EXPECT_EQ(status, 400u) << r.dump();
+  EXPECT_EQ(r.value("reason", ""), "exceeds_visible") << r.dump();
+  EXPECT_EQ(r.value("transient", true), false) << "a scheduler must not retry it";
+  EXPECT_NE(r.value("error", "").find("16 visible"), std::string::npos) << r.dump();
+  // The same job asking 2 tasks per core is fine, so the refusal is the geometry's.
+  auto fine = reserve_job(d, "667", {{"nodes", 2}, {"ntasks_per_node", 32}, {"ntasks_per_core", 2}}, &status);
+  ASSERT_EQ(status, 200u) << fine.dump();
+  EXPECT_EQ(fine["nppcu"], 2);
+  EXPECT_EQ(fine["width"], 64);
+  // Asked again (a lost answer), the job gets what it holds: no second RESERVE.
+  auto again = reserve_job(d, "667", {{"nodes", 2}, {"ntasks_per_node", 32}, {"ntasks_per_core", 2}}, &status);
+  ASSERT_EQ(status, 200u) << again.dump();
+  EXPECT_EQ(again.value("existing", false), true) << again.dump();
+  EXPECT_EQ(again["reservation_id"], fine["reservation_id"]);
+  const std::string logged = slurp(d.dir() + "/basil_xml.log");
+  EXPECT_EQ(count_of(logged, "method=\"RESERVE\""), 2u) << "one RESERVE (request and response) for job 667, none for 666";
+  EXPECT_EQ(logged.find("batch_id=\"666\""), std::string::npos) << "job 666 never reached apbasil";
+  EXPECT_NE(d.log().find("B0305"), std::string::npos) << d.log();
+  EXPECT_EQ(d.alps_reservations().size(), 1u);
+}
+
+TEST(BasildGeometryTest, BasilctlPlanEstimatesPendingNodesWithVisibleProcessors) {
+  Daemon d("geo-plan", "xc30-2256", "", "[geometry]\none_task_per_core = true\n");
+  d.start();
+  const std::string ctl = std::string(BASIL_BINARY_DIR) + "/basild/basilctl --socket " + d.socket();
+  auto out = run_command(ctl + " --json plan -n 32768");
+  ASSERT_EQ(out.exit_code, 0) << out.out;
+  auto plan = json::parse(out.out, nullptr, false);
+  ASSERT_TRUE(plan.is_object()) << out.out;
+  EXPECT_EQ(plan["nppcu"], 1) << "basild's [geometry] policy";
+  EXPECT_EQ(plan["estimate_nodes"], 2048) << "nppcu=1 leaves 16 of 32 visible: twice 1024, not 1024";
+  EXPECT_EQ(plan["geometry"]["node_count"], 2048);
+  EXPECT_EQ(plan["geometry"]["width"], 32768);
+  // The plan reserved nothing.
+  EXPECT_TRUE(d.alps_reservations().empty());
+  // Refused jobs exit 1 and say why.
+  auto bad = run_command(ctl + " plan -N 2 --ntasks-per-node 32 --allocation sub-node");
+  EXPECT_EQ(bad.exit_code, 1) << bad.out;
+  EXPECT_NE(bad.out.find("exceeds_visible"), std::string::npos) << bad.out;
+}
+
+TEST(BasildGeometryTest, BeforeBasil13TheJobFormSendsNoNppcu) {
+  Daemon d("geo-12", "tds-8", "4.1", "[geometry]\none_task_per_core = true\n");
+  d.start(true, /*xml_log=*/true);
+  ASSERT_EQ(d.get("/v1/health").value("dialect", ""), "1.2");
+  unsigned status = 0;
+  // BASIL 1.2 shows no compute units: each of the 32 processors is one, so
+  // one task per core changes nothing and nppcu, which 1.2 cannot say, is left out.
+  auto r = reserve_job(d, "120", {{"nodes", 2}}, &status);
+  ASSERT_EQ(status, 200u) << r.dump() << d.log();
+  EXPECT_EQ(r["width"], 64);
+  EXPECT_EQ(r["node_count"], 2);
+  const std::string logged = slurp(d.dir() + "/basil_xml.log");
+  EXPECT_NE(logged.find("width=\"64\""), std::string::npos);
+  EXPECT_EQ(logged.find("nppcu="), std::string::npos) << "no nppcu in a 1.2 RESERVE";
+}
+
 }  // namespace
 }  // namespace basild

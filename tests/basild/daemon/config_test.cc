@@ -218,6 +218,8 @@ TEST(ConfigTest, BadEnumListsTheAllowedWords) {
 
   EXPECT_EQ(only_error("[poll]\nmode = \"summary\"\n").key, "poll.mode");
   EXPECT_EQ(only_error("[conduit]\nmode = \"ssh\"\n").key, "conduit.mode");
+  EXPECT_EQ(only_error("[geometry]\nallocation = \"half-node\"\n").key, "geometry.allocation");
+  EXPECT_EQ(only_error("[geometry]\none_task_per_core = 1\n").key, "geometry.one_task_per_core");
 }
 
 TEST(ConfigTest, OutOfRangeNumbersAreErrors) {
@@ -402,6 +404,8 @@ TEST(ConfigTest, FormattedConfigParsesBackEqual) {
   c.log.level = LogLevel::kWarning;
   c.poll.mode = PollMode::kInventory;
   c.reconcile.max_release_share = 0.1;
+  c.geometry.one_task_per_core = true;
+  c.geometry.allocation = basil::AllocationMode::kSubNode;
   c.reconcile.sources = {
       {JobSourceType::kCommand, "sq", {"/usr/bin/squeue", "-h"}, "", "", 5s},
       {JobSourceType::kSqlite, "db", {}, "/var/lib/jobs.db", "SELECT id FROM jobs WHERE s = 'R'", 2s},
