@@ -137,7 +137,23 @@ int apbasil_mode(const std::string& state_dir) {
   std::uint64_t fault_seed = 0;
   const bool nodes_only = decoded && (std::holds_alternative<basil::EngineQuery>(decoded->body) ||
                                       std::holds_alternative<basil::SummaryQuery>(decoded->body));
-  Status st = (*store)->transact([&](const emu::State& state) -> Result<emu::Delta> {
+  // A query while no fault is configured changes nothing, not even the
+  // request sequence (which only seeds faults): it is answered from a read
+  // transaction, which writes and syncs nothing.
+  const bool query = decoded && (nodes_only || std::holds_alternative<basil::InventoryQuery>(decoded->body) ||
+                                 std::holds_alternative<basil::StatusQuery>(decoded->body));
+  bool answered = false;
+  Status st;
+  if (query) {
+    st = (*store)->read([&](const emu::State& state) {
+      if (state.faults.cscs_model || !state.faults.methods.empty()) return;
+      emu::Handled h = emu::handle(*decoded, state, now);
+      if (!h.delta.empty()) return;
+      response = std::move(h.response);
+      answered = true;
+    }, nodes_only ? emu::Store::Scope::kNodes : emu::Store::Scope::kAll);
+  }
+  if (!answered) st = (*store)->transact([&](const emu::State& state) -> Result<emu::Delta> {
     emu::Counters counters = state.counters;
     seq = ++counters.request_seq;
     fault_seed = state.faults.seed;

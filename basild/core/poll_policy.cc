@@ -110,6 +110,11 @@ PollDecision PollPolicy::decide(SteadyTime now) const {
 
   const auto res_last = std::max(reservations_at_, reservations_tried_);
   if (due(res_last, settings_.orphan_check_interval, now)) {
+    // Due together with the SUMMARY: one changecount INVENTORY answers both
+    // (no node data while nothing changed; all of it when something did).
+    if (forms_possible_ && nodes_since_ != FormSupport::kIgnored && changecount_ &&
+        due(summary_tried_, settings_.interval, now))
+      return query(QueryKind::kInventoryNodesSince, PollReason::kOrphanCheck, *changecount_);
     if (auto form = cheapest_reservation_form())
       return query(*form, PollReason::kOrphanCheck, *form == QueryKind::kInventoryNodesSince ? *changecount_ : 0);
     return query(QueryKind::kInventoryFull, PollReason::kOrphanCheck);
@@ -174,9 +179,10 @@ PollPolicy::InventoryResult PollPolicy::on_inventory(SteadyTime started, QueryKi
     reservations_tried_ = started;
   }
   if (asked == QueryKind::kInventoryNodesSince && !inv.has_node_array) {
-    // ALPS says the nodes did not change since our changecount.
-    nodes_at_ = started;
-    nodes_tried_ = started;
+    // ALPS says the nodes did not change since our changecount: what a
+    // SUMMARY would have told. The allocations on the nodes may have, so the
+    // node data's age (inventory_max_age) does not restart.
+    if (!summary_tried_ || *summary_tried_ < started) summary_tried_ = started;
   }
   if (r.node_data) {
     nodes_at_ = started;

@@ -12,7 +12,9 @@
 //    node data is older than inventory_max_age, or a caller demands fresh
 //    allocations; reservations (orphans) checked every orphan_check_interval
 //    with the cheapest INVENTORY form ALPS honours: reservations only, else
-//    nodes-since-changecount, else full. Without SUMMARY (before BASIL 1.3)
+//    nodes-since-changecount, else full. When the check and the SUMMARY fall
+//    due together, one nodes-since-changecount INVENTORY answers both (no
+//    node data while nothing changed). Without SUMMARY (before BASIL 1.3)
 //    each poll is a nodes-since-changecount INVENTORY when ALPS honours it,
 //    else a full one.
 // A form ALPS does not honour (node data comes back anyway, or the request

@@ -71,6 +71,7 @@ CREATE INDEX application_by_reservation ON application(reservation_id);
 constexpr const char* kPragmas = "PRAGMA synchronous=NORMAL; PRAGMA foreign_keys=OFF;";
 constexpr const char* kJournalWal = "PRAGMA journal_mode=WAL;";
 constexpr const char* kBegin = "BEGIN IMMEDIATE";
+constexpr const char* kBeginRead = "BEGIN DEFERRED";
 constexpr const char* kCommit = "COMMIT";
 constexpr const char* kRollback = "ROLLBACK";
 constexpr const char* kInsertSchemaVersion = "INSERT INTO schema_version(version) VALUES(?)";
@@ -515,6 +516,17 @@ Result<std::unique_ptr<Store>> Store::open(const std::string& state_dir) {
 }
 
 Status Store::transact(const TxnFn& fn, Scope scope, int busy_budget_ms) {
+  return run(kBegin, fn, scope, busy_budget_ms);
+}
+
+Status Store::read(const ReadFn& fn, Scope scope, int busy_budget_ms) {
+  return run(kBeginRead, [&](const State& s) -> Result<Delta> {
+    fn(s);
+    return Delta{};
+  }, scope, busy_budget_ms);
+}
+
+Status Store::run(const char* begin, const TxnFn& fn, Scope scope, int busy_budget_ms) {
   using Clock = std::chrono::steady_clock;
   const auto deadline = Clock::now() + std::chrono::milliseconds(busy_budget_ms);
   int backoff_ms = 2;
@@ -522,7 +534,7 @@ Status Store::transact(const TxnFn& fn, Scope scope, int busy_budget_ms) {
     sqlite3* db = impl_->db.get();
     bool begun = false;
     try {
-      exec(db, kBegin);
+      exec(db, begin);
       begun = true;
       State s;
       impl_->load_into(s, scope);
@@ -531,7 +543,7 @@ Status Store::transact(const TxnFn& fn, Scope scope, int busy_budget_ms) {
         exec(db, kRollback);
         return delta.status();
       }
-      impl_->write(*delta);
+      if (!delta->empty()) impl_->write(*delta);
       exec(db, kCommit);
       return Status::ok();
     } catch (const SqlError& e) {
@@ -545,10 +557,7 @@ Status Store::transact(const TxnFn& fn, Scope scope, int busy_budget_ms) {
 
 Result<State> Store::load() {
   State s;
-  Status st = transact([&](const State& loaded) -> Result<Delta> {
-    s = loaded;
-    return Delta{};
-  });
+  Status st = read([&](const State& loaded) { s = loaded; });
   if (!st) return st;
   return s;
 }

@@ -38,6 +38,12 @@ class Store {
   using TxnFn = std::function<basil::Result<Delta>(const State&)>;
   basil::Status transact(const TxnFn& fn, Scope scope = Scope::kAll, int busy_budget_ms = 120000);
 
+  // One read transaction (BEGIN DEFERRED): loads the world and calls fn;
+  // nothing is written, so nothing is synced to disk. A query that changes
+  // nothing (no fault configured) is answered this way.
+  using ReadFn = std::function<void(const State&)>;
+  basil::Status read(const ReadFn& fn, Scope scope = Scope::kAll, int busy_budget_ms = 120000);
+
   // Read-only snapshot (still one transaction).
   basil::Result<State> load();
 
@@ -45,6 +51,7 @@ class Store {
   basil::Result<std::vector<std::string>> check();
 
  private:
+  basil::Status run(const char* begin, const TxnFn& fn, Scope scope, int busy_budget_ms);
   struct Impl;
   explicit Store(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;

@@ -81,9 +81,26 @@ TEST(PollPolicyTest, HybridStartsWithAFullInventoryThenPollsSummaryEachInterval)
   EXPECT_FALSE(s.policy.decide(s.t0 + 15s).query);
 }
 
+TEST(PollPolicyTest, ACheckDueWithTheSummaryIsOneChangecountInventoryAnsweringBoth) {
+  Started s;
+  for (int i = 1; i < 6; ++i) s.policy.on_summary(s.t0 + i * 10s, summary(5, 3));
+  auto d = s.policy.decide(s.t0 + 60s);
+  ASSERT_TRUE(d.query);
+  EXPECT_EQ(d.kind, QueryKind::kInventoryNodesSince);
+  EXPECT_EQ(d.changecount, 5u);
+  auto r = s.policy.on_inventory(s.t0 + 60s, d.kind, reservations_only());
+  EXPECT_TRUE(r.reservations);
+  EXPECT_EQ(s.policy.nodes_since(), FormSupport::kHonoured);
+  // Both are answered: nothing is due until the next interval.
+  d = s.policy.decide(s.t0 + 61s);
+  EXPECT_FALSE(d.query);
+  EXPECT_EQ(d.wake, s.t0 + 70s);
+}
+
 TEST(PollPolicyTest, HybridChecksReservationsWithTheReservationsOnlyFormAtTheOrphanInterval) {
   Started s;
   for (int i = 1; i < 6; ++i) s.policy.on_summary(s.t0 + i * 10s, summary(5, 3));
+  s.policy.on_summary(s.t0 + 58s, summary(5, 3));  // the SUMMARY is not due with the check
   auto d = s.policy.decide(s.t0 + 60s);
   ASSERT_TRUE(d.query);
   EXPECT_EQ(d.kind, QueryKind::kInventoryReservations);
@@ -92,8 +109,7 @@ TEST(PollPolicyTest, HybridChecksReservationsWithTheReservationsOnlyFormAtTheOrp
   EXPECT_FALSE(r.node_data);
   EXPECT_TRUE(r.reservations);
   EXPECT_EQ(s.policy.reservations_only(), FormSupport::kHonoured);
-  // The SUMMARY of that interval comes next.
-  d = s.policy.decide(s.t0 + 60s);
+  d = s.policy.decide(s.t0 + 68s);
   ASSERT_TRUE(d.query);
   EXPECT_EQ(d.kind, QueryKind::kSummary);
 }
@@ -176,6 +192,7 @@ TEST(PollPolicyTest, ADemandedInventoryComesNextAndIsClearedByIt) {
 
 TEST(PollPolicyTest, IgnoredReservationsOnlyFormFallsBackToTheChangecountForm) {
   Started s;
+  s.policy.on_summary(s.t0 + 58s, summary(5, 3));
   auto d = s.policy.decide(s.t0 + 60s);
   ASSERT_EQ(d.kind, QueryKind::kInventoryReservations);
   // ALPS sent the nodes anyway: the form is ignored; the answer is full data.
@@ -199,6 +216,7 @@ TEST(PollPolicyTest, IgnoredReservationsOnlyFormFallsBackToTheChangecountForm) {
 
 TEST(PollPolicyTest, APermanentFailureOfAFormFallsBackAtOnce) {
   Started s;
+  s.policy.on_summary(s.t0 + 58s, summary(5, 3));
   auto d = s.policy.decide(s.t0 + 60s);
   ASSERT_EQ(d.kind, QueryKind::kInventoryReservations);
   s.policy.on_failure(s.t0 + 60s, d.kind, basil::Status(basil::Code::kAlpsPermanent, "syntax error"));
@@ -246,8 +264,11 @@ TEST(PollPolicyTest, BeforeDialect13EachPollIsAChangecountInventory) {
   auto r = p.on_inventory(t + 10s, d.kind, reservations_only());
   EXPECT_TRUE(r.reservations);
   EXPECT_EQ(p.nodes_since(), FormSupport::kHonoured);
-  // "Unchanged" refreshes the node data's age.
-  EXPECT_EQ(*p.nodes_at(), t + 10s);
+  // "Unchanged" does not refresh the node data's age: allocations may have moved.
+  EXPECT_EQ(*p.nodes_at(), t);
+  auto later = p.decide(t + 300s);
+  ASSERT_TRUE(later.query);
+  EXPECT_EQ(later.reason, PollReason::kMaxAge);
 }
 
 TEST(PollPolicyTest, Dialect11HasNoFormsAndPollsFullInventories) {

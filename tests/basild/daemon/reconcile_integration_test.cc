@@ -113,7 +113,7 @@ TEST(ReconcileTest, LiveFreshAndInteractiveReservationsSurviveHundredsOfCycles) 
   std::set<std::uint64_t> candidates;
   for (const auto& c : o["candidates"]) candidates.insert(c["reservation_id"].get<std::uint64_t>());
   EXPECT_EQ(candidates, std::set<std::uint64_t>{orphan}) << o.dump();
-  EXPECT_GE(o["candidates"][0]["seen"].get<int>(), 200);
+  EXPECT_GE(o["candidates"][0]["seen"].get<int>(), 190);  // injected just after the count started
 }
 
 TEST(ReconcileTest, AFailingJobTableCommandReleasesNothing) {
