@@ -720,6 +720,7 @@ struct Service::Impl : std::enable_shared_from_this<Impl> {
                                        "; the reconciler tries again");
         return;
       }
+      // An INVENTORY may have seen it go first and recorded it released.
       auto rec = self->store->find(id);
       if (rec && *rec && is_terminal((*rec)->state)) return;
       self->note(self->store->mark_released(id, "RELEASE proved it gone after " + std::to_string(done->attempts) +
@@ -1256,7 +1257,7 @@ struct Service::Impl : std::enable_shared_from_this<Impl> {
     auto self = shared_from_this();
     // The first answer goes to the caller; outstanding claims keep the loop
     // going in the background until ALPS proves the reservation gone.
-    spawn<basil::Released>(client->release_once(q), [self, q, id, reply](basil::Result<basil::Released> r) {
+    spawn<basil::Released>(client->release_once(q), [self, id, reply](basil::Result<basil::Released> r) {
       bool gone = (!r && r.status().code() == basil::Code::kReservationGone) ||
                   (r && r->claims && *r->claims == 0);
       if (gone) {
@@ -1267,19 +1268,8 @@ struct Service::Impl : std::enable_shared_from_this<Impl> {
       json j = {{"reservation_id", id}, {"state", "releasing"}};
       if (r && r->claims) j["claims"] = *r->claims;
       reply(control::Response::json(j));
-      ++self->releases_running;
-      self->spawn<ReleaseOutcome>(self->client->release(q), [self, id](basil::Result<ReleaseOutcome> done) {
-        --self->releases_running;
-        if (!done) {
-          self->log.warning("B0310", "RELEASE of " + std::to_string(id) + " not proven: " + done.status().to_string());
-          return;
-        }
-        // An INVENTORY may have seen it go first and recorded it released.
-        auto rec = self->store->find(id);
-        if (rec && *rec && is_terminal((*rec)->state)) return;
-        self->note(self->store->mark_released(id, "RELEASE proved it gone after " +
-                                                      std::to_string(done->attempts) + " attempts"));
-      });
+      // One loop per reservation: the reconciler sees it and does not start another.
+      if (self->release_loops.count(id) == 0) self->start_release_loop(id);
     });
   }
 
