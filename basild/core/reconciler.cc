@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 
-#include "core/records.h"
 
 namespace basild {
 
@@ -21,6 +20,21 @@ std::string_view action_kind_name(ReconcileAction::Kind k) {
 }
 
 std::vector<AlpsReservation> alps_reservations(const basil::Inventory& inventory) {
+  // Nodes per reservation in one pass over the nodes (not one per reservation).
+  std::map<std::uint64_t, std::vector<std::uint32_t>> nids_of;
+  if (inventory.has_node_array) {
+    for (const auto& node : inventory.nodes) {
+      std::uint64_t last = 0;
+      basil::for_each_processor(node, [&](const basil::Processor& p) {
+        for (auto id : p.allocations) {
+          if (id == last) continue;
+          auto& list = nids_of[id];
+          if (list.empty() || list.back() != node.node_id) list.push_back(node.node_id);
+          last = id;
+        }
+      });
+    }
+  }
   std::vector<AlpsReservation> out;
   out.reserve(inventory.reservations.size());
   for (const auto& r : inventory.reservations) {
@@ -28,7 +42,8 @@ std::vector<AlpsReservation> alps_reservations(const basil::Inventory& inventory
     a.id = r.reservation_id;
     a.batch_id = r.batch_id;
     a.user = r.user_name;
-    if (inventory.has_node_array) a.nodes = shape_of(inventory, r).nodes;
+    if (auto it = nids_of.find(r.reservation_id); it != nids_of.end())
+      a.nodes = basil::NidList::from_nids(std::move(it->second));
     for (const auto& app : r.applications)
       if (app.time_stamp != 0) a.apids.push_back(app.application_id);
     out.push_back(std::move(a));

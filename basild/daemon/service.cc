@@ -469,7 +469,7 @@ struct Service::Impl : std::enable_shared_from_this<Impl> {
     }
     // Demands made while that INVENTORY was in flight need the next one.
     if (!inventory_waiters_next.empty()) policy.demand_inventory();
-    if (result.reservations) co_await reconcile(*inventory);
+    if (result.reservations) co_await reconcile();
   }
 
   // ---------------------------------------------------------------- the job table and orphans
@@ -542,7 +542,9 @@ struct Service::Impl : std::enable_shared_from_this<Impl> {
     co_return view;
   }
 
-  Awaitable<void> reconcile(basil::Inventory inv) {
+  // One cycle on the cached inventory (whose reservations were just
+  // refreshed). Only this loop replaces the cache, and it awaits the cycle.
+  Awaitable<void> reconcile() {
     auto self = shared_from_this();
     auto active = store->list_active();
     if (!active) {
@@ -550,7 +552,7 @@ struct Service::Impl : std::enable_shared_from_this<Impl> {
       co_return;
     }
     JobTableView jobs = co_await fetch_job_table(*active);
-    run_reconcile(inv, std::move(jobs));
+    if (inventory) run_reconcile(*inventory, std::move(jobs));
   }
 
   // The rest of a cycle, once the job table has answered.
