@@ -35,6 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/types.h>
+#include <sys/uio.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -160,10 +161,35 @@ static void send_answer(struct call *c) {
   if (c->overflow) c->out.len = 0;
   snprintf(head, sizeof head, "R %llu %d %d %lu %lu\n", c->id, how, value, (unsigned long)c->out.len,
            (unsigned long)c->err.len);
-  if (write_all(1, head, strlen(head)) != 0 || write_all(1, c->out.data, c->out.len) != 0 ||
-      write_all(1, c->err.data, c->err.len) != 0) {
-    kill_all();
-    exit(0); /* the session is gone */
+  /* One writev: a small answer leaves in one ssh packet (sshd does not set
+     TCP_NODELAY for a session without a terminal). */
+  {
+    struct iovec iov[3];
+    size_t total, done = 0;
+    iov[0].iov_base = head;
+    iov[0].iov_len = strlen(head);
+    iov[1].iov_base = c->out.data;
+    iov[1].iov_len = c->out.len;
+    iov[2].iov_base = c->err.data;
+    iov[2].iov_len = c->err.len;
+    total = iov[0].iov_len + iov[1].iov_len + iov[2].iov_len;
+    while (done < total) {
+      ssize_t w = writev(1, iov, 3);
+      size_t k, left;
+      if (w < 0) {
+        if (errno == EINTR) continue;
+        kill_all();
+        exit(0); /* the session is gone */
+      }
+      done += (size_t)w;
+      left = (size_t)w;
+      for (k = 0; k < 3; k++) {
+        size_t take = left < iov[k].iov_len ? left : iov[k].iov_len;
+        iov[k].iov_base = (char *)iov[k].iov_base + take;
+        iov[k].iov_len -= take;
+        left -= take;
+      }
+    }
   }
 }
 
@@ -209,6 +235,11 @@ static void start_call(unsigned long long id, char *req, size_t len) {
     close(pout[1]);
     goto fail;
   }
+  for (i = 0; i < 2; i++) {
+    fcntl(pin[i], F_SETFD, FD_CLOEXEC);
+    fcntl(pout[i], F_SETFD, FD_CLOEXEC);
+    fcntl(perr[i], F_SETFD, FD_CLOEXEC);
+  }
   pid = fork();
   if (pid < 0) {
     close(pin[0]);
@@ -229,7 +260,10 @@ static void start_call(unsigned long long id, char *req, size_t len) {
     dup2(pin[0], 0);
     dup2(pout[1], 1);
     dup2(perr[1], 2);
-    if (maxfd < 0 || maxfd > 65536) maxfd = 65536;
+    /* Every descriptor of the helper's own is close-on-exec; this also
+       drops any a parent left open. A short range: closing up to
+       _SC_OPEN_MAX (often 2^20) would cost milliseconds per call. */
+    if (maxfd < 0 || maxfd > 256) maxfd = 256;
     for (fd = 3; fd < maxfd; fd++) close((int)fd);
     execv(apbasil_argv[0], apbasil_argv);
     {
@@ -250,9 +284,6 @@ static void start_call(unsigned long long id, char *req, size_t len) {
   c->out_fd = pout[0];
   c->err_fd = perr[0];
   fcntl(c->in_fd, F_SETFL, fcntl(c->in_fd, F_GETFL) | O_NONBLOCK);
-  fcntl(c->in_fd, F_SETFD, FD_CLOEXEC);
-  fcntl(c->out_fd, F_SETFD, FD_CLOEXEC);
-  fcntl(c->err_fd, F_SETFD, FD_CLOEXEC);
   if (c->req_len == 0) close_fd(&c->in_fd);
   return;
 fail:
@@ -343,6 +374,19 @@ static int parse_numbers(const char *s, unsigned long long *a, unsigned long lon
 
 static struct buf inbuf;
 
+/* SIGCHLD wakes poll() through this pipe; children are reaped by pid only. */
+static int chld_pipe[2] = {-1, -1};
+
+static void on_sigchld(int sig) {
+  int saved = errno;
+  char b = 0;
+  (void)sig;
+  if (write(chld_pipe[1], &b, 1) < 0) {
+    /* full: a wake-up is already pending */
+  }
+  errno = saved;
+}
+
 /* Consumes complete frames at the start of inbuf. */
 static void parse_input(void) {
   size_t off = 0;
@@ -408,6 +452,18 @@ int main(int argc, char **argv) {
   int stdin_open = 1;
   size_t k;
   signal(SIGPIPE, SIG_IGN);
+  if (pipe(chld_pipe) == 0) {
+    struct sigaction sa;
+    fcntl(chld_pipe[0], F_SETFL, fcntl(chld_pipe[0], F_GETFL) | O_NONBLOCK);
+    fcntl(chld_pipe[1], F_SETFL, fcntl(chld_pipe[1], F_GETFL) | O_NONBLOCK);
+    fcntl(chld_pipe[0], F_SETFD, FD_CLOEXEC);
+    fcntl(chld_pipe[1], F_SETFD, FD_CLOEXEC);
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_sigchld;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESTART | SA_NOCLDSTOP;
+    sigaction(SIGCHLD, &sa, NULL);
+  }
   while (i < argc && strncmp(argv[i], "--", 2) == 0) {
     if (strcmp(argv[i], "--") == 0) {
       i++;
@@ -438,11 +494,18 @@ int main(int argc, char **argv) {
   if (write_all(1, "BASIL-GATEWAY 1\n", 16) != 0) return 0;
 
   for (;;) {
-    struct pollfd fds[1 + 3 * MAX_SLOTS];
-    struct call *owner[1 + 3 * MAX_SLOTS];
-    int which[1 + 3 * MAX_SLOTS];
+    struct pollfd fds[2 + 3 * MAX_SLOTS];
+    struct call *owner[2 + 3 * MAX_SLOTS];
+    int which[2 + 3 * MAX_SLOTS];
     nfds_t n = 0;
     int timeout = -1, r;
+    if (chld_pipe[0] >= 0) {
+      fds[n].fd = chld_pipe[0];
+      fds[n].events = POLLIN;
+      owner[n] = NULL;
+      which[n] = 3;
+      n++;
+    }
     if (stdin_open) {
       fds[n].fd = 0;
       fds[n].events = POLLIN;
@@ -474,9 +537,10 @@ int main(int argc, char **argv) {
         which[n] = 2;
         n++;
       }
-      if (c->out_fd < 0 && c->err_fd < 0 && !c->exited) timeout = 2; /* poll for the exit */
+      /* Waiting for the exit: SIGCHLD wakes us; the timeout is a fallback. */
+      if (c->out_fd < 0 && c->err_fd < 0 && !c->exited) timeout = chld_pipe[0] >= 0 ? 50 : 2;
     }
-    if (!stdin_open && n == 0 && running_count() == 0) break;
+    if (!stdin_open && running_count() == 0 && !queue_head) break;
     r = poll(fds, n, timeout);
     if (r < 0 && errno != EINTR) fatal("poll failed");
     for (k = 0; r > 0 && k < (size_t)n; k++) {
@@ -484,6 +548,11 @@ int main(int argc, char **argv) {
       ssize_t got;
       struct call *c = owner[k];
       if (fds[k].revents == 0) continue;
+      if (which[k] == 3) {
+        while (read(chld_pipe[0], chunk, sizeof chunk) > 0) {
+        }
+        continue;
+      }
       if (!c) {
         got = read(0, chunk, sizeof chunk);
         if (got > 0) {

@@ -3,13 +3,13 @@
 // basild on the ssh conduit and on its own ssh session, against a real sshd.
 #include <gtest/gtest.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/wait.h>
 
 #include <nlohmann/json.hpp>
 
 #include "basil_proto/codec.h"
 #include "basild/conduit/sshd_fixture.h"
+#include "basild/io/emulator_support.h"
 #include "control/client.h"
 #include "daemon/config.h"
 #include "proxy.h"
@@ -66,47 +66,10 @@ TEST(ApbasilProxyTest, ExampleConfigurationParses) {
   EXPECT_EQ(c->conduit.mode, ConduitMode::kSshGateway);
 }
 
-struct Ran {
-  int exit_code = -1;
-  std::string out;
-};
-
 // As Slurm calls apbasil: request on stdin, stdin closed, stdout read to the end.
-Ran run_proxy(const std::string& config, const std::string& request) {
-  int in[2], out[2];
-  if (::pipe(in) != 0 || ::pipe(out) != 0) return {};
-  posix_spawn_file_actions_t fa;
-  ::posix_spawn_file_actions_init(&fa);
-  ::posix_spawn_file_actions_adddup2(&fa, in[0], 0);
-  ::posix_spawn_file_actions_adddup2(&fa, out[1], 1);
-  ::posix_spawn_file_actions_addclose(&fa, in[1]);
-  ::posix_spawn_file_actions_addclose(&fa, out[0]);
-  std::string bin = std::string(BASIL_BINARY_DIR) + "/apbasil_proxy/apbasil_proxy";
-  std::string flag = "--config";
-  std::string conf = config;
-  char* argv[] = {bin.data(), flag.data(), conf.data(), nullptr};
-  pid_t pid = -1;
-  const int e = ::posix_spawn(&pid, bin.c_str(), &fa, nullptr, argv, environ);
-  ::posix_spawn_file_actions_destroy(&fa);
-  ::close(in[0]);
-  ::close(out[1]);
-  Ran r;
-  if (e == 0) {
-    std::size_t off = 0;
-    while (off < request.size()) {
-      const ssize_t w = ::write(in[1], request.data() + off, request.size() - off);
-      if (w <= 0) break;
-      off += static_cast<std::size_t>(w);
-    }
-  }
-  ::close(in[1]);
-  char buf[65536];
-  ssize_t n = 0;
-  while ((n = ::read(out[0], buf, sizeof buf)) > 0) r.out.append(buf, static_cast<std::size_t>(n));
-  ::close(out[0]);
-  int st = 0;
-  if (e == 0 && ::waitpid(pid, &st, 0) == pid && WIFEXITED(st)) r.exit_code = WEXITSTATUS(st);
-  return r;
+testing::Piped run_proxy(const std::string& config, const std::string& request) {
+  return testing::run_piped({std::string(BASIL_BINARY_DIR) + "/apbasil_proxy/apbasil_proxy", "--config", config},
+                            request);
 }
 
 std::string request_xml(basil::RequestBody body, basil::Dialect d = basil::Dialect::k1_3) {
@@ -116,7 +79,7 @@ std::string request_xml(basil::RequestBody body, basil::Dialect d = basil::Diale
 class ProxyTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    ASSERT_TRUE(sshd.Start());
+    ASSERT_TRUE(sshd.Start()) << sshd.error();
     dir = make_temp_dir("proxy");
     state = init_emulator("proxy-emu");
   }

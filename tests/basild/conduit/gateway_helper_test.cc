@@ -7,6 +7,7 @@
 
 #include "basil_proto/codec.h"
 #include "basild/conduit/sshd_fixture.h"
+#include "basild/io/emulator_support.h"
 #include "conduit/frames.h"
 
 namespace basild {

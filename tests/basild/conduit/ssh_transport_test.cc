@@ -7,6 +7,7 @@
 
 #include "basil_proto/codec.h"
 #include "basild/conduit/sshd_fixture.h"
+#include "basild/io/emulator_support.h"
 #include "conduit/ssh_transport.h"
 #include "io/local_transport.h"
 
@@ -100,7 +101,10 @@ constexpr const char* kFixedTime = "BASIL_EMULATOR_TIME=1800000000";
 // Each test has its own sshd, started before the test body runs.
 class SshdTest : public ::testing::Test {
  protected:
-  void SetUp() override { ASSERT_TRUE(sshd.Start()); }
+  void SetUp() override { ASSERT_TRUE(sshd.Start()) << sshd.error(); }
+  void TearDown() override {
+    if (HasFailure()) std::fprintf(stderr, "--- sshd log ---\n%s--- end ---\n", sshd.log().c_str());
+  }
   TestSshd sshd;
   boost::asio::io_context io;
 };
@@ -245,7 +249,7 @@ TEST_P(ConduitModesTest, ReconnectsByItselfAfterSshdRestartsAndFailsFastMeanwhil
   EXPECT_NE(engine.diagnostics.find("last good"), std::string::npos);
   EXPECT_EQ(remote.status().engine_from_cache, 1u);
 
-  ASSERT_TRUE(sshd.Start());
+  ASSERT_TRUE(sshd.Start()) << sshd.error();
   bool ok = false;
   for (int i = 0; i < 100 && !ok; ++i) {
     ok = remote.status().state == "up";

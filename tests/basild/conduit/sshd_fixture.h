@@ -1,8 +1,10 @@
-// A real OpenSSH sshd on 127.0.0.1 for the conduit tests: its own host key,
-// a client key, authorized_keys and sshd_config in a temp dir, started with
-// -D on a free port in its own process group. Kill() takes down the listener
-// and every per-connection sshd it forked (as a crash of the main system's
-// sshd would); Start() again reuses the port and the keys.
+// A real OpenSSH sshd on 127.0.0.1 for the conduit tests and the conduit
+// benchmark: its own host key, a client key, authorized_keys and
+// sshd_config in a temp dir, started with -D on a free port in its own
+// process group. Kill() takes down the listener and every per-connection
+// sshd it forked (as a crash of the main system's sshd would); Start()
+// again reuses the port and the keys. Also run_piped(), a process run as a
+// scheduler runs apbasil. No gtest here: the benchmark uses it too.
 #pragma once
 
 #include <dirent.h>
@@ -16,7 +18,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <array>
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -25,7 +30,6 @@
 #include <vector>
 
 #include "conduit/ssh_session.h"
-#include "basild/io/emulator_support.h"
 
 extern char** environ;
 
@@ -54,6 +58,66 @@ inline bool port_accepts(int port) {
   const bool ok = ::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
   ::close(fd);
   return ok;
+}
+
+// A fresh directory under $TMPDIR (or /tmp).
+inline std::string sshd_temp_dir(const std::string& tag) {
+  const char* t = std::getenv("TMPDIR");
+  std::string tmpl = std::string(t != nullptr && *t != '\0' ? t : "/tmp") + "/basild-" + tag + "-XXXXXX";
+  return ::mkdtemp(tmpl.data()) != nullptr ? tmpl : std::string();
+}
+
+// Runs a shell command line (set-up only); its exit code.
+inline int shell(const std::string& cmd) {
+  const int st = std::system(cmd.c_str());
+  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+struct Piped {
+  int exit_code = -1;
+  std::string out;
+};
+
+// As a scheduler runs apbasil: `input` written on stdin, stdin closed,
+// stdout read to its end, the child reaped (by pid).
+inline Piped run_piped(const std::vector<std::string>& args, const std::string& input) {
+  Piped r;
+  int in[2], out[2];
+  if (::pipe(in) != 0) return r;
+  if (::pipe(out) != 0) {
+    ::close(in[0]);
+    ::close(in[1]);
+    return r;
+  }
+  posix_spawn_file_actions_t fa;
+  ::posix_spawn_file_actions_init(&fa);
+  ::posix_spawn_file_actions_adddup2(&fa, in[0], 0);
+  ::posix_spawn_file_actions_adddup2(&fa, out[1], 1);
+  ::posix_spawn_file_actions_addclose(&fa, in[1]);
+  ::posix_spawn_file_actions_addclose(&fa, out[0]);
+  std::vector<std::string> copy = args;
+  std::vector<char*> argv;
+  for (auto& a : copy) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  pid_t pid = -1;
+  const int e = ::posix_spawn(&pid, copy[0].c_str(), &fa, nullptr, argv.data(), environ);
+  ::posix_spawn_file_actions_destroy(&fa);
+  ::close(in[0]);
+  ::close(out[1]);
+  std::size_t off = 0;
+  while (e == 0 && off < input.size()) {
+    const ssize_t w = ::write(in[1], input.data() + off, input.size() - off);
+    if (w <= 0) break;
+    off += static_cast<std::size_t>(w);
+  }
+  ::close(in[1]);
+  std::array<char, 65536> buf{};
+  ssize_t n = 0;
+  while ((n = ::read(out[0], buf.data(), buf.size())) > 0) r.out.append(buf.data(), static_cast<std::size_t>(n));
+  ::close(out[0]);
+  int st = 0;
+  if (e == 0 && ::waitpid(pid, &st, 0) == pid && WIFEXITED(st)) r.exit_code = WEXITSTATUS(st);
+  return r;
 }
 
 inline std::string read_file(const std::string& path) {
@@ -94,29 +158,32 @@ inline std::set<pid_t> process_tree(pid_t root) {
 class TestSshd {
  public:
   TestSshd() {
-    dir_ = make_temp_dir("sshd");
+    dir_ = sshd_temp_dir("sshd");
     port_ = free_tcp_port();
     ::mkdir("/run/sshd", 0755);  // sshd's privilege separation directory
-    auto r = run_command("ssh-keygen -q -t ed25519 -N '' -f " + dir_ + "/host_key && ssh-keygen -q -t ed25519 -N '' -f " +
+    const int rc = shell("ssh-keygen -q -t ed25519 -N '' -f " + dir_ + "/host_key && ssh-keygen -q -t ed25519 -N '' -f " +
                          dir_ + "/client_key && ssh-keygen -q -t ed25519 -N '' -f " + dir_ + "/other_host_key && cp " +
                          dir_ + "/client_key.pub " + dir_ + "/authorized_keys");
-    EXPECT_EQ(r.exit_code, 0) << r.out;
+    if (rc != 0) error_ = "ssh-keygen failed";
     std::ofstream(dir_ + "/sshd_config")
         << "Port " << port_ << "\nListenAddress 127.0.0.1\nHostKey " << dir_ << "/host_key\n"
         << "AuthorizedKeysFile " << dir_ << "/authorized_keys\nPidFile " << dir_ << "/sshd.pid\n"
         << "StrictModes no\nUsePAM no\nPasswordAuthentication no\nKbdInteractiveAuthentication no\n"
         << "PubkeyAuthentication yes\nPermitRootLogin prohibit-password\nLogLevel ERROR\n"
-        << "MaxSessions 200\nMaxStartups 100:30:200\nPrintMotd no\n";
+        << "MaxSessions 200\nMaxStartups 100:30:200\nPrintMotd no\n"
+        // bash reads ~/.bashrc for an ssh command when SHLVL is unset; this
+        // host's root .bashrc runs slow tools (pyenv), which a main system's
+        // service account would not: keep the remote command's start lean.
+        << "SetEnv SHLVL=1\n";
     write_known_hosts(dir_ + "/known_hosts", "host_key.pub");
     write_known_hosts(dir_ + "/wrong_known_hosts", "other_host_key.pub");
     std::ofstream(dir_ + "/empty_known_hosts") << "";
   }
   ~TestSshd() {
     Kill();
-    // sshd's own log helps when a test failed.
-    if (::testing::Test::HasFailure() || std::getenv("BASIL_TEST_SSHD_LOG") != nullptr)
-      std::fprintf(stderr, "--- sshd log ---\n%s--- end of sshd log ---\n", read_file(dir_ + "/sshd.log").c_str());
-    run_command("rm -rf " + dir_);
+    if (std::getenv("BASIL_TEST_SSHD_LOG") != nullptr)
+      std::fprintf(stderr, "--- sshd log ---\n%s--- end of sshd log ---\n", log().c_str());
+    shell("rm -rf " + dir_);
   }
   TestSshd(const TestSshd&) = delete;
   TestSshd& operator=(const TestSshd&) = delete;
@@ -138,17 +205,21 @@ class TestSshd {
     const int e = ::posix_spawn(&pid_, args[0].c_str(), &fa, &attr, argv.data(), environ);
     ::posix_spawn_file_actions_destroy(&fa);
     ::posix_spawnattr_destroy(&attr);
-    if (e != 0) return false;
+    if (e != 0) {
+      error_ = "cannot start sshd";
+      return false;
+    }
     for (int i = 0; i < 500; ++i) {
       if (port_accepts(port_)) return true;
       int st = 0;
       if (::waitpid(pid_, &st, WNOHANG) == pid_) {
         pid_ = -1;
-        ADD_FAILURE() << "sshd exited: " << read_file(log);
+        error_ = "sshd exited: " + read_file(log);
         return false;
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
+    error_ = "sshd does not accept connections on port " + std::to_string(port_);
     return false;
   }
 
@@ -165,6 +236,8 @@ class TestSshd {
   }
 
   pid_t pid() const { return pid_; }
+  const std::string& error() const { return error_; }
+  std::string log() const { return read_file(dir_ + "/sshd.log"); }
   int port() const { return port_; }
   const std::string& dir() const { return dir_; }
 
@@ -191,6 +264,7 @@ class TestSshd {
   std::string dir_;
   int port_ = 0;
   pid_t pid_ = -1;
+  std::string error_;
 };
 
 }  // namespace basild::testing
