@@ -129,6 +129,7 @@ struct Basild {
       int st = 0;
       ::waitpid(pid, &st, 0);
     }
+    if (!dir.empty()) basild::testing::shell("rm -rf " + dir);
   }
 };
 

@@ -26,7 +26,15 @@ class GatewayHelperTest : public ::testing::Test {
     auto r = run_command("cc -std=c99 -pedantic -Wall -Wextra -Werror -O2 -o " + helper_ + " " + BASIL_GATEWAY_SOURCE);
     ASSERT_EQ(r.exit_code, 0) << r.out;
   }
-  void TearDown() override { run_command("rm -rf " + dir_); }
+  void TearDown() override {
+    run_command("rm -rf " + dir_);
+    for (const auto& d : states_) run_command("rm -rf " + d);
+  }
+  std::string emulator_state(const std::string& tag) {
+    states_.push_back(init_emulator(tag));
+    return states_.back();
+  }
+  std::vector<std::string> states_;
 
   // Runs the helper on `input` (stdin closed after it) and parses its output.
   std::vector<conduit::GatewayFrame> run(const std::string& input, const std::string& args) {
@@ -54,7 +62,7 @@ std::string request(basil::RequestBody body) {
 }
 
 TEST_F(GatewayHelperTest, AnswersEveryRequestLikeTheEmulatorAndExitsOnEndOfInput) {
-  const auto state = init_emulator("gwh");
+  const auto state = emulator_state("gwh");
   const std::string inv = request(basil::InventoryQuery{});
   const std::string sum = request(basil::SummaryQuery{});
   const auto direct_inv = run_command("printf '%s' '" + inv + "' | " + emulator_path() + " --state " + state).out;
@@ -78,7 +86,7 @@ TEST_F(GatewayHelperTest, AnswersEveryRequestLikeTheEmulatorAndExitsOnEndOfInput
 }
 
 TEST_F(GatewayHelperTest, ReportsAnApbasilThatCannotRunAndAnOversizedAnswer) {
-  const auto state = init_emulator("gwh2");
+  const auto state = emulator_state("gwh2");
   auto frames = run(conduit::encode_request_frame(9, "<x/>"), "/nonexistent/apbasil");
   ASSERT_EQ(frames.size(), 2u);
   const auto& a = std::get<conduit::GatewayAnswer>(frames[1]);

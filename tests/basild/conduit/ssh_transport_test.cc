@@ -104,8 +104,20 @@ class SshdTest : public ::testing::Test {
   void SetUp() override { ASSERT_TRUE(sshd.Start()) << sshd.error(); }
   void TearDown() override {
     if (HasFailure()) std::fprintf(stderr, "--- sshd log ---\n%s--- end ---\n", sshd.log().c_str());
+    for (const auto& d : states_) {
+      // A remote apbasil killed by nobody (sshd refuses signal requests
+      // for root logins) would outlive the test.
+      testing::kill_processes_mentioning(d);
+      testing::run_command("rm -rf " + d);
+    }
+  }
+  // An emulated system in a temp dir, removed after the test.
+  std::string emulator_state(const std::string& tag) {
+    states_.push_back(init_emulator(tag));
+    return states_.back();
   }
   TestSshd sshd;
+  std::vector<std::string> states_;
   boost::asio::io_context io;
 };
 
@@ -115,8 +127,8 @@ using SshTransportTest = SshdTest;
 // Every method, same request sequence: a local call on one emulated system and
 // the conduit on an identical one give byte-identical answers.
 TEST_P(ConduitModesTest, AnswersLikeALocalCallForEveryMethod) {
-  const auto local_state = init_emulator("cd-local");
-  const auto remote_state = init_emulator("cd-remote");
+  const auto local_state = emulator_state("cd-local");
+  const auto remote_state = emulator_state("cd-remote");
   // Both systems at the same fixed time, so that time stamps agree.
   LocalTransport local(io, {.argv = {"/usr/bin/env", kFixedTime, emulator_path(), "--state", local_state}});
   auto opts = ssh_options(sshd, remote_state, GetParam());
@@ -161,7 +173,7 @@ TEST_P(ConduitModesTest, AnswersLikeALocalCallForEveryMethod) {
 
 // Several calls at once share the one session.
 TEST_P(ConduitModesTest, RunsConcurrentCallsOverOneSession) {
-  const auto state = init_emulator("cd-conc");
+  const auto state = emulator_state("cd-conc");
   auto opts = ssh_options(sshd, state, GetParam());
   opts.max_concurrent = 4;
   SshTransport remote(io, opts);
@@ -182,7 +194,7 @@ TEST_P(ConduitModesTest, RunsConcurrentCallsOverOneSession) {
 }
 
 TEST_P(ConduitModesTest, WrongHostKeyIsRefused) {
-  const auto state = init_emulator("cd-hostkey");
+  const auto state = emulator_state("cd-hostkey");
   SshTransport remote(io, ssh_options(sshd, state, GetParam(), "wrong_known_hosts"));
   auto o = call(io, remote, inventory_request());
   EXPECT_EQ(o.status.code(), basil::Code::kTransport);
@@ -193,7 +205,7 @@ TEST_P(ConduitModesTest, WrongHostKeyIsRefused) {
 }
 
 TEST_P(ConduitModesTest, SshdKilledDuringAQueryIsRetriedAfterTheReconnect) {
-  const auto state = init_emulator("cd-dropq");
+  const auto state = emulator_state("cd-dropq");
   emulator_admin(state, "fault --method INVENTORY --latency-ms 1500");
   SshTransport remote(io, ssh_options(sshd, state, GetParam()));
   ASSERT_TRUE(call(io, remote, engine_request()).status);
@@ -210,7 +222,7 @@ TEST_P(ConduitModesTest, SshdKilledDuringAQueryIsRetriedAfterTheReconnect) {
 // The answer to a RESERVE is lost: the caller gets a transient error, never a
 // second RESERVE; the reservation ALPS made stays (the reconciler's business).
 TEST_P(ConduitModesTest, SshdKilledDuringAReserveIsTransientAndNotResent) {
-  const auto state = init_emulator("cd-dropr");
+  const auto state = emulator_state("cd-dropr");
   emulator_admin(state, "fault --method RESERVE --latency-ms 1500");
   SshTransport remote(io, ssh_options(sshd, state, GetParam()));
   ASSERT_TRUE(call(io, remote, engine_request()).status);
@@ -229,7 +241,7 @@ TEST_P(ConduitModesTest, SshdKilledDuringAReserveIsTransientAndNotResent) {
 }
 
 TEST_P(ConduitModesTest, ReconnectsByItselfAfterSshdRestartsAndFailsFastMeanwhile) {
-  const auto state = init_emulator("cd-restart");
+  const auto state = emulator_state("cd-restart");
   SshTransport remote(io, ssh_options(sshd, state, GetParam()));
   ASSERT_TRUE(call(io, remote, engine_request()).status);
   ASSERT_TRUE(call(io, remote, inventory_request()).status);
@@ -261,7 +273,7 @@ TEST_P(ConduitModesTest, ReconnectsByItselfAfterSshdRestartsAndFailsFastMeanwhil
 }
 
 TEST_P(ConduitModesTest, TimesOutAHungApbasil) {
-  const auto state = init_emulator("cd-hang");
+  const auto state = emulator_state("cd-hang");
   emulator_admin(state, "fault --method SUMMARY --hang 1");
   SshTransport remote(io, ssh_options(sshd, state, GetParam()));
   auto o = call(io, remote, encode(basil::SummaryQuery{}), 800ms);
@@ -276,7 +288,7 @@ INSTANTIATE_TEST_SUITE_P(Modes, ConduitModesTest,
                          [](const auto& p) { return p.param == ConduitModeKind::kExec ? "Exec" : "Gateway"; });
 
 TEST_F(SshTransportTest, UnknownHostKeyIsRefusedUnlessTrustOnFirstUseIsAsked) {
-  const auto state = init_emulator("cd-tofu");
+  const auto state = emulator_state("cd-tofu");
   {
     SshTransport remote(io, ssh_options(sshd, state, ConduitModeKind::kExec, "empty_known_hosts"));
     auto o = call(io, remote, inventory_request());
@@ -290,7 +302,7 @@ TEST_F(SshTransportTest, UnknownHostKeyIsRefusedUnlessTrustOnFirstUseIsAsked) {
 }
 
 TEST_F(SshTransportTest, KeyNotInAuthorizedKeysIsDenied) {
-  const auto state = init_emulator("cd-denied");
+  const auto state = emulator_state("cd-denied");
   auto opts = ssh_options(sshd, state, ConduitModeKind::kExec);
   opts.ssh.identity = sshd.dir() + "/other_host_key";  // a key the server does not know
   SshTransport remote(io, opts);
@@ -311,7 +323,7 @@ std::vector<pid_t> processes_of(const std::string& exe) {
 }
 
 TEST_F(SshTransportTest, AKilledGatewayHelperIsRestartedAndCallsGoOn) {
-  const auto state = init_emulator("cd-helper");
+  const auto state = emulator_state("cd-helper");
   // A private copy of the helper, so that its processes are ours alone.
   const auto helper = sshd.dir() + "/basil_gateway";
   std::filesystem::copy_file(std::string(BASIL_BINARY_DIR) + "/basild/basil_gateway", helper);
@@ -334,7 +346,7 @@ TEST_F(SshTransportTest, AKilledGatewayHelperIsRestartedAndCallsGoOn) {
 }
 
 TEST_F(SshTransportTest, AMissingGatewayHelperIsReportedOrFallsBackToExec) {
-  const auto state = init_emulator("cd-nohelper");
+  const auto state = emulator_state("cd-nohelper");
   {
     auto opts = ssh_options(sshd, state, ConduitModeKind::kGateway);
     opts.gateway_helper = "/nonexistent/basil_gateway";

@@ -120,6 +120,22 @@ inline Piped run_piped(const std::vector<std::string>& args, const std::string& 
   return r;
 }
 
+// SIGKILL to every process whose command line mentions `needle` (a unique
+// temp dir): cleans up a remote apbasil that outlived its ssh session.
+inline void kill_processes_mentioning(const std::string& needle) {
+  DIR* d = ::opendir("/proc");
+  if (d == nullptr) return;
+  while (dirent* e = ::readdir(d)) {
+    const pid_t pid = static_cast<pid_t>(std::atoi(e->d_name));
+    if (pid <= 0 || pid == ::getpid()) continue;
+    std::ifstream in("/proc/" + std::string(e->d_name) + "/cmdline", std::ios::binary);
+    std::string cmd;
+    std::getline(in, cmd, '\x01');  // the whole file: NUL-separated words, no \x01 in them
+    if (cmd.find(needle) != std::string::npos) ::kill(pid, SIGKILL);
+  }
+  ::closedir(d);
+}
+
 inline std::string read_file(const std::string& path) {
   std::ifstream in(path);
   std::stringstream s;
