@@ -257,7 +257,7 @@ int SshTransport::Impl::poll_timeout_ms() const {
 }
 
 void SshTransport::Impl::try_connect() {
-  set_state(st.connects == 0 && st.connect_failures == 0 ? "connecting" : "connecting");
+  set_state("connecting");
   auto s = open_session(options.ssh);
   if (!s) {
     down_error = s.status().message();

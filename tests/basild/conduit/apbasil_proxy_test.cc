@@ -195,6 +195,13 @@ TEST_F(ProxyTest, BasildAnswersEngineFromTheLastGoodAnswerWhileTheMainSystemIsDo
   const auto h = health();
   EXPECT_EQ(h["conduit"]["state"], "down");
   EXPECT_NE(h["conduit"].value("last_error", "").find("127.0.0.1"), std::string::npos) << h.dump();
+  {
+    control::Client c(dir + "/control.sock");
+    const auto m = c.request("GET", "/metrics", "", "", 5s);
+    ASSERT_TRUE(m.ok());
+    EXPECT_NE(m.body.find("basild_conduit_up 0\n"), std::string::npos) << m.body;
+    EXPECT_NE(m.body.find("basild_conduit_connects_total 1\n"), std::string::npos) << m.body;
+  }
 
   auto e = basil::decode_response(run_proxy(config, engine).out);
   ASSERT_TRUE(e);
