@@ -78,10 +78,14 @@ ReconcilePlan Reconciler::plan(const ReconcileInput& in) {
   plan.dry_run = settings_.dry_run || !in.jobs.speaks_for_scheduler;
 
   std::map<std::uint64_t, const RecordView*> record_of;
-  std::map<std::string, std::set<std::uint64_t>> job_reservations;  // batch -> basild's own
+  // batch -> the job's own reservation: the newest answered, else the newest adopted.
+  std::map<std::string, const RecordView*> job_reservations;
   for (const auto& r : in.records) {
     record_of[r.res_id] = &r;
-    if (r.job_reservation && !r.releasing && !r.batch_id.empty()) job_reservations[r.batch_id].insert(r.res_id);
+    if (!r.job_reservation || r.releasing || r.batch_id.empty()) continue;
+    const RecordView*& own = job_reservations[r.batch_id];
+    if (own == nullptr || std::make_pair(r.answered, r.created) > std::make_pair(own->answered, own->created))
+      own = &r;
   }
   std::map<std::string, std::vector<const AlpsReservation*>> alps_by_batch;
   for (const auto& a : in.alps)
@@ -131,7 +135,7 @@ ReconcilePlan Reconciler::plan(const ReconcileInput& in) {
     if (in.jobs.live.count(batch) != 0) {
       auto own = job_reservations.find(batch);
       if (own != job_reservations.end()) {
-        if (own->second.count(a.id) == 0) kind = CandidateKind::kStray;
+        if (own->second->res_id != a.id) kind = CandidateKind::kStray;
       } else {
         const auto& same = alps_by_batch[batch];
         if (same.size() == 1) {

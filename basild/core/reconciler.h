@@ -10,7 +10,9 @@
 //   checks in a row spanning at least `grace`.
 // - Stray: its batch_id is a live job for which basild recorded another
 //   reservation (a RESERVE whose answer was lost, then retried around
-//   basild). Released after the same counting.
+//   basild). Released after the same counting. When basild holds several
+//   records for one job, the job's own is the newest that a RESERVE answer
+//   named (else the newest adopted); the others are strays.
 // - A live job with no recorded reservation and exactly one in ALPS: that
 //   one is adopted. More than one: nothing is done (ambiguous, reported).
 // - A check whose job table failed counts nothing and releases nothing.
@@ -57,6 +59,7 @@ struct RecordView {
   std::uint64_t res_id = 0;
   std::string batch_id;
   bool job_reservation = false;  // basild reserved or adopted it for its job
+  bool answered = false;         // a RESERVE answer named it (not only adopted)
   bool releasing = false;        // basild's RELEASE sent, not proven gone
   WallTimePoint created{};
 };

@@ -437,6 +437,21 @@ void read_basil(const toml::table& t, BasilConfig& c, Errors& errors) {
 void read_conduit(const toml::table& t, ConduitConfig& c, Errors& errors) {
   Section s("conduit", t, errors);
   s.key("mode", [&](const Field& f) { assign(c.mode, read_enum(f, kConduitModes)); });
+  s.key("host", [&](const Field& f) { assign(c.host, read_string(f)); });
+  s.key("port", [&](const Field& f) { assign(c.port, read_u32(f, 1, 65535)); });
+  s.key("user", [&](const Field& f) { assign(c.user, read_string(f)); });
+  s.key("identity", [&](const Field& f) { assign(c.identity, read_absolute_path(f)); });
+  s.key("known_hosts", [&](const Field& f) { assign(c.known_hosts, read_absolute_path(f)); });
+  s.key("accept_new_host_key", [&](const Field& f) { assign(c.accept_new_host_key, read_bool(f)); });
+  s.key("remote_apbasil", [&](const Field& f) { assign(c.remote_apbasil, read_absolute_path(f)); });
+  s.key("remote_args", [&](const Field& f) { assign(c.remote_args, read_string_list(f, true)); });
+  s.key("gateway_helper", [&](const Field& f) { assign(c.gateway_helper, read_absolute_path(f)); });
+  s.key("gateway_fallback_exec", [&](const Field& f) { assign(c.gateway_fallback_exec, read_bool(f)); });
+  s.key("connect_timeout", [&](const Field& f) { assign(c.connect_timeout, read_duration(f, 100ms, 10min)); });
+  s.key("keepalive_interval", [&](const Field& f) { assign(c.keepalive_interval, read_duration(f, 0ms, 1h)); });
+  s.key("keepalive_count", [&](const Field& f) { assign(c.keepalive_count, read_u32(f, 1, 100)); });
+  s.key("reconnect_min", [&](const Field& f) { assign(c.reconnect_min, read_duration(f, 10ms, 1h)); });
+  s.key("reconnect_max", [&](const Field& f) { assign(c.reconnect_max, read_duration(f, 10ms, 24h)); });
   s.finish();
 }
 
@@ -657,6 +672,20 @@ void cross_checks(const Config& c, Errors& errors) {
     errors.add(k, p, "poll.inventory_max_age (" + format_duration(c.poll.inventory_max_age) +
                          ") must not be shorter than poll.interval (" + format_duration(c.poll.interval) + ")");
   }
+  if (c.conduit.mode != ConduitMode::kLocal) {
+    for (const auto& [key, value] : {std::pair{"conduit.host", &c.conduit.host},
+                                     std::pair{"conduit.known_hosts", &c.conduit.known_hosts}}) {
+      if (value->empty()) {
+        auto [k, p] = at("conduit.mode", "conduit.mode");
+        errors.add(k, p, std::string(key) + " is required with conduit.mode = \"" +
+                             std::string(conduit_mode_name(c.conduit.mode)) + "\"");
+      }
+    }
+  }
+  if (c.conduit.reconnect_max < c.conduit.reconnect_min) {
+    auto [k, p] = at("conduit.reconnect_max", "conduit.reconnect_min");
+    errors.add(k, p, "conduit.reconnect_max must not be shorter than conduit.reconnect_min");
+  }
   if (c.poll.orphan_check_interval < c.poll.interval) {
     auto [k, p] = at("poll.orphan_check_interval", "poll.interval");
     errors.add(k, p, "poll.orphan_check_interval (" + format_duration(c.poll.orphan_check_interval) +
@@ -875,7 +904,22 @@ std::string format_config(const Config& c) {
     << "version = " << quote(c.basil.version ? basil::protocol_string(*c.basil.version) : "auto") << "\n"
     << "strict_decode = " << boolean(c.basil.strict_decode) << "\n\n";
   o << "[conduit]\n"
-    << "mode = " << quote(conduit_mode_name(c.conduit.mode)) << "\n\n";
+    << "mode = " << quote(conduit_mode_name(c.conduit.mode)) << "\n"
+    << "host = " << quote(c.conduit.host) << "\n"
+    << "port = " << c.conduit.port << "\n"
+    << "user = " << quote(c.conduit.user) << "\n";
+  if (!c.conduit.identity.empty()) o << "identity = " << quote(c.conduit.identity) << "\n";
+  if (!c.conduit.known_hosts.empty()) o << "known_hosts = " << quote(c.conduit.known_hosts) << "\n";
+  o << "accept_new_host_key = " << boolean(c.conduit.accept_new_host_key) << "\n"
+    << "remote_apbasil = " << quote(c.conduit.remote_apbasil) << "\n"
+    << "remote_args = " << quote_list(c.conduit.remote_args) << "\n"
+    << "gateway_helper = " << quote(c.conduit.gateway_helper) << "\n"
+    << "gateway_fallback_exec = " << boolean(c.conduit.gateway_fallback_exec) << "\n"
+    << "connect_timeout = " << dur(c.conduit.connect_timeout) << "\n"
+    << "keepalive_interval = " << dur(c.conduit.keepalive_interval) << "\n"
+    << "keepalive_count = " << c.conduit.keepalive_count << "\n"
+    << "reconnect_min = " << dur(c.conduit.reconnect_min) << "\n"
+    << "reconnect_max = " << dur(c.conduit.reconnect_max) << "\n\n";
   o << "[state]\n"
     << "database = " << quote(c.state.database) << "\n\n";
   o << "[control]\n"
@@ -945,10 +989,12 @@ std::vector<std::string> config_warnings(const Config& c) {
     w.push_back("reconcile.grace = 0s: a reservation made moments ago, before the job table lists its job, "
                 "is protected only by reconcile.consecutive");
   }
-  if (c.conduit.mode != ConduitMode::kLocal) {
-    w.push_back("conduit.mode = \"" + std::string(conduit_mode_name(c.conduit.mode)) +
-                "\": the ssh conduits and their keys are not in this version (issue 6); basild refuses to "
-                "start with it");
+  if (c.conduit.mode != ConduitMode::kLocal && c.conduit.accept_new_host_key) {
+    w.push_back("conduit.accept_new_host_key = true: an unknown host key is trusted on first use and recorded in " +
+                c.conduit.known_hosts + "; set it back to false once the key is there");
+  }
+  if (c.conduit.mode != ConduitMode::kLocal && c.conduit.keepalive_interval == Duration::zero()) {
+    w.push_back("conduit.keepalive_interval = 0s: a dead link is found only when a call fails on it");
   }
   if (c.poll.mode == PollMode::kSummaryHybrid && c.basil.version &&
       !basil::at_least(*c.basil.version, basil::Dialect::k1_3)) {

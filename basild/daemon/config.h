@@ -49,11 +49,27 @@ struct BasilConfig {
   bool operator==(const BasilConfig&) const = default;
 };
 
-// [conduit]: how apbasil is reached. Only `mode` so far; the ssh modes' keys
-// (host, user, identity, known hosts...) come with issue 6 and go in this struct.
+// [conduit]: how apbasil is reached. "local": [apbasil] on this host; the
+// ssh modes reach apbasil on the main system's login node (basild/conduit/),
+// with [apbasil]'s timeout, max_concurrent and max_output_bytes.
 enum class ConduitMode : std::uint8_t { kLocal, kSshExec, kSshGateway };
 struct ConduitConfig {
   ConduitMode mode = ConduitMode::kLocal;
+  std::string host;                 // required by the ssh modes
+  std::uint32_t port = 22;
+  std::string user;                 // "": the user basild runs as
+  std::string identity;             // private key file; "": the ssh agent
+  std::string known_hosts;          // required by the ssh modes; the only file consulted
+  bool accept_new_host_key = false; // trust an unknown host key on first use (and record it)
+  std::string remote_apbasil = "/usr/bin/apbasil";      // on the login node
+  std::vector<std::string> remote_args;                 // after remote_apbasil
+  std::string gateway_helper = "/usr/local/libexec/basil_gateway";  // on the login node
+  bool gateway_fallback_exec = false;  // helper missing: use ssh-exec for that session
+  Duration connect_timeout = std::chrono::seconds(10);
+  Duration keepalive_interval = std::chrono::seconds(30);  // 0: none
+  std::uint32_t keepalive_count = 3;
+  Duration reconnect_min = std::chrono::seconds(1);
+  Duration reconnect_max = std::chrono::seconds(60);
   bool operator==(const ConduitConfig&) const = default;
 };
 

@@ -18,6 +18,7 @@
 #include "core/reconciler.h"
 #include "core/records.h"
 #include "core/timings.h"
+#include "daemon/conduit.h"
 #include "io/job_sources.h"
 #include "io/local_transport.h"
 #include "io/store.h"
@@ -190,7 +191,7 @@ struct Service::Impl : std::enable_shared_from_this<Impl> {
   Config config;
   Logger& log;
   std::unique_ptr<Store> store;
-  std::unique_ptr<LocalTransport> transport;
+  std::unique_ptr<Conduit> transport;  // [conduit]: local apbasil or the ssh conduit
   Timings timings;
   std::unique_ptr<XmlLog> xml_log;
   std::unique_ptr<Client> client;
@@ -246,10 +247,6 @@ struct Service::Impl : std::enable_shared_from_this<Impl> {
   // ---------------------------------------------------------------- start
 
   basil::Status start() {
-    if (config.conduit.mode != ConduitMode::kLocal)
-      return basil::Status(basil::Code::kInvalidValue,
-                           "conduit.mode = \"" + std::string(conduit_mode_name(config.conduit.mode)) +
-                               "\" is not available in this version; use \"local\"");
     auto opened = Store::open(config.state.database);
     if (!opened) return opened.status();
     store = std::move(*opened);
@@ -270,18 +267,13 @@ struct Service::Impl : std::enable_shared_from_this<Impl> {
     if (xml_log->enabled())
       log.info("B0102", "XML log on: " + (xml_log->path().empty() ? std::string("the daemon's log") : xml_log->path()));
 
-    LocalTransportOptions to;
-    to.argv = {config.apbasil.path};
-    to.argv.insert(to.argv.end(), config.apbasil.args.begin(), config.apbasil.args.end());
-    to.max_concurrent = config.apbasil.max_concurrent;
-    to.max_output_bytes = static_cast<std::size_t>(config.apbasil.max_output_bytes);
-    transport = std::make_unique<LocalTransport>(io, to);
+    transport = make_conduit(io, config);
 
     ClientOptions co;
     co.call_timeout = config.apbasil.timeout;
     co.pinned = config.basil.version;
     co.decode.strict = config.basil.strict_decode;
-    client = std::make_unique<Client>(io.get_executor(), *transport, co, &timings,
+    client = std::make_unique<Client>(io.get_executor(), transport->get(), co, &timings,
                                       xml_log->enabled() ? xml_log->observer() : CallObserver{});
 
     build_sources();
@@ -574,6 +566,7 @@ struct Service::Impl : std::enable_shared_from_this<Impl> {
       v.res_id = r.res_id;
       v.batch_id = r.batch_id;
       v.job_reservation = r.origin != ResOrigin::kSeen;
+      v.answered = r.origin == ResOrigin::kReserved;
       v.releasing = r.state == ResState::kReleasing;
       v.created = r.created;
       in.records.push_back(std::move(v));
@@ -848,6 +841,7 @@ struct Service::Impl : std::enable_shared_from_this<Impl> {
                         text += control::to_prometheus(self->server->stats());
                         text += "# TYPE basild_alps_reachable gauge\nbasild_alps_reachable " +
                                 std::to_string(self->alps_reachable ? 1 : 0) + "\n";
+                        text += self->transport->prometheus();
                         text += "# TYPE basild_reservations_gone_total counter\nbasild_reservations_gone_total " +
                                 std::to_string(self->gone_behind_back) + "\n";
                         text += self->poll_prometheus();
@@ -936,6 +930,7 @@ struct Service::Impl : std::enable_shared_from_this<Impl> {
     if (client && client->dialect()) j["dialect"] = basil::dialect_id(*client->dialect());
     if (client && client->engine()) j["engine"] = client->engine()->version;
     j["transport"] = {{"name", transport->name()}, {"running", transport->running()}, {"queued", transport->queued()}};
+    j["conduit"] = transport->status_json();
     j["inventory_age_s"] = inventory ? json(age_seconds(inventory_at)) : json(nullptr);
     j["uptime_s"] = age_seconds(started_at);
     j["intents_in_flight"] = intents_in_flight.size();

@@ -15,6 +15,8 @@
 #include <optional>
 #include <unordered_set>
 
+#include "core/apbasil_output.h"
+
 extern char** environ;
 
 namespace basild {
@@ -51,15 +53,6 @@ int cloexec_pipe(std::array<int, 2>& fds) {
 void close_fd(int& fd) {
   if (fd >= 0) ::close(fd);
   fd = -1;
-}
-
-// Looks like one complete XML document: "<" first and ">" last, whitespace
-// aside. The decoder has the last word; this tells a plausible answer from
-// garbage or a cut-off one for the exit-status rule and raw forwards.
-bool looks_like_xml(const std::string& s) {
-  const auto first = s.find_first_not_of(" \t\r\n");
-  const auto last = s.find_last_not_of(" \t\r\n");
-  return first != std::string::npos && s[first] == '<' && s[last] == '>';
 }
 
 std::string describe_status(int status) {
@@ -415,26 +408,14 @@ Status LocalTransport::Impl::Call::judge() {
     return Status(Code::kTransport, what + " " + describe_status(wait_status) + " after " +
                                         std::to_string(ms) + " ms");
   }
+  const bool exited = wait_status >= 0 && WIFEXITED(wait_status);
   if (impl->options_.output == LocalOutput::kText) {
     // A command's word is its exit status; its output may be empty.
-    if (wait_status >= 0 && WIFEXITED(wait_status) && WEXITSTATUS(wait_status) != 0)
-      return Status(Code::kTransport, what + " " + describe_status(wait_status));
+    if (exited && WEXITSTATUS(wait_status) != 0) return Status(Code::kTransport, what + " " + describe_status(wait_status));
     return Status::ok();
   }
-  const bool xml = looks_like_xml(response);
-  if (wait_status >= 0 && WIFEXITED(wait_status) && WEXITSTATUS(wait_status) != 0 && !xml) {
-    return Status(Code::kTransport, what + " " + describe_status(wait_status) +
-                                        " and no usable XML (" + std::to_string(response.size()) +
-                                        " bytes on stdout)");
-  }
-  if (response.find_first_not_of(" \t\r\n") == std::string::npos) {
-    return Status(Code::kTransport, what + " wrote nothing on stdout");
-  }
-  if (!xml) {
-    return Status(Code::kTransport, what + " answer truncated or not XML (" +
-                                        std::to_string(response.size()) + " bytes)");
-  }
-  return Status::ok();
+  return judge_apbasil_output(what, response, exited ? std::optional<int>(WEXITSTATUS(wait_status)) : std::nullopt,
+                              exited ? describe_status(wait_status) : std::string());
 }
 
 void LocalTransport::Impl::Call::complete(Status status) {

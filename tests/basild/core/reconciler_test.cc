@@ -244,6 +244,29 @@ TEST(ReconcilerTest, AStrayOfALiveJobIsReleasedAndItsRecordedReservationKept) {
   EXPECT_EQ(rel[0].candidate, CandidateKind::kStray);
 }
 
+TEST(ReconcilerTest, OfTwoRecordedReservationsOfAJobTheAdoptedOneIsTheStray) {
+  // The lost RESERVE's reservation was adopted before the retry's answer
+  // named another: the answered one is the job's, the adopted one a stray.
+  Cycle c;
+  c.in.alps = {res(10, "42"), res(11, "42"), res(1, "a"), res(2, "b"), res(3, "c")};
+  c.in.jobs = jobs({"42", "a", "b", "c"});
+  RecordView adopted;
+  adopted.res_id = 10;
+  adopted.batch_id = "42";
+  adopted.job_reservation = true;
+  adopted.created = kT0 + 1s;
+  RecordView answered = adopted;
+  answered.res_id = 11;
+  answered.answered = true;
+  answered.created = kT0;  // older, but named by an answer
+  c.in.records = {adopted, answered};
+  for (auto t : {0s, 30s}) c.at(t);
+  auto rel = of_kind(c.at(60s), Kind::kRelease);
+  ASSERT_EQ(rel.size(), 1u);
+  EXPECT_EQ(rel[0].res_id, 10u);
+  EXPECT_EQ(rel[0].candidate, CandidateKind::kStray);
+}
+
 TEST(ReconcilerTest, ALiveJobWithExactlyOneUnrecordedReservationAdoptsIt) {
   Cycle c;
   c.in.alps = {res(10, "42")};

@@ -81,6 +81,21 @@ strict_decode = true
 
 [conduit]
 mode = "ssh-exec"
+host = "login1"
+port = 2222
+user = "alpsres"
+identity = "/etc/basild/id_ed25519"
+known_hosts = "/etc/basild/known_hosts"
+accept_new_host_key = true
+remote_apbasil = "/opt/cray/bin/apbasil"
+remote_args = ["-v"]
+gateway_helper = "/opt/basild/basil_gateway"
+gateway_fallback_exec = true
+connect_timeout = "5s"
+keepalive_interval = "10s"
+keepalive_count = 5
+reconnect_min = "2s"
+reconnect_max = "5m"
 
 [state]
 database = "/srv/basild/state.db"
@@ -137,6 +152,21 @@ query = "SELECT id FROM jobs"
   EXPECT_EQ(c->basil.version, basil::Dialect::k1_2);
   EXPECT_TRUE(c->basil.strict_decode);
   EXPECT_EQ(c->conduit.mode, ConduitMode::kSshExec);
+  EXPECT_EQ(c->conduit.host, "login1");
+  EXPECT_EQ(c->conduit.port, 2222u);
+  EXPECT_EQ(c->conduit.user, "alpsres");
+  EXPECT_EQ(c->conduit.identity, "/etc/basild/id_ed25519");
+  EXPECT_EQ(c->conduit.known_hosts, "/etc/basild/known_hosts");
+  EXPECT_TRUE(c->conduit.accept_new_host_key);
+  EXPECT_EQ(c->conduit.remote_apbasil, "/opt/cray/bin/apbasil");
+  EXPECT_EQ(c->conduit.remote_args, (std::vector<std::string>{"-v"}));
+  EXPECT_EQ(c->conduit.gateway_helper, "/opt/basild/basil_gateway");
+  EXPECT_TRUE(c->conduit.gateway_fallback_exec);
+  EXPECT_EQ(c->conduit.connect_timeout, 5s);
+  EXPECT_EQ(c->conduit.keepalive_interval, 10s);
+  EXPECT_EQ(c->conduit.keepalive_count, 5u);
+  EXPECT_EQ(c->conduit.reconnect_min, 2s);
+  EXPECT_EQ(c->conduit.reconnect_max, 5min);
   EXPECT_EQ(c->state.database, "/srv/basild/state.db");
   EXPECT_EQ(c->control.socket, "/run/b.sock");
   EXPECT_EQ(c->control.mode, 0600u);
@@ -481,6 +511,16 @@ TEST(ConfigTest, CheckConfigReportsOkWarningsAndTheEffectiveConfig) {
   EXPECT_FALSE(bad.ok);
   EXPECT_EQ(bad.report.rfind("b.conf: 2 errors\n", 0), 0u) << bad.report;
   EXPECT_NE(bad.report.find("b.conf:3:1: apbasil.foo: unknown key"), std::string::npos) << bad.report;
+}
+
+TEST(ConfigTest, SshConduitNeedsHostAndKnownHosts) {
+  auto p = parse_config_all("[conduit]\nmode = \"ssh-gateway\"\n");
+  ASSERT_EQ(p.errors.size(), 2u);
+  EXPECT_EQ(p.errors[0].key, "conduit.mode");
+  EXPECT_NE(p.errors[0].message.find("conduit.host is required"), std::string::npos) << p.errors[0].message;
+  EXPECT_NE(p.errors[1].message.find("conduit.known_hosts is required"), std::string::npos);
+  EXPECT_TRUE(parse_config("[conduit]\nmode = \"ssh-gateway\"\nhost = \"l\"\nknown_hosts = \"/k\"\n"));
+  EXPECT_EQ(only_error("[conduit]\nreconnect_min = \"10s\"\nreconnect_max = \"5s\"\n").key, "conduit.reconnect_max");
 }
 
 TEST(ConfigTest, WarningsNameRiskySettings) {

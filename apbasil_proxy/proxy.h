@@ -1,0 +1,35 @@
+// apbasil_proxy's decisions, apart from its I/O: what to do with the local
+// basild's answer, and the BASIL FAILURE written when the main system
+// cannot be reached (so that the scheduler sees a retryable error, not a
+// parse failure). Pure.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace apbasil_proxy {
+
+// A well-formed BASIL FAILURE answering `request` (its protocol and method
+// when it decodes; protocol 1.0 and no method otherwise), error class
+// TRANSIENT or PERMANENT, source SYSTEM, with one ERROR message.
+std::string failure_response(std::string_view request, bool transient, std::string_view message);
+
+// How a control-socket attempt ended, for the choice below.
+enum class SocketOutcome {
+  kAnswered,     // HTTP 200 with the raw BASIL answer
+  kRefusedCall,  // basild answered with an error (HTTP status != 200)
+  kUnreachable,  // no socket file, or nothing listening: nothing was sent
+  kBroken,       // connected, then timed out or closed: the request may have been acted on
+};
+
+enum class Next {
+  kWriteAnswer,   // write basild's answer
+  kWriteFailure,  // write failure_response(...)
+  kOwnSession,    // open our own ssh session for the call
+};
+
+// Only an unreachable basild lets the proxy send the request itself: after a
+// broken exchange the request may already be with ALPS.
+Next after_socket(SocketOutcome outcome, bool ssh_configured);
+
+}  // namespace apbasil_proxy

@@ -1,0 +1,601 @@
+/*
+ * basil_gateway: the remote half of basild's ssh conduit in gateway mode.
+ *
+ * Runs on the main system's login node, started once per ssh session by
+ * basild (or by the forced command of a restricted key). Reads framed BASIL
+ * requests on stdin, runs apbasil for each (several at once, each in its
+ * own process group, the request on its stdin, never through a shell), and
+ * writes framed answers on stdout. The frames (see basild/conduit/frames.h):
+ *
+ *   out, once:  "BASIL-GATEWAY 1\n"
+ *   in:         "Q <id> <len>\n" <request>           run a request
+ *   in:         "K <id>\n"                            kill that request's process group
+ *   out:        "R <id> <how> <value> <outlen> <errlen>\n" <stdout> <stderr>
+ *               how: 0 exited (value: exit code), 1 killed (value: signal),
+ *                    2 apbasil could not be started (value: errno), 3 output over the limit
+ *   out:        "E <len>\n" <message>                 fatal protocol error, then exit 1
+ *
+ * End of file on stdin: no more requests; the calls running and queued
+ * are finished and answered, then the helper exits 0. A write error on
+ * stdout (the session is gone) kills every running apbasil and exits 0.
+ *
+ * Needs only the C library; builds with an old system compiler:
+ *   cc -std=c99 -O2 -o basil_gateway basil_gateway.c
+ *
+ * Usage: basil_gateway [--max-running N] [--max-output BYTES]
+ *                      [--max-request BYTES] APBASIL [ARGS...]
+ */
+#define _POSIX_C_SOURCE 200809L
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define MAX_HEADER 128
+#define MAX_STDERR (64 * 1024)
+#define MAX_SLOTS 256
+
+struct buf {
+  char *data;
+  size_t len, cap;
+};
+
+struct call {
+  int used;
+  unsigned long long id;
+  pid_t pid;
+  int in_fd, out_fd, err_fd;
+  char *req; /* request bytes still to write */
+  size_t req_len, req_off;
+  struct buf out, err;
+  int overflow, killed_for_overflow, spawn_errno, exited;
+  int status;
+};
+
+static struct call slots[MAX_SLOTS];
+static size_t max_running = 4;
+static size_t max_output = 256u << 20;
+static size_t max_request = 1u << 20;
+static char **apbasil_argv;
+
+/* Requests read but not started yet (over max_running). */
+struct pending {
+  unsigned long long id;
+  char *req;
+  size_t len;
+  struct pending *next;
+};
+static struct pending *queue_head, *queue_tail;
+static size_t queue_len;
+
+static int buf_append(struct buf *b, const char *p, size_t n) {
+  if (b->len + n > b->cap) {
+    size_t cap = b->cap ? b->cap : 4096;
+    char *d;
+    while (cap < b->len + n) cap *= 2;
+    d = (char *)realloc(b->data, cap);
+    if (!d) return -1;
+    b->data = d;
+    b->cap = cap;
+  }
+  memcpy(b->data + b->len, p, n);
+  b->len += n;
+  return 0;
+}
+
+static void buf_free(struct buf *b) {
+  free(b->data);
+  b->data = NULL;
+  b->len = b->cap = 0;
+}
+
+static int write_all(int fd, const char *p, size_t n) {
+  while (n > 0) {
+    ssize_t w = write(fd, p, n);
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      return -1;
+    }
+    p += w;
+    n -= (size_t)w;
+  }
+  return 0;
+}
+
+static void kill_all(void) {
+  size_t i;
+  for (i = 0; i < MAX_SLOTS; i++) {
+    if (slots[i].used && slots[i].pid > 0 && !slots[i].exited) {
+      kill(-slots[i].pid, SIGKILL);
+      while (waitpid(slots[i].pid, &slots[i].status, 0) < 0 && errno == EINTR) {
+      }
+      slots[i].exited = 1;
+    }
+  }
+}
+
+static void fatal(const char *msg) {
+  char head[MAX_HEADER];
+  size_t n = strlen(msg);
+  snprintf(head, sizeof head, "E %lu\n", (unsigned long)n);
+  write_all(1, head, strlen(head));
+  write_all(1, msg, n);
+  kill_all();
+  exit(1);
+}
+
+static void close_fd(int *fd) {
+  if (*fd >= 0) close(*fd);
+  *fd = -1;
+}
+
+static size_t running_count(void) {
+  size_t i, n = 0;
+  for (i = 0; i < MAX_SLOTS; i++)
+    if (slots[i].used) n++;
+  return n;
+}
+
+static void send_answer(struct call *c) {
+  char head[MAX_HEADER];
+  int how = 0, value = 0;
+  if (c->spawn_errno) {
+    how = 2;
+    value = c->spawn_errno;
+  } else if (c->overflow) {
+    how = 3;
+  } else if (WIFSIGNALED(c->status)) {
+    how = 1;
+    value = WTERMSIG(c->status);
+  } else if (WIFEXITED(c->status)) {
+    value = WEXITSTATUS(c->status);
+  }
+  if (c->overflow) c->out.len = 0;
+  snprintf(head, sizeof head, "R %llu %d %d %lu %lu\n", c->id, how, value, (unsigned long)c->out.len,
+           (unsigned long)c->err.len);
+  /* One writev: a small answer leaves in one ssh packet (sshd does not set
+     TCP_NODELAY for a session without a terminal). */
+  {
+    struct iovec iov[3];
+    size_t total, done = 0;
+    iov[0].iov_base = head;
+    iov[0].iov_len = strlen(head);
+    iov[1].iov_base = c->out.data;
+    iov[1].iov_len = c->out.len;
+    iov[2].iov_base = c->err.data;
+    iov[2].iov_len = c->err.len;
+    total = iov[0].iov_len + iov[1].iov_len + iov[2].iov_len;
+    while (done < total) {
+      ssize_t w = writev(1, iov, 3);
+      size_t k, left;
+      if (w < 0) {
+        if (errno == EINTR) continue;
+        kill_all();
+        exit(0); /* the session is gone */
+      }
+      done += (size_t)w;
+      left = (size_t)w;
+      for (k = 0; k < 3; k++) {
+        size_t take = left < iov[k].iov_len ? left : iov[k].iov_len;
+        iov[k].iov_base = (char *)iov[k].iov_base + take;
+        iov[k].iov_len -= take;
+        left -= take;
+      }
+    }
+  }
+}
+
+static void release_slot(struct call *c) {
+  close_fd(&c->in_fd);
+  close_fd(&c->out_fd);
+  close_fd(&c->err_fd);
+  free(c->req);
+  buf_free(&c->out);
+  buf_free(&c->err);
+  memset(c, 0, sizeof *c);
+  c->in_fd = c->out_fd = c->err_fd = -1;
+}
+
+static void start_call(unsigned long long id, char *req, size_t len) {
+  int pin[2], pout[2], perr[2];
+  struct call *c = NULL;
+  size_t i;
+  pid_t pid;
+  for (i = 0; i < MAX_SLOTS; i++) {
+    if (!slots[i].used) {
+      c = &slots[i];
+      break;
+    }
+  }
+  if (!c) fatal("no free slot");
+  memset(c, 0, sizeof *c);
+  c->used = 1;
+  c->id = id;
+  c->req = req;
+  c->req_len = len;
+  c->in_fd = c->out_fd = c->err_fd = -1;
+  if (pipe(pin) != 0) goto fail;
+  if (pipe(pout) != 0) {
+    close(pin[0]);
+    close(pin[1]);
+    goto fail;
+  }
+  if (pipe(perr) != 0) {
+    close(pin[0]);
+    close(pin[1]);
+    close(pout[0]);
+    close(pout[1]);
+    goto fail;
+  }
+  for (i = 0; i < 2; i++) {
+    fcntl(pin[i], F_SETFD, FD_CLOEXEC);
+    fcntl(pout[i], F_SETFD, FD_CLOEXEC);
+    fcntl(perr[i], F_SETFD, FD_CLOEXEC);
+  }
+  pid = fork();
+  if (pid < 0) {
+    close(pin[0]);
+    close(pin[1]);
+    close(pout[0]);
+    close(pout[1]);
+    close(perr[0]);
+    close(perr[1]);
+    goto fail;
+  }
+  if (pid == 0) {
+    long fd, maxfd = sysconf(_SC_OPEN_MAX);
+    sigset_t none;
+    setpgid(0, 0);
+    signal(SIGPIPE, SIG_DFL);
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    dup2(pin[0], 0);
+    dup2(pout[1], 1);
+    dup2(perr[1], 2);
+    /* Every descriptor of the helper's own is close-on-exec; this also
+       drops any a parent left open. A short range: closing up to
+       _SC_OPEN_MAX (often 2^20) would cost milliseconds per call. */
+    if (maxfd < 0 || maxfd > 256) maxfd = 256;
+    for (fd = 3; fd < maxfd; fd++) close((int)fd);
+    execv(apbasil_argv[0], apbasil_argv);
+    {
+      const char *e = strerror(errno);
+      write_all(2, apbasil_argv[0], strlen(apbasil_argv[0]));
+      write_all(2, ": ", 2);
+      write_all(2, e, strlen(e));
+      write_all(2, "\n", 1);
+    }
+    _exit(127);
+  }
+  setpgid(pid, pid); /* also in the parent: no race with a kill */
+  close(pin[0]);
+  close(pout[1]);
+  close(perr[1]);
+  c->pid = pid;
+  c->in_fd = pin[1];
+  c->out_fd = pout[0];
+  c->err_fd = perr[0];
+  fcntl(c->in_fd, F_SETFL, fcntl(c->in_fd, F_GETFL) | O_NONBLOCK);
+  if (c->req_len == 0) close_fd(&c->in_fd);
+  return;
+fail:
+  c->spawn_errno = errno ? errno : EIO;
+  {
+    const char *e = strerror(c->spawn_errno);
+    buf_append(&c->err, e, strlen(e));
+  }
+  send_answer(c);
+  release_slot(c);
+}
+
+static void start_queued(void) {
+  while (queue_head && running_count() < max_running) {
+    struct pending *p = queue_head;
+    queue_head = p->next;
+    if (!queue_head) queue_tail = NULL;
+    queue_len--;
+    start_call(p->id, p->req, p->len);
+    free(p);
+  }
+}
+
+static void enqueue(unsigned long long id, char *req, size_t len) {
+  struct pending *p = (struct pending *)malloc(sizeof *p);
+  if (!p) fatal("out of memory");
+  p->id = id;
+  p->req = req;
+  p->len = len;
+  p->next = NULL;
+  if (queue_tail)
+    queue_tail->next = p;
+  else
+    queue_head = p;
+  queue_tail = p;
+  queue_len++;
+  if (queue_len > 4096) fatal("too many queued requests");
+  start_queued();
+}
+
+static void cancel(unsigned long long id) {
+  size_t i;
+  struct pending **pp = &queue_head, *prev = NULL;
+  for (i = 0; i < MAX_SLOTS; i++) {
+    if (slots[i].used && slots[i].id == id && slots[i].pid > 0 && !slots[i].exited) kill(-slots[i].pid, SIGKILL);
+  }
+  while (*pp) {
+    if ((*pp)->id == id) {
+      struct pending *gone = *pp;
+      *pp = gone->next;
+      if (queue_tail == gone) queue_tail = prev;
+      queue_len--;
+      free(gone->req);
+      free(gone);
+      return;
+    }
+    prev = *pp;
+    pp = &(*pp)->next;
+  }
+}
+
+/* Parses "N" or "N N" from s (unsigned decimal); returns the count parsed or -1. */
+static int parse_numbers(const char *s, unsigned long long *a, unsigned long long *b) {
+  int n = 0;
+  unsigned long long *dst[2];
+  dst[0] = a;
+  dst[1] = b;
+  while (*s) {
+    unsigned long long v = 0;
+    int digits = 0;
+    if (n == 2) return -1;
+    while (*s >= '0' && *s <= '9') {
+      if (digits++ > 19) return -1;
+      v = v * 10 + (unsigned long long)(*s - '0');
+      s++;
+    }
+    if (digits == 0) return -1;
+    *dst[n++] = v;
+    if (*s == ' ') {
+      s++;
+      if (!*s) return -1;
+    } else if (*s) {
+      return -1;
+    }
+  }
+  return n;
+}
+
+static struct buf inbuf;
+
+/* SIGCHLD wakes poll() through this pipe; children are reaped by pid only. */
+static int chld_pipe[2] = {-1, -1};
+
+static void on_sigchld(int sig) {
+  int saved = errno;
+  char b = 0;
+  (void)sig;
+  if (write(chld_pipe[1], &b, 1) < 0) {
+    /* full: a wake-up is already pending */
+  }
+  errno = saved;
+}
+
+/* Consumes complete frames at the start of inbuf. */
+static void parse_input(void) {
+  size_t off = 0;
+  for (;;) {
+    char line[MAX_HEADER];
+    char *nl = (char *)memchr(inbuf.data + off, '\n', inbuf.len - off);
+    size_t hlen;
+    unsigned long long a = 0, b = 0;
+    if (!nl) {
+      if (inbuf.len - off >= MAX_HEADER) fatal("header line too long");
+      break;
+    }
+    hlen = (size_t)(nl - (inbuf.data + off));
+    if (hlen + 1 > MAX_HEADER) fatal("header line too long");
+    memcpy(line, inbuf.data + off, hlen);
+    line[hlen] = '\0';
+    if (line[0] == 'Q' && line[1] == ' ') {
+      char *req;
+      if (parse_numbers(line + 2, &a, &b) != 2) fatal("bad request header");
+      if (b > max_request) fatal("request over the limit");
+      if (inbuf.len - off - hlen - 1 < b) break; /* body not complete yet */
+      req = (char *)malloc(b ? (size_t)b : 1);
+      if (!req) fatal("out of memory");
+      memcpy(req, nl + 1, (size_t)b);
+      off += hlen + 1 + (size_t)b;
+      enqueue(a, req, (size_t)b);
+    } else if (line[0] == 'K' && line[1] == ' ') {
+      if (parse_numbers(line + 2, &a, &b) != 1) fatal("bad cancel header");
+      off += hlen + 1;
+      cancel(a);
+    } else {
+      fatal("unknown frame");
+    }
+  }
+  if (off > 0) {
+    memmove(inbuf.data, inbuf.data + off, inbuf.len - off);
+    inbuf.len -= off;
+  }
+}
+
+static void reap(struct call *c) {
+  pid_t r;
+  do {
+    r = waitpid(c->pid, &c->status, WNOHANG);
+  } while (r < 0 && errno == EINTR);
+  if (r == c->pid || r < 0) c->exited = 1;
+}
+
+static size_t parse_size(const char *s) {
+  char *end = NULL;
+  unsigned long long v;
+  errno = 0;
+  v = strtoull(s, &end, 10);
+  if (errno || !end || *end || end == s || v == 0) {
+    fprintf(stderr, "basil_gateway: bad number '%s'\n", s);
+    exit(2);
+  }
+  return (size_t)v;
+}
+
+int main(int argc, char **argv) {
+  int i = 1;
+  int stdin_open = 1;
+  size_t k;
+  signal(SIGPIPE, SIG_IGN);
+  if (pipe(chld_pipe) == 0) {
+    struct sigaction sa;
+    fcntl(chld_pipe[0], F_SETFL, fcntl(chld_pipe[0], F_GETFL) | O_NONBLOCK);
+    fcntl(chld_pipe[1], F_SETFL, fcntl(chld_pipe[1], F_GETFL) | O_NONBLOCK);
+    fcntl(chld_pipe[0], F_SETFD, FD_CLOEXEC);
+    fcntl(chld_pipe[1], F_SETFD, FD_CLOEXEC);
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_sigchld;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESTART | SA_NOCLDSTOP;
+    sigaction(SIGCHLD, &sa, NULL);
+  }
+  while (i < argc && strncmp(argv[i], "--", 2) == 0) {
+    if (strcmp(argv[i], "--") == 0) {
+      i++;
+      break;
+    }
+    if (i + 1 >= argc) break;
+    if (strcmp(argv[i], "--max-running") == 0)
+      max_running = parse_size(argv[i + 1]);
+    else if (strcmp(argv[i], "--max-output") == 0)
+      max_output = parse_size(argv[i + 1]);
+    else if (strcmp(argv[i], "--max-request") == 0)
+      max_request = parse_size(argv[i + 1]);
+    else {
+      fprintf(stderr, "basil_gateway: unknown option %s\n", argv[i]);
+      return 2;
+    }
+    i += 2;
+  }
+  if (i >= argc || argv[i][0] != '/') {
+    fprintf(stderr,
+            "usage: basil_gateway [--max-running N] [--max-output BYTES] [--max-request BYTES] /path/to/apbasil "
+            "[ARGS...]\n");
+    return 2;
+  }
+  if (max_running > MAX_SLOTS) max_running = MAX_SLOTS;
+  apbasil_argv = argv + i;
+  for (k = 0; k < MAX_SLOTS; k++) slots[k].in_fd = slots[k].out_fd = slots[k].err_fd = -1;
+  if (write_all(1, "BASIL-GATEWAY 1\n", 16) != 0) return 0;
+
+  for (;;) {
+    struct pollfd fds[2 + 3 * MAX_SLOTS];
+    struct call *owner[2 + 3 * MAX_SLOTS];
+    int which[2 + 3 * MAX_SLOTS];
+    nfds_t n = 0;
+    int timeout = -1, r;
+    if (chld_pipe[0] >= 0) {
+      fds[n].fd = chld_pipe[0];
+      fds[n].events = POLLIN;
+      owner[n] = NULL;
+      which[n] = 3;
+      n++;
+    }
+    if (stdin_open) {
+      fds[n].fd = 0;
+      fds[n].events = POLLIN;
+      owner[n] = NULL;
+      which[n] = 0;
+      n++;
+    }
+    for (k = 0; k < MAX_SLOTS; k++) {
+      struct call *c = &slots[k];
+      if (!c->used) continue;
+      if (c->in_fd >= 0) {
+        fds[n].fd = c->in_fd;
+        fds[n].events = POLLOUT;
+        owner[n] = c;
+        which[n] = 0;
+        n++;
+      }
+      if (c->out_fd >= 0) {
+        fds[n].fd = c->out_fd;
+        fds[n].events = POLLIN;
+        owner[n] = c;
+        which[n] = 1;
+        n++;
+      }
+      if (c->err_fd >= 0) {
+        fds[n].fd = c->err_fd;
+        fds[n].events = POLLIN;
+        owner[n] = c;
+        which[n] = 2;
+        n++;
+      }
+      /* Waiting for the exit: SIGCHLD wakes us; the timeout is a fallback. */
+      if (c->out_fd < 0 && c->err_fd < 0 && !c->exited) timeout = chld_pipe[0] >= 0 ? 50 : 2;
+    }
+    if (!stdin_open && running_count() == 0 && !queue_head) break;
+    r = poll(fds, n, timeout);
+    if (r < 0 && errno != EINTR) fatal("poll failed");
+    for (k = 0; r > 0 && k < (size_t)n; k++) {
+      char chunk[65536];
+      ssize_t got;
+      struct call *c = owner[k];
+      if (fds[k].revents == 0) continue;
+      if (which[k] == 3) {
+        while (read(chld_pipe[0], chunk, sizeof chunk) > 0) {
+        }
+        continue;
+      }
+      if (!c) {
+        got = read(0, chunk, sizeof chunk);
+        if (got > 0) {
+          if (buf_append(&inbuf, chunk, (size_t)got) != 0) fatal("out of memory");
+          parse_input();
+        } else if (got == 0 || (errno != EINTR && errno != EAGAIN)) {
+          stdin_open = 0;
+        }
+        continue;
+      }
+      if (which[k] == 0) {
+        ssize_t w = write(c->in_fd, c->req + c->req_off, c->req_len - c->req_off);
+        if (w > 0) c->req_off += (size_t)w;
+        if ((w < 0 && errno != EAGAIN && errno != EINTR) || c->req_off == c->req_len) close_fd(&c->in_fd);
+        continue;
+      }
+      got = read(which[k] == 1 ? c->out_fd : c->err_fd, chunk, sizeof chunk);
+      if (got > 0) {
+        if (which[k] == 1) {
+          if (c->out.len + (size_t)got > max_output) {
+            c->overflow = 1;
+            kill(-c->pid, SIGKILL);
+            close_fd(&c->out_fd);
+          } else if (!c->overflow && buf_append(&c->out, chunk, (size_t)got) != 0) {
+            fatal("out of memory");
+          }
+        } else if (c->err.len + (size_t)got <= MAX_STDERR) {
+          buf_append(&c->err, chunk, (size_t)got);
+        }
+      } else if (got == 0 || (errno != EINTR && errno != EAGAIN)) {
+        close_fd(which[k] == 1 ? &c->out_fd : &c->err_fd);
+      }
+    }
+    for (k = 0; k < MAX_SLOTS; k++) {
+      struct call *c = &slots[k];
+      if (!c->used || c->out_fd >= 0 || c->err_fd >= 0) continue;
+      if (!c->exited) reap(c);
+      if (!c->exited) continue;
+      send_answer(c);
+      release_slot(c);
+    }
+    start_queued();
+    if (!stdin_open && running_count() == 0 && !queue_head) break;
+  }
+  return 0;
+}

@@ -1,0 +1,70 @@
+// The gateway protocol between the conduit and the remote helper
+// (basil_gateway.c), over one ssh channel. Pure: bytes in, values out.
+//
+// Text headers of one line, then raw bytes; numbers are unsigned decimal:
+//   helper -> conduit, once at start:  "BASIL-GATEWAY 1\n"
+//   conduit -> helper, a request:      "Q <id> <len>\n" <len bytes of request XML>
+//   conduit -> helper, cancel a call:  "K <id>\n"  (the helper kills its process group)
+//   helper -> conduit, an answer:      "R <id> <how> <value> <outlen> <errlen>\n" <out> <err>
+//       how: 0 exited (value = exit code), 1 killed by signal (value = signal),
+//            2 could not start apbasil (value = errno), 3 output over the limit
+//   helper -> conduit, fatal error:    "E <len>\n" <message>, then the helper exits
+// A header line is at most kMaxHeaderBytes bytes with its newline.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+
+#include "basil_proto/status.h"
+
+namespace basild::conduit {
+
+inline constexpr std::size_t kMaxHeaderBytes = 128;
+inline constexpr std::string_view kGatewayHello = "BASIL-GATEWAY 1\n";
+
+enum class ExitHow : std::uint8_t { kExited = 0, kSignaled = 1, kSpawnFailed = 2, kOverflow = 3 };
+
+struct GatewayAnswer {
+  std::uint64_t id = 0;
+  ExitHow how = ExitHow::kExited;
+  std::uint32_t value = 0;
+  std::string out;
+  std::string err;
+};
+
+struct GatewayHello {};
+struct GatewayError {
+  std::string message;
+};
+
+using GatewayFrame = std::variant<GatewayHello, GatewayAnswer, GatewayError>;
+
+std::string encode_request_frame(std::uint64_t id, std::string_view request);
+std::string encode_cancel_frame(std::uint64_t id);
+
+// Reads the helper's output: feed() bytes in chunks of any size, next() the
+// frames as they complete. A malformed header or a frame over the limits is
+// an error (kTransport) and every later call returns it.
+class GatewayReader {
+ public:
+  explicit GatewayReader(std::size_t max_out_bytes, std::size_t max_err_bytes = 64 * 1024)
+      : max_out_(max_out_bytes), max_err_(max_err_bytes) {}
+
+  void feed(std::string_view bytes) { buf_.append(bytes); }
+  // A complete frame, nullopt when more bytes are needed, or the error.
+  basil::Result<std::optional<GatewayFrame>> next();
+  std::size_t buffered() const { return buf_.size() - pos_; }
+
+ private:
+  basil::Status fail(std::string why);
+  std::string buf_;
+  std::size_t pos_ = 0;
+  std::size_t max_out_, max_err_;
+  basil::Status error_;
+};
+
+}  // namespace basild::conduit

@@ -1,0 +1,767 @@
+#include "conduit/ssh_transport.h"
+
+#include <libssh/libssh.h>
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <array>
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <thread>
+
+#include "conduit/frames.h"
+#include "conduit/request_kind.h"
+#include "core/apbasil_output.h"
+
+namespace basild::conduit {
+
+namespace asio = boost::asio;
+using basil::Code;
+using basil::Status;
+using std::chrono::milliseconds;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+std::string trim_newlines(std::string s) {
+  while (!s.empty() && (s.back() == '\n' || s.back() == '\r')) s.pop_back();
+  return s;
+}
+
+struct EventDeleter {
+  void operator()(ssh_event_struct* e) const { ssh_event_free(e); }
+};
+
+int drain_eventfd(socket_t fd, int, void*) {
+  std::uint64_t v = 0;
+  [[maybe_unused]] const auto n = ::read(fd, &v, sizeof v);
+  return 0;
+}
+
+}  // namespace
+
+struct SshTransport::Impl {
+  using Work = asio::executor_work_guard<asio::io_context::executor_type>;
+  struct Job {
+    // Keeps the io_context running while the call is with the worker.
+    std::unique_ptr<Work> work;
+    std::uint64_t id = 0;
+    std::string request;
+    milliseconds timeout{0};
+    Handler done;
+    RequestKind kind;
+    bool retried = false;                   // sent again after a drop (only once)
+    std::optional<Clock::time_point> deadline;  // set when it first starts running
+    Clock::time_point started{};
+  };
+  struct Active {
+    Job job;
+    ChannelPtr channel;  // exec mode
+    std::string out, err;
+    bool out_eof = false, err_eof = false, overflow = false;
+  };
+
+  Impl(asio::io_context& io_, SshTransportOptions o) : io(io_), options(std::move(o)) {
+    if (options.max_concurrent == 0) options.max_concurrent = 1;
+    efd = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    event.reset(ssh_event_new());
+    if (efd >= 0 && event) ssh_event_add_fd(event.get(), efd, POLLIN, drain_eventfd, nullptr);
+    st.state = "connecting";
+    st.mode = options.mode == ConduitModeKind::kGateway ? "gateway" : "exec";
+    st.target = describe_target(options.ssh);
+    st.since = std::chrono::system_clock::now();
+    worker = std::thread([this] { run(); });
+  }
+
+  ~Impl() { stop(); }
+
+  void stop() {
+    {
+      std::lock_guard lock(mu);
+      if (stopping) return;
+      stopping = true;
+    }
+    wake();
+    if (worker.joinable()) worker.join();
+    if (event && efd >= 0) ssh_event_remove_fd(event.get(), efd);
+    if (efd >= 0) ::close(efd);
+    efd = -1;
+  }
+
+  void wake() {
+    const std::uint64_t one = 1;
+    if (efd >= 0) [[maybe_unused]] auto n = ::write(efd, &one, sizeof one);
+  }
+
+  void submit(std::string request, milliseconds timeout, Handler done) {
+    {
+      std::lock_guard lock(mu);
+      if (!stopping) {
+        inbox.push_back(Job{std::make_unique<Work>(io.get_executor()), next_id++, std::move(request), timeout, std::move(done), {}, false, {}, {}});
+        queued_count.fetch_add(1);
+        wake();
+        return;
+      }
+    }
+    CallOutcome o;
+    o.status = Status(Code::kTransport, "transport shut down");
+    asio::post(io, [d = std::move(done), o = std::move(o)]() mutable { d(std::move(o)); });
+  }
+
+  // ---------------------------------------------------------------- worker
+
+  void run();
+  void take_inbox();
+  void try_connect();
+  void on_drop(const std::string& why);
+  void fail_or_serve_while_down();
+  void start_calls();
+  void start_exec(Job job);
+  void start_gateway_call(Job job);
+  void start_helper();
+  void service();
+  void service_exec();
+  void service_helper();
+  void check_deadlines();
+  void keepalive();
+  void complete(Job& job, Status status, std::string response, std::string diagnostics);
+  void finish_exec(Active& a);
+  void lost(Job job, const std::string& why);
+  std::vector<Job> take_active();
+  void set_state(const char* s, std::string error = {});
+  bool session_alive() const;
+  int poll_timeout_ms() const;
+
+  asio::io_context& io;
+  SshTransportOptions options;
+  std::thread worker;
+  int efd = -1;
+  std::unique_ptr<ssh_event_struct, EventDeleter> event;
+
+  mutable std::mutex mu;  // guards inbox, stopping, st
+  std::deque<Job> inbox;
+  bool stopping = false;
+  std::uint64_t next_id = 1;
+  ConduitStatus st;
+  std::atomic<std::size_t> queued_count{0}, running_count{0};
+
+  // Worker thread only.
+  SessionPtr session;
+  bool up = false;
+  bool use_gateway = false;   // this session uses the helper
+  bool helper_ready = false;
+  ChannelPtr helper;
+  std::optional<GatewayReader> reader;
+  std::string helper_err;
+  Clock::time_point helper_deadline{};
+  Clock::time_point next_helper_attempt{};
+  milliseconds helper_delay{0};
+  std::deque<Job> waiting;
+  std::map<std::uint64_t, Active> active;
+  Clock::time_point next_attempt{};
+  milliseconds delay{0};
+  Clock::time_point next_keepalive{};
+  std::string down_error;
+  std::map<std::string, std::string> engine_cache;  // protocol -> last good answer
+  std::array<char, 64 * 1024> buf{};
+};
+
+void SshTransport::Impl::set_state(const char* s, std::string error) {
+  std::lock_guard lock(mu);
+  if (st.state != s) st.since = std::chrono::system_clock::now();
+  st.state = s;
+  if (!error.empty()) st.last_error = std::move(error);
+  st.mode = use_gateway || (options.mode == ConduitModeKind::kGateway && !up) ? "gateway" : "exec";
+}
+
+bool SshTransport::Impl::session_alive() const {
+  if (!session) return false;
+  return ssh_is_connected(session.get()) != 0 &&
+         (ssh_get_status(session.get()) & (SSH_CLOSED | SSH_CLOSED_ERROR)) == 0;
+}
+
+void SshTransport::Impl::take_inbox() {
+  std::deque<Job> got;
+  {
+    std::lock_guard lock(mu);
+    got.swap(inbox);
+  }
+  for (auto& j : got) {
+    j.kind = classify_request(j.request);
+    waiting.push_back(std::move(j));
+  }
+}
+
+void SshTransport::Impl::run() {
+  next_attempt = Clock::now();
+  for (;;) {
+    take_inbox();
+    bool stop_now = false;
+    {
+      std::lock_guard lock(mu);
+      stop_now = stopping;
+    }
+    if (stop_now) break;
+    if (!up && Clock::now() >= next_attempt) try_connect();
+    if (!up) fail_or_serve_while_down();
+    if (up) {
+      start_calls();
+      service();
+      check_deadlines();
+      keepalive();
+    }
+    const int t = poll_timeout_ms();
+    if (up && session) {
+      ssh_event_dopoll(event.get(), t);
+    } else {
+      pollfd p{efd, POLLIN, 0};
+      if (::poll(&p, 1, t) > 0) drain_eventfd(efd, 0, nullptr);
+    }
+  }
+  // Shutting down: everything still here fails.
+  for (auto& [id, a] : active) complete(a.job, Status(Code::kTransport, "transport shut down"), {}, {});
+  active.clear();
+  for (auto& j : waiting) complete(j, Status(Code::kTransport, "transport shut down"), {}, {});
+  waiting.clear();
+  take_inbox();
+  for (auto& j : waiting) complete(j, Status(Code::kTransport, "transport shut down"), {}, {});
+  waiting.clear();
+  helper.reset();
+  if (session) {
+    ssh_event_remove_session(event.get(), session.get());
+    session.reset();
+  }
+}
+
+int SshTransport::Impl::poll_timeout_ms() const {
+  auto now = Clock::now();
+  auto until = now + milliseconds(1000);
+  if (!up) until = std::min(until, next_attempt);
+  for (const auto& [id, a] : active) {
+    if (a.job.deadline) until = std::min(until, *a.job.deadline);
+    // An exec call whose output ended waits for the channel's close.
+    if (a.out_eof && a.err_eof) until = std::min(until, now + milliseconds(1));
+  }
+  for (const auto& j : waiting) {
+    if (j.deadline) until = std::min(until, *j.deadline);
+  }
+  if (up && use_gateway && !helper_ready) until = std::min(until, std::max(helper_deadline, next_helper_attempt));
+  if (up && options.ssh.keepalive_interval.count() > 0) until = std::min(until, next_keepalive);
+  const auto ms = std::chrono::duration_cast<milliseconds>(until - now).count();
+  return static_cast<int>(std::clamp<long long>(ms, 0, 1000));
+}
+
+void SshTransport::Impl::try_connect() {
+  set_state("connecting");
+  auto s = open_session(options.ssh);
+  if (!s) {
+    down_error = s.status().message();
+    delay = delay.count() == 0 ? options.reconnect_min : std::min(delay * 2, options.reconnect_max);
+    next_attempt = Clock::now() + delay;
+    {
+      std::lock_guard lock(mu);
+      ++st.connect_failures;
+    }
+    set_state("down", down_error);
+    return;
+  }
+  session = std::move(*s);
+  ssh_event_add_session(event.get(), session.get());
+  up = true;
+  delay = milliseconds(0);
+  down_error.clear();
+  next_keepalive = Clock::now() + options.ssh.keepalive_interval;
+  use_gateway = options.mode == ConduitModeKind::kGateway;
+  helper_delay = milliseconds(0);
+  next_helper_attempt = Clock::now();
+  {
+    std::lock_guard lock(mu);
+    ++st.connects;
+  }
+  set_state("up");
+  if (use_gateway) start_helper();
+}
+
+void SshTransport::Impl::on_drop(const std::string& why) {
+  const std::string reason = "connection to " + describe_target(options.ssh) + " lost: " + why;
+  // Channels belong to the session: free them first.
+  std::vector<Job> running = take_active();
+  helper.reset();
+  helper_ready = false;
+  reader.reset();
+  if (session) {
+    ssh_event_remove_session(event.get(), session.get());
+    session.reset();
+  }
+  up = false;
+  {
+    std::lock_guard lock(mu);
+    ++st.drops;
+  }
+  down_error = reason;
+  set_state("connecting", reason);
+  next_attempt = Clock::now();  // first attempt at once
+  delay = milliseconds(0);
+  // Re-queue QUERYs at the front, in their order; the rest are lost.
+  for (auto it = running.rbegin(); it != running.rend(); ++it) lost(std::move(*it), reason);
+}
+
+// Every running call, out of `active` (their channels freed).
+std::vector<SshTransport::Impl::Job> SshTransport::Impl::take_active() {
+  std::vector<Job> jobs;
+  for (auto& [id, a] : active) {
+    a.channel.reset();
+    jobs.push_back(std::move(a.job));
+  }
+  active.clear();
+  running_count.store(0);
+  return jobs;
+}
+
+// A call that was running when its session or helper went away.
+void SshTransport::Impl::lost(Job job, const std::string& why) {
+  if (job.kind.query && !job.retried) {
+    job.retried = true;
+    {
+      std::lock_guard lock(mu);
+      ++st.retried_queries;
+    }
+    queued_count.fetch_add(1);
+    waiting.push_front(std::move(job));
+    return;
+  }
+  {
+    std::lock_guard lock(mu);
+    if (!job.kind.query) ++st.lost_calls;
+  }
+  complete(job,
+           Status(Code::kTransport, why + (job.kind.query ? "" : " during the call; the request may have been carried "
+                                                                  "out and is not sent again")),
+           {}, {});
+}
+
+void SshTransport::Impl::fail_or_serve_while_down() {
+  // Not connected and the last attempt failed (or is still to come).
+  const bool attempted = Clock::now() < next_attempt || !down_error.empty();
+  if (!attempted) return;
+  const auto now = Clock::now();
+  std::deque<Job> keep;
+  while (!waiting.empty()) {
+    Job j = std::move(waiting.front());
+    waiting.pop_front();
+    if (j.retried && j.deadline && now < *j.deadline) {  // a QUERY waiting for the reconnect
+      keep.push_back(std::move(j));
+      continue;
+    }
+    queued_count.fetch_sub(1);
+    if (j.kind.engine) {
+      const auto it = engine_cache.find(j.kind.protocol);
+      if (it != engine_cache.end()) {
+        {
+          std::lock_guard lock(mu);
+          ++st.engine_from_cache;
+        }
+        complete(j, Status::ok(), it->second,
+                 "answered from the last good QUERY ENGINE answer: " + down_error);
+        continue;
+      }
+    }
+    const std::string msg = j.retried ? down_error + "; the QUERY was not answered before its timeout"
+                                      : "main system unreachable: " + down_error;
+    complete(j, Status(j.retried ? Code::kTimeout : Code::kTransport, msg), {}, {});
+  }
+  waiting = std::move(keep);
+}
+
+void SshTransport::Impl::start_calls() {
+  if (use_gateway && !helper_ready) {
+    if (!helper && Clock::now() >= next_helper_attempt) start_helper();
+    if (!helper_ready) {
+      if (!helper && !down_error.empty()) {
+        // The helper cannot be started: fail fast like a down link.
+        const auto keep_up = up;
+        up = false;
+        fail_or_serve_while_down();
+        up = keep_up;
+      }
+      return;
+    }
+  }
+  while (up && active.size() < options.max_concurrent && !waiting.empty()) {
+    Job j = std::move(waiting.front());
+    waiting.pop_front();
+    queued_count.fetch_sub(1);
+    if (j.request.size() > options.max_request_bytes) {
+      complete(j, Status(Code::kTransport, "request of " + std::to_string(j.request.size()) +
+                                               " bytes is over the conduit's limit"), {}, {});
+      continue;
+    }
+    if (!j.deadline) {
+      j.started = Clock::now();
+      j.deadline = j.started + j.timeout;
+    }
+    running_count.fetch_add(1);
+    if (use_gateway)
+      start_gateway_call(std::move(j));
+    else
+      start_exec(std::move(j));
+  }
+}
+
+void SshTransport::Impl::start_exec(Job job) {
+  std::vector<std::string> argv = options.remote_apbasil;
+  auto ch = open_exec_channel(session.get(), remote_command_line(argv));
+  Status sent;
+  if (ch) {
+    sent = write_all(ch->get(), job.request);
+    if (sent) ssh_channel_send_eof(ch->get());
+  }
+  if (!ch || !sent) {
+    const Status& e = ch ? sent : ch.status();
+    running_count.fetch_sub(1);
+    if (!session_alive()) {
+      Active a;
+      a.job = std::move(job);
+      running_count.fetch_add(1);
+      active.emplace(a.job.id, std::move(a));
+      on_drop(e.message());
+      return;
+    }
+    complete(job, e, {}, {});
+    return;
+  }
+  Active a;
+  a.job = std::move(job);
+  a.channel = std::move(*ch);
+  const auto id = a.job.id;
+  active.emplace(id, std::move(a));
+}
+
+void SshTransport::Impl::start_helper() {
+  helper_ready = false;
+  reader.emplace(options.max_output_bytes, options.max_stderr_bytes);
+  helper_err.clear();
+  std::vector<std::string> argv{options.gateway_helper,
+                                "--max-running", std::to_string(options.max_concurrent),
+                                "--max-output", std::to_string(options.max_output_bytes),
+                                "--max-request", std::to_string(options.max_request_bytes)};
+  argv.insert(argv.end(), options.remote_apbasil.begin(), options.remote_apbasil.end());
+  auto ch = open_exec_channel(session.get(), remote_command_line(argv));
+  {
+    std::lock_guard lock(mu);
+    ++st.helper_starts;
+  }
+  if (!ch) {
+    if (!session_alive()) {
+      on_drop(ch.status().message());
+      return;
+    }
+    down_error = "gateway helper: " + ch.status().message();
+    helper_delay = helper_delay.count() == 0 ? options.reconnect_min : std::min(helper_delay * 2, options.reconnect_max);
+    next_helper_attempt = Clock::now() + helper_delay;
+    set_state("down", down_error);
+    return;
+  }
+  helper = std::move(*ch);
+  helper_deadline = Clock::now() + options.ssh.connect_timeout;
+}
+
+void SshTransport::Impl::start_gateway_call(Job job) {
+  const auto id = job.id;
+  const auto frame = encode_request_frame(id, job.request);
+  Active a;
+  a.job = std::move(job);
+  active.emplace(id, std::move(a));
+  if (auto s = write_all(helper.get(), frame); !s) {
+    if (!session_alive()) {
+      on_drop(s.message());
+      return;
+    }
+    // The helper's channel failed: treated as the helper dying.
+    helper.reset();
+    helper_ready = false;
+    std::vector<Job> jobs = take_active();
+    for (auto it = jobs.rbegin(); it != jobs.rend(); ++it) lost(std::move(*it), "gateway helper: " + s.message());
+  }
+}
+
+void SshTransport::Impl::service() {
+  if (!session_alive()) {
+    on_drop(session ? session_error(session.get()) : std::string("no session"));
+    return;
+  }
+  if (use_gateway)
+    service_helper();
+  else
+    service_exec();
+}
+
+void SshTransport::Impl::service_exec() {
+  std::vector<std::uint64_t> finished;
+  for (auto& [id, a] : active) {
+    ssh_channel ch = a.channel.get();
+    for (int which = 0; which < 2; ++which) {
+      bool& eof = which == 0 ? a.out_eof : a.err_eof;
+      std::string& into = which == 0 ? a.out : a.err;
+      while (!eof) {
+        const int n = ssh_channel_read_nonblocking(ch, buf.data(), static_cast<uint32_t>(buf.size()), which);
+        if (n > 0) {
+          const std::size_t limit = which == 0 ? options.max_output_bytes : options.max_stderr_bytes;
+          if (into.size() + static_cast<std::size_t>(n) > limit) {
+            if (which == 0) {
+              a.overflow = true;
+              eof = a.err_eof = true;
+              break;
+            }
+            continue;  // stderr beyond the limit is dropped
+          }
+          into.append(buf.data(), static_cast<std::size_t>(n));
+          continue;
+        }
+        if (n == SSH_EOF || (n == 0 && ssh_channel_is_eof(ch) != 0 && ssh_channel_poll(ch, which) <= 0)) {
+          eof = true;
+          break;
+        }
+        if (n == SSH_ERROR) {
+          if (!session_alive()) {
+            on_drop(session_error(session.get()));
+            return;
+          }
+          eof = a.out_eof = a.err_eof = true;
+        }
+        break;
+      }
+    }
+    if (a.overflow || (a.out_eof && a.err_eof && (ssh_channel_is_closed(ch) != 0 || ssh_channel_is_eof(ch) != 0)))
+      finished.push_back(id);
+  }
+  for (auto id : finished) {
+    auto it = active.find(id);
+    if (it == active.end()) continue;
+    // The close normally follows the exit status closely.
+    if (!it->second.overflow && ssh_channel_is_closed(it->second.channel.get()) == 0) {
+      const int r = ssh_channel_poll_timeout(it->second.channel.get(), 0, 0);
+      (void)r;
+      if (ssh_channel_is_closed(it->second.channel.get()) == 0) continue;
+    }
+    Active a = std::move(it->second);
+    active.erase(it);
+    running_count.fetch_sub(1);
+    finish_exec(a);
+  }
+}
+
+void SshTransport::Impl::finish_exec(Active& a) {
+  std::string diag;
+  Status status;
+  if (a.overflow) {
+    ssh_channel_request_send_signal(a.channel.get(), "KILL");
+    status = Status(Code::kTransport, "apbasil answer exceeds " + std::to_string(options.max_output_bytes) + " bytes");
+  } else {
+    const int code = ssh_channel_get_exit_status(a.channel.get());
+    diag = code >= 0 ? "remote exit status " + std::to_string(code) : "no remote exit status";
+    status = judge_apbasil_output("remote apbasil", a.out, code >= 0 ? std::optional<int>(code) : std::nullopt,
+                                  "exit status " + std::to_string(code));
+  }
+  if (!a.err.empty()) diag += "; stderr: " + trim_newlines(a.err);
+  a.channel.reset();
+  complete(a.job, std::move(status), std::move(a.out), std::move(diag));
+}
+
+void SshTransport::Impl::service_helper() {
+  if (!helper) return;
+  ssh_channel ch = helper.get();
+  // Stderr of the helper: kept for the message if it dies.
+  for (;;) {
+    const int n = ssh_channel_read_nonblocking(ch, buf.data(), static_cast<uint32_t>(buf.size()), 1);
+    if (n <= 0) break;
+    if (helper_err.size() < options.max_stderr_bytes) helper_err.append(buf.data(), static_cast<std::size_t>(n));
+  }
+  bool eof = false;
+  for (;;) {
+    const int n = ssh_channel_read_nonblocking(ch, buf.data(), static_cast<uint32_t>(buf.size()), 0);
+    if (n > 0) {
+      reader->feed(std::string_view(buf.data(), static_cast<std::size_t>(n)));
+      continue;
+    }
+    if (n == SSH_EOF || n == SSH_ERROR || ssh_channel_is_closed(ch) != 0) eof = true;
+    break;
+  }
+  Status broken;
+  for (;;) {
+    auto f = reader->next();
+    if (!f) {
+      broken = f.status();
+      break;
+    }
+    if (!*f) break;
+    if (std::holds_alternative<GatewayHello>(**f)) {
+      helper_ready = true;
+      helper_delay = milliseconds(0);
+      down_error.clear();
+      set_state("up");
+      continue;
+    }
+    if (auto* e = std::get_if<GatewayError>(&**f)) {
+      broken = Status(Code::kTransport, "gateway helper failed: " + e->message);
+      break;
+    }
+    auto& ans = std::get<GatewayAnswer>(**f);
+    auto it = active.find(ans.id);
+    if (it == active.end()) continue;  // answer to a call that timed out
+    Active a = std::move(it->second);
+    active.erase(it);
+    running_count.fetch_sub(1);
+    std::string diag;
+    Status status;
+    switch (ans.how) {
+      case ExitHow::kExited:
+        diag = "remote exit status " + std::to_string(ans.value);
+        break;
+      case ExitHow::kSignaled:
+        status = Status(Code::kTransport, "remote apbasil killed by signal " + std::to_string(ans.value));
+        break;
+      case ExitHow::kSpawnFailed:
+        status = Status(Code::kTransport, "gateway helper cannot start apbasil: " + trim_newlines(ans.err));
+        break;
+      case ExitHow::kOverflow:
+        status = Status(Code::kTransport, "apbasil answer exceeds " + std::to_string(options.max_output_bytes) + " bytes");
+        break;
+    }
+    if (status.is_ok())
+      status = judge_apbasil_output("remote apbasil", ans.out, static_cast<int>(ans.value),
+                                    "exit status " + std::to_string(ans.value));
+    if (!ans.err.empty() && ans.how != ExitHow::kSpawnFailed) diag += "; stderr: " + trim_newlines(ans.err);
+    complete(a.job, std::move(status), std::move(ans.out), std::move(diag));
+  }
+  const bool start_timed_out = !helper_ready && Clock::now() >= helper_deadline;
+  if (!eof && broken.is_ok() && !start_timed_out) return;
+
+  // The helper is gone (or misbehaved): figure out why, fail or re-queue its calls, restart it.
+  std::string why;
+  if (!broken.is_ok()) {
+    why = broken.message();
+  } else if (start_timed_out) {
+    why = "gateway helper did not greet within " + std::to_string(options.ssh.connect_timeout.count()) + " ms";
+  } else {
+    const int code = ssh_channel_get_exit_status(ch);
+    why = "gateway helper exited" + (code >= 0 ? " with status " + std::to_string(code) : std::string());
+    if (code == 127) why = "gateway helper " + options.gateway_helper + " missing on the main system (exit 127)";
+  }
+  if (!helper_err.empty()) why += ": " + trim_newlines(helper_err);
+  const bool never_started = !helper_ready;
+  helper.reset();
+  helper_ready = false;
+  std::vector<Job> jobs = take_active();
+  if (!session_alive()) {
+    for (auto& j : jobs) {
+      Active a;
+      a.job = std::move(j);
+      active.emplace(a.job.id, std::move(a));
+    }
+    running_count.store(active.size());
+    on_drop(session ? session_error(session.get()) : why);
+    return;
+  }
+  if (never_started) {
+    if (options.gateway_fallback_exec) {
+      use_gateway = false;
+      down_error.clear();
+      set_state("up", why + "; using exec mode for this session");
+    } else {
+      down_error = why;
+      helper_delay = helper_delay.count() == 0 ? options.reconnect_min : std::min(helper_delay * 2, options.reconnect_max);
+      next_helper_attempt = Clock::now() + helper_delay;
+      set_state("down", why);
+    }
+  } else {
+    next_helper_attempt = Clock::now();  // restart at once
+    set_state("up", why + "; restarting it");
+  }
+  for (auto it = jobs.rbegin(); it != jobs.rend(); ++it) lost(std::move(*it), why);
+}
+
+void SshTransport::Impl::check_deadlines() {
+  const auto now = Clock::now();
+  std::vector<std::uint64_t> expired;
+  for (auto& [id, a] : active) {
+    if (a.job.deadline && now >= *a.job.deadline) expired.push_back(id);
+  }
+  for (auto id : expired) {
+    auto it = active.find(id);
+    Active a = std::move(it->second);
+    active.erase(it);
+    running_count.fetch_sub(1);
+    if (a.channel) {
+      ssh_channel_request_send_signal(a.channel.get(), "KILL");
+      ssh_channel_close(a.channel.get());
+      a.channel.reset();
+    } else if (helper) {
+      (void)write_all(helper.get(), encode_cancel_frame(id));
+    }
+    complete(a.job, Status(Code::kTimeout, "remote apbasil timed out after " + std::to_string(a.job.timeout.count()) +
+                                               " ms (killed)"),
+             std::move(a.out), a.err.empty() ? std::string() : "stderr: " + trim_newlines(a.err));
+  }
+  // Waiting calls (e.g. while the helper restarts) time out too.
+  std::deque<Job> keep;
+  for (auto& j : waiting) {
+    if (j.deadline && now >= *j.deadline) {
+      queued_count.fetch_sub(1);
+      complete(j, Status(Code::kTimeout, "no answer within " + std::to_string(j.timeout.count()) + " ms: " +
+                                             (down_error.empty() ? std::string("conduit busy") : down_error)),
+               {}, {});
+    } else {
+      keep.push_back(std::move(j));
+    }
+  }
+  waiting = std::move(keep);
+}
+
+void SshTransport::Impl::keepalive() {
+  if (!up || options.ssh.keepalive_interval.count() <= 0 || Clock::now() < next_keepalive) return;
+  next_keepalive = Clock::now() + options.ssh.keepalive_interval;
+  if (ssh_send_ignore(session.get(), "basild") != SSH_OK || !session_alive())
+    on_drop("keepalive failed: " + session_error(session.get()));
+}
+
+void SshTransport::Impl::complete(Job& job, Status status, std::string response, std::string diagnostics) {
+  CallOutcome o;
+  if (status.is_ok() && job.kind.engine && is_good_engine_answer(response)) engine_cache[job.kind.protocol] = response;
+  o.status = std::move(status);
+  o.response = std::move(response);
+  o.diagnostics = std::move(diagnostics);
+  o.elapsed = job.deadline ? Clock::now() - job.started : std::chrono::nanoseconds(0);
+  asio::post(io, [d = std::move(job.done), o = std::move(o), w = std::move(job.work)]() mutable { d(std::move(o)); });
+}
+
+// ---------------------------------------------------------------- SshTransport
+
+SshTransport::SshTransport(asio::io_context& io, SshTransportOptions options)
+    : impl_(std::make_unique<Impl>(io, std::move(options))) {}
+
+SshTransport::~SshTransport() { impl_->stop(); }
+
+void SshTransport::async_call(std::string request, milliseconds timeout, Handler done) {
+  impl_->submit(std::move(request), timeout, std::move(done));
+}
+
+std::string_view SshTransport::name() const {
+  return impl_->options.mode == ConduitModeKind::kGateway ? "ssh-gateway" : "ssh-exec";
+}
+std::size_t SshTransport::running() const { return impl_->running_count.load(); }
+std::size_t SshTransport::queued() const { return impl_->queued_count.load(); }
+
+ConduitStatus SshTransport::status() const {
+  std::lock_guard lock(impl_->mu);
+  return impl_->st;
+}
+
+void SshTransport::shutdown() { impl_->stop(); }
+
+}  // namespace basild::conduit

@@ -1,0 +1,101 @@
+// The ssh conduit: apbasil on the main system over one libssh session kept
+// open, in one of two modes.
+//
+//   exec     one channel per call running the remote apbasil (the request
+//            on its stdin). Nothing to install on the main system.
+//   gateway  one long-lived helper (basil_gateway.c) started over the
+//            session, speaking the frames of conduit/frames.h on a single
+//            channel and spawning apbasil there for each request, several at
+//            once. A helper that dies is restarted; a missing one is
+//            reported, with a fall back to exec when configured.
+//
+// Threading: all libssh work runs on one worker thread owned by the
+// transport (libssh is not used from the io_context's thread at all, so a
+// stalled link never blocks the daemon's loop). async_call() hands the call
+// to the worker through a mutex-protected inbox and an eventfd; completion
+// handlers are posted to the io_context. The worker sleeps in
+// ssh_event_dopoll() on the session socket and the eventfd, never longer than
+// the nearest deadline. Blocking libssh steps (connect, key exchange,
+// authentication, channel open, exec request, writes while the remote window
+// is full) are each bounded by conduit.connect_timeout; call timeouts are
+// enforced by the worker (the remote process is signalled, the channel
+// closed, kTimeout returned).
+//
+// Failures: while the link is down new calls fail at once (kTransport,
+// transient) naming the cause, except QUERY ENGINE, answered from the last
+// good answer when there is one. A dropped link is reconnected at once, then
+// with exponential backoff (reconnect_min .. reconnect_max) for as long as
+// the transport lives. Calls running when the link drops: a QUERY is sent
+// again after the reconnect (it waits for it within its own timeout); any
+// other method fails with kTransport (its answer was lost; ALPS may have
+// acted on it, which the reconciler sorts out).
+#pragma once
+
+#include "core/asio.h"
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "conduit/ssh_session.h"
+#include "core/transport.h"
+
+namespace basild::conduit {
+
+enum class ConduitModeKind : std::uint8_t { kExec, kGateway };
+
+struct SshTransportOptions {
+  SshOptions ssh;
+  ConduitModeKind mode = ConduitModeKind::kExec;
+  std::vector<std::string> remote_apbasil{"/usr/bin/apbasil"};  // argv on the main system
+  std::string gateway_helper = "/usr/local/libexec/basil_gateway";  // path on the main system
+  bool gateway_fallback_exec = false;  // helper missing or failing to start: use exec
+  std::size_t max_concurrent = 4;
+  std::size_t max_output_bytes = std::size_t{256} << 20;
+  std::size_t max_request_bytes = std::size_t{1} << 20;
+  std::size_t max_stderr_bytes = 64 * 1024;
+  std::chrono::milliseconds reconnect_min{1'000};
+  std::chrono::milliseconds reconnect_max{60'000};
+};
+
+// What health and metrics show.
+struct ConduitStatus {
+  std::string state;       // "connecting", "up", "down"
+  std::string mode;        // mode in use: "exec" or "gateway" ("exec" after a fallback)
+  std::string target;      // user@host:port
+  std::string last_error;  // why the link is (or last was) down; "" if never
+  std::uint64_t connects = 0;          // sessions established
+  std::uint64_t connect_failures = 0;
+  std::uint64_t drops = 0;             // established sessions lost
+  std::uint64_t helper_starts = 0;     // gateway helpers started (restarts = starts - connects)
+  std::uint64_t retried_queries = 0;   // QUERY calls sent again after a drop
+  std::uint64_t lost_calls = 0;        // non-QUERY calls failed by a drop
+  std::uint64_t engine_from_cache = 0; // QUERY ENGINE answered from the last good answer
+  std::optional<std::chrono::system_clock::time_point> since;  // state entered at
+};
+
+class SshTransport final : public Transport {
+ public:
+  SshTransport(boost::asio::io_context& io, SshTransportOptions options);
+  // Stops the worker: calls still queued or running complete with kTransport
+  // "transport shut down" (posted to the io_context).
+  ~SshTransport() override;
+  SshTransport(const SshTransport&) = delete;
+  SshTransport& operator=(const SshTransport&) = delete;
+
+  void async_call(std::string request, std::chrono::milliseconds timeout, Handler done) override;
+  std::string_view name() const override;
+  std::size_t running() const override;
+  std::size_t queued() const override;
+
+  ConduitStatus status() const;
+  void shutdown();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace basild::conduit

@@ -1,0 +1,23 @@
+// The verdict on what an apbasil run wrote, shared by every transport (local
+// process, ssh exec, ssh gateway): an answer that is not a complete-looking
+// XML document is an error, and so is a non-zero exit without one. The
+// decoder has the last word on the XML itself. Pure.
+#pragma once
+
+#include <optional>
+#include <string_view>
+
+#include "basil_proto/status.h"
+
+namespace basild {
+
+// Looks like one complete XML document: "<" first and ">" last, whitespace aside.
+bool looks_like_xml(std::string_view s);
+
+// `who` names the program in messages ("apbasil", "remote apbasil");
+// `exit_code` is nullopt when unknown, `exit_text` describes it ("exit
+// status 2"). Ok, or kTransport (transient) saying what is wrong.
+basil::Status judge_apbasil_output(std::string_view who, std::string_view stdout_text,
+                                   std::optional<int> exit_code, std::string_view exit_text);
+
+}  // namespace basild

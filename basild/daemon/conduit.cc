@@ -1,0 +1,107 @@
+#include "daemon/conduit.h"
+
+#include "io/local_transport.h"
+
+namespace basild {
+
+namespace {
+
+class LocalConduit final : public Conduit {
+ public:
+  LocalConduit(boost::asio::io_context& io, const Config& c) : transport_(io, options(c)) {}
+  Transport& get() override { return transport_; }
+  const Transport& get() const override { return transport_; }
+  void shutdown() override { transport_.shutdown(); }
+  nlohmann::json status_json() const override { return {{"mode", "local"}}; }
+  std::string prometheus() const override { return {}; }
+
+ private:
+  static LocalTransportOptions options(const Config& c) {
+    LocalTransportOptions to;
+    to.argv = {c.apbasil.path};
+    to.argv.insert(to.argv.end(), c.apbasil.args.begin(), c.apbasil.args.end());
+    to.max_concurrent = c.apbasil.max_concurrent;
+    to.max_output_bytes = static_cast<std::size_t>(c.apbasil.max_output_bytes);
+    return to;
+  }
+  LocalTransport transport_;
+};
+
+class SshConduit final : public Conduit {
+ public:
+  SshConduit(boost::asio::io_context& io, const Config& c) : transport_(io, ssh_transport_options(c)) {}
+  Transport& get() override { return transport_; }
+  const Transport& get() const override { return transport_; }
+  void shutdown() override { transport_.shutdown(); }
+
+  nlohmann::json status_json() const override {
+    const auto s = transport_.status();
+    nlohmann::json j = {{"mode", s.mode},
+                        {"target", s.target},
+                        {"state", s.state},
+                        {"connects", s.connects},
+                        {"connect_failures", s.connect_failures},
+                        {"drops", s.drops},
+                        {"helper_starts", s.helper_starts},
+                        {"retried_queries", s.retried_queries},
+                        {"lost_calls", s.lost_calls},
+                        {"engine_from_cache", s.engine_from_cache}};
+    if (!s.last_error.empty()) j["last_error"] = s.last_error;
+    if (s.since)
+      j["since"] = std::chrono::duration_cast<std::chrono::seconds>(s.since->time_since_epoch()).count();
+    return j;
+  }
+
+  std::string prometheus() const override {
+    const auto s = transport_.status();
+    std::string t;
+    auto line = [&t](const char* name, const char* type, std::uint64_t v) {
+      t += std::string("# TYPE ") + name + " " + type + "\n" + name + " " + std::to_string(v) + "\n";
+    };
+    line("basild_conduit_up", "gauge", s.state == "up" ? 1 : 0);
+    line("basild_conduit_connects_total", "counter", s.connects);
+    line("basild_conduit_connect_failures_total", "counter", s.connect_failures);
+    line("basild_conduit_drops_total", "counter", s.drops);
+    line("basild_conduit_helper_starts_total", "counter", s.helper_starts);
+    line("basild_conduit_retried_queries_total", "counter", s.retried_queries);
+    line("basild_conduit_lost_calls_total", "counter", s.lost_calls);
+    line("basild_conduit_engine_from_cache_total", "counter", s.engine_from_cache);
+    return t;
+  }
+
+ private:
+  conduit::SshTransport transport_;
+};
+
+}  // namespace
+
+conduit::SshTransportOptions ssh_transport_options(const Config& c) {
+  conduit::SshTransportOptions o;
+  const auto& k = c.conduit;
+  o.ssh.host = k.host;
+  o.ssh.port = static_cast<std::uint16_t>(k.port);
+  o.ssh.user = k.user;
+  o.ssh.identity = k.identity;
+  o.ssh.known_hosts = k.known_hosts;
+  o.ssh.accept_new_host_key = k.accept_new_host_key;
+  o.ssh.connect_timeout = k.connect_timeout;
+  o.ssh.keepalive_interval = k.keepalive_interval;
+  o.ssh.keepalive_count = k.keepalive_count;
+  o.mode = k.mode == ConduitMode::kSshGateway ? conduit::ConduitModeKind::kGateway : conduit::ConduitModeKind::kExec;
+  o.remote_apbasil = {k.remote_apbasil};
+  o.remote_apbasil.insert(o.remote_apbasil.end(), k.remote_args.begin(), k.remote_args.end());
+  o.gateway_helper = k.gateway_helper;
+  o.gateway_fallback_exec = k.gateway_fallback_exec;
+  o.max_concurrent = c.apbasil.max_concurrent;
+  o.max_output_bytes = static_cast<std::size_t>(c.apbasil.max_output_bytes);
+  o.reconnect_min = k.reconnect_min;
+  o.reconnect_max = k.reconnect_max;
+  return o;
+}
+
+std::unique_ptr<Conduit> make_conduit(boost::asio::io_context& io, const Config& config) {
+  if (config.conduit.mode == ConduitMode::kLocal) return std::make_unique<LocalConduit>(io, config);
+  return std::make_unique<SshConduit>(io, config);
+}
+
+}  // namespace basild

@@ -1,0 +1,40 @@
+// The transport the configuration asks for ([conduit] mode): the local
+// apbasil, or the ssh conduit in exec or gateway mode. The service talks to
+// it through the Transport port and reads its state for health and metrics.
+#pragma once
+
+#include "core/asio.h"
+#include <memory>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "conduit/ssh_transport.h"
+#include "core/transport.h"
+#include "daemon/config.h"
+
+namespace basild {
+
+class Conduit {
+ public:
+  virtual ~Conduit() = default;
+  virtual Transport& get() = 0;
+  virtual const Transport& get() const = 0;
+  virtual void shutdown() = 0;
+  // {"mode": "local"} or the ssh conduit's state, counters and last error.
+  virtual nlohmann::json status_json() const = 0;
+  // Prometheus lines (basild_conduit_*); empty for the local transport.
+  virtual std::string prometheus() const = 0;
+
+  std::string_view name() const { return get().name(); }
+  std::size_t running() const { return get().running(); }
+  std::size_t queued() const { return get().queued(); }
+};
+
+// The ssh conduit's options from [conduit] and [apbasil] (also used by
+// apbasil_proxy for its own session).
+conduit::SshTransportOptions ssh_transport_options(const Config& config);
+
+std::unique_ptr<Conduit> make_conduit(boost::asio::io_context& io, const Config& config);
+
+}  // namespace basild

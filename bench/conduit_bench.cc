@@ -1,0 +1,295 @@
+// The ssh conduit benchmark (issue 6): per-call latency, median and p95, of
+// QUERY SUMMARY, QUERY INVENTORY (xc30-2256) and a RESERVE + RELEASE pair,
+// on the emulated xc30-2256, by five paths:
+//   direct        the emulator run as apbasil on this host
+//   proxy+exec    apbasil_proxy -> basild -> ssh-exec conduit -> emulator
+//   proxy+gateway apbasil_proxy -> basild -> ssh-gateway conduit -> helper -> emulator
+//   gateway       the ssh-gateway conduit alone, in this process (no proxy, no basild)
+//   ssh per call  `ssh host apbasil` for every call (the paper's design), OpenSSH client
+// against a real sshd on 127.0.0.1 started here with keys made here.
+//
+//   build/bench/conduit_bench [CALLS]     (default 40; INVENTORY and ssh per call: CALLS/4, at least 10)
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <optional>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "basil_proto/codec.h"
+#include "basild/conduit/sshd_fixture.h"
+#include "conduit/ssh_transport.h"
+#include "control/client.h"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using namespace std::chrono_literals;
+using basild::testing::Piped;
+using basild::testing::run_piped;
+using basild::testing::TestSshd;
+
+const std::string g_bin = BASIL_BINARY_DIR;
+const std::string g_emulator = g_bin + "/emulator/basil-emulator";
+
+double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
+
+double quantile(std::vector<double> v, double q) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v[std::min(v.size() - 1, static_cast<std::size_t>(q * static_cast<double>(v.size())))];
+}
+
+std::string request(basil::RequestBody body) {
+  auto r = basil::encode_request(basil::make_request(basil::Dialect::k1_3, std::move(body)));
+  return r ? *r : std::string();
+}
+
+std::string reserve_request(int i) {
+  basil::ReserveRequest r;
+  r.user_name = "bench";
+  r.batch_id = "cb-" + std::to_string(i);
+  basil::ReserveParam p;
+  p.width = 24;
+  p.nppn = 24;
+  r.params.push_back(p);
+  return request(r);
+}
+
+std::optional<std::uint64_t> reservation_of(const std::string& xml) {
+  auto r = basil::decode_response(xml);
+  if (!r || !r->ok()) return std::nullopt;
+  if (const auto* res = std::get_if<basil::Reserved>(&r->body)) return res->reservation_id;
+  return std::nullopt;
+}
+
+std::string release_request(std::uint64_t rid) {
+  basil::ReleaseRequest r;
+  r.reservation_id = rid;
+  return request(r);
+}
+
+// One way of making a call: request in, answer out.
+using Caller = std::function<std::string(const std::string&)>;
+
+struct Series {
+  std::vector<double> summary, inventory, pair;
+  std::size_t inventory_bytes = 0;
+  int errors = 0;
+};
+
+bool ok_answer(const std::string& xml) {
+  auto r = basil::decode_response(xml);
+  return r && r->ok();
+}
+
+Series measure(const Caller& call, int calls, int inv_calls, int& seq) {
+  Series s;
+  const auto summary = request(basil::SummaryQuery{});
+  const auto inventory = request(basil::InventoryQuery{});
+  call(summary);  // warm-up (connections, caches)
+  for (int i = 0; i < calls; ++i) {
+    const auto t0 = Clock::now();
+    const auto a = call(summary);
+    s.summary.push_back(ms_since(t0));
+    if (!ok_answer(a)) ++s.errors;
+  }
+  for (int i = 0; i < inv_calls; ++i) {
+    const auto t0 = Clock::now();
+    const auto a = call(inventory);
+    s.inventory.push_back(ms_since(t0));
+    s.inventory_bytes = a.size();
+    if (a.size() < 1000000 || a.find("</BasilResponse>") == std::string::npos) ++s.errors;
+  }
+  for (int i = 0; i < calls; ++i) {
+    const auto t0 = Clock::now();
+    const auto rid = reservation_of(call(reserve_request(seq++)));
+    if (!rid) {
+      ++s.errors;
+      continue;
+    }
+    const auto rel = call(release_request(*rid));
+    s.pair.push_back(ms_since(t0));
+    if (!ok_answer(rel)) ++s.errors;
+  }
+  return s;
+}
+
+struct Basild {
+  pid_t pid = -1;
+  std::string dir, config;
+  ~Basild() {
+    if (pid > 0) {
+      ::kill(pid, SIGTERM);
+      int st = 0;
+      ::waitpid(pid, &st, 0);
+    }
+    if (!dir.empty()) basild::testing::shell("rm -rf " + dir);
+  }
+};
+
+bool start_basild(Basild& b, const TestSshd& sshd, const std::string& mode, const std::string& state) {
+  b.dir = basild::testing::sshd_temp_dir("cbench");
+  b.config = b.dir + "/basild.conf";
+  const auto o = sshd.options();
+  std::ofstream(b.config) << "[apbasil]\ntimeout = \"60s\"\n"
+                          << "[conduit]\nmode = \"" << mode << "\"\nhost = \"127.0.0.1\"\nport = " << o.port
+                          << "\nuser = \"" << o.user << "\"\nidentity = \"" << o.identity << "\"\nknown_hosts = \""
+                          << o.known_hosts << "\"\nremote_apbasil = \"" << g_emulator << "\"\nremote_args = [\"--state\", \""
+                          << state << "\"]\ngateway_helper = \"" << g_bin << "/basild/basil_gateway\"\n"
+                          << "[state]\ndatabase = \"" << b.dir << "/state.db\"\n"
+                          << "[control]\nsocket = \"" << b.dir << "/control.sock\"\n"
+                          << "[log]\ndirectory = \"" << b.dir << "\"\n"
+                          << "[poll]\ninterval = \"1h\"\ninventory_max_age = \"1h\"\norphan_check_interval = \"1h\"\n";
+  b.pid = ::fork();
+  if (b.pid == 0) {
+    FILE* f = std::freopen((b.dir + "/basild.log").c_str(), "w", stderr);
+    (void)f;
+    const std::string bin = g_bin + "/basild/basild";
+    ::execl(bin.c_str(), bin.c_str(), "--config", b.config.c_str(), static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  for (int i = 0; i < 600; ++i) {
+    basild::control::Client c(b.dir + "/control.sock");
+    auto r = c.request("GET", "/v1/health", "", "", 2s);
+    if (r.ok()) {
+      auto h = nlohmann::json::parse(r.body, nullptr, false);
+      if (h.is_object() && h["conduit"].value("state", "") == "up" && h["inventory_age_s"].is_number()) return true;
+    }
+    std::this_thread::sleep_for(100ms);
+  }
+  std::fprintf(stderr, "basild (%s) did not come up:\n%s\n", mode.c_str(),
+               basild::testing::read_file(b.dir + "/basild.log").c_str());
+  return false;
+}
+
+void row(const char* path, const char* what, const std::vector<double>& v, double direct_median, double ssh_median) {
+  const double med = quantile(v, 0.5);
+  std::printf("%-14s %-16s %5zu %9.2f %9.2f %+9.2f", path, what, v.size(), med, quantile(v, 0.95), med - direct_median);
+  if (ssh_median > 0 && med > 0)
+    std::printf(" %8.1fx", ssh_median / med);
+  std::printf("\n");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const int calls = argc > 1 ? std::max(5, std::atoi(argv[1])) : 40;
+  const int inv_calls = std::max(10, calls / 4);
+  TestSshd sshd;
+  if (!sshd.Start()) {
+    std::fprintf(stderr, "sshd: %s\n", sshd.error().c_str());
+    return 1;
+  }
+  const std::string state = basild::testing::sshd_temp_dir("cbench-emu");
+  if (basild::testing::shell(g_emulator + " init --preset xc30-2256 --state " + state + " --force >/dev/null") != 0)
+    return 1;
+  int seq = 0;
+  std::map<std::string, Series> results;
+
+  results["direct"] = measure([&](const std::string& r) { return run_piped({g_emulator, "--state", state}, r).out; },
+                              calls, inv_calls, seq);
+
+  const std::string proxy = g_bin + "/apbasil_proxy/apbasil_proxy";
+  for (const char* mode : {"ssh-exec", "ssh-gateway"}) {
+    Basild b;
+    if (!start_basild(b, sshd, mode, state)) return 1;
+    results[std::string("proxy+") + (mode + 4)] =
+        measure([&](const std::string& r) { return run_piped({proxy, "--config", b.config}, r).out; }, calls,
+                inv_calls, seq);
+  }
+
+  {
+    boost::asio::io_context io;
+    basild::conduit::SshTransportOptions o;
+    o.ssh = sshd.options();
+    o.mode = basild::conduit::ConduitModeKind::kGateway;
+    o.remote_apbasil = {g_emulator, "--state", state};
+    o.gateway_helper = g_bin + "/basild/basil_gateway";
+    basild::conduit::SshTransport t(io, o);
+    results["gateway"] = measure(
+        [&](const std::string& r) {
+          std::optional<basild::CallOutcome> out;
+          t.async_call(r, 60s, [&](basild::CallOutcome x) { out.emplace(std::move(x)); });
+          io.restart();
+          while (!out) io.run_one();
+          return out->response;
+        },
+        calls, inv_calls, seq);
+  }
+
+  // The conduit's own cost: a trivial remote command (/bin/cat echoes the
+  // request), local and through the gateway, many times.
+  std::vector<double> cat_local, cat_gateway, cat_exec;
+  {
+    const auto small = request(basil::SummaryQuery{});
+    for (int i = 0; i < 4 * calls; ++i) {
+      const auto t0 = Clock::now();
+      run_piped({"/bin/cat"}, small);
+      cat_local.push_back(ms_since(t0));
+    }
+    for (auto mode : {basild::conduit::ConduitModeKind::kGateway, basild::conduit::ConduitModeKind::kExec}) {
+      boost::asio::io_context io;
+      basild::conduit::SshTransportOptions o;
+      o.ssh = sshd.options();
+      o.mode = mode;
+      o.remote_apbasil = {"/bin/cat"};
+      o.gateway_helper = g_bin + "/basild/basil_gateway";
+      basild::conduit::SshTransport t(io, o);
+      auto& into = mode == basild::conduit::ConduitModeKind::kGateway ? cat_gateway : cat_exec;
+      for (int i = 0; i <= 4 * calls; ++i) {
+        const auto t0 = Clock::now();
+        std::optional<basild::CallOutcome> out;
+        t.async_call(small, 60s, [&](basild::CallOutcome x) { out.emplace(std::move(x)); });
+        io.restart();
+        while (!out) io.run_one();
+        if (i > 0) into.push_back(ms_since(t0));  // the first one connects
+      }
+    }
+  }
+
+  const auto o = sshd.options();
+  results["ssh per call"] = measure(
+      [&](const std::string& r) {
+        return run_piped({"/usr/bin/ssh", "-q", "-p", std::to_string(o.port), "-i", o.identity, "-o",
+                          "UserKnownHostsFile=" + o.known_hosts, "-o", "StrictHostKeyChecking=yes", "-o",
+                          "BatchMode=yes", "-o", "ControlPath=none", "-F", "/dev/null", o.user + "@127.0.0.1",
+                          g_emulator, "--state", state},
+                         r)
+            .out;
+      },
+      inv_calls, std::max(5, inv_calls / 2), seq);
+
+  const auto& direct = results["direct"];
+  const auto& ssh = results["ssh per call"];
+  std::printf("conduit_bench: xc30-2256, %d calls per series (INVENTORY %d), times in ms\n", calls, inv_calls);
+  std::printf("%-14s %-16s %5s %9s %9s %9s %9s\n", "path", "call", "n", "median", "p95", "vs direct", "ssh/this");
+  for (const char* path : {"direct", "proxy+exec", "proxy+gateway", "gateway", "ssh per call"}) {
+    const auto& s = results[path];
+    row(path, "SUMMARY", s.summary, quantile(direct.summary, 0.5), quantile(ssh.summary, 0.5));
+    row(path, "RESERVE+RELEASE", s.pair, quantile(direct.pair, 0.5), quantile(ssh.pair, 0.5));
+    row(path, "INVENTORY", s.inventory, quantile(direct.inventory, 0.5), quantile(ssh.inventory, 0.5));
+    if (s.errors != 0) std::printf("%-14s ERRORS: %d\n", path, s.errors);
+  }
+  std::printf("trivial remote command (/bin/cat), %d calls: local median %.2f p95 %.2f; gateway median %.2f p95 %.2f;"
+              " exec median %.2f p95 %.2f\n",
+              4 * calls, quantile(cat_local, 0.5), quantile(cat_local, 0.95), quantile(cat_gateway, 0.5),
+              quantile(cat_gateway, 0.95), quantile(cat_exec, 0.5), quantile(cat_exec, 0.95));
+  const double mb = static_cast<double>(direct.inventory_bytes) / 1e6;
+  std::printf("INVENTORY: %.2f MB\n", mb);
+  for (const char* path : {"proxy+exec", "proxy+gateway", "gateway", "ssh per call"}) {
+    const auto& s = results[path];
+    const double added = quantile(s.inventory, 0.5) - quantile(direct.inventory, 0.5);
+    std::printf("  %-14s added %8.2f ms   end to end %7.1f MB/s   conduit (size / added time) %7.1f MB/s\n", path,
+                added, mb / (quantile(s.inventory, 0.5) / 1000.0), added > 0 ? mb / (added / 1000.0) : 0.0);
+  }
+  basild::testing::shell("rm -rf " + state);
+  int errors = 0;
+  for (const auto& [k, s] : results) errors += s.errors;
+  return errors == 0 ? 0 : 2;
+}

@@ -1,0 +1,267 @@
+// apbasil_proxy: its pure decisions, then the real binary as a scheduler
+// calls it (request written, stdin closed, answer read), through a real
+// basild on the ssh conduit and on its own ssh session, against a real sshd.
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+
+#include <nlohmann/json.hpp>
+
+#include "basil_proto/codec.h"
+#include "basild/conduit/sshd_fixture.h"
+#include "basild/io/emulator_support.h"
+#include "control/client.h"
+#include "daemon/config.h"
+#include "proxy.h"
+
+namespace basild {
+namespace {
+
+using namespace std::chrono_literals;
+using apbasil_proxy::after_socket;
+using apbasil_proxy::failure_response;
+using apbasil_proxy::Next;
+using apbasil_proxy::SocketOutcome;
+using testing::emulator_path;
+using testing::init_emulator;
+using testing::make_temp_dir;
+using testing::TestSshd;
+
+TEST(ApbasilProxyTest, FailureIsAWellFormedTransientSystemErrorAnsweringTheRequest) {
+  const auto xml = failure_response(R"(<BasilRequest protocol="1.3" method="RESERVE"><ReserveParamArray user_name="a">)"
+                                    R"(<ReserveParam architecture="XT" width="1"/></ReserveParamArray></BasilRequest>)",
+                                    true, "apbasil_proxy: login1 unreachable <&>");
+  auto r = basil::decode_response(xml);
+  ASSERT_TRUE(r) << r.status().message() << "\n" << xml;
+  EXPECT_FALSE(r->ok());
+  EXPECT_EQ(r->protocol, "1.3");
+  EXPECT_EQ(r->method, basil::Method::kReserve);
+  EXPECT_EQ(r->error_class, basil::ErrorClass::kTransient);
+  EXPECT_EQ(r->error_source, basil::ErrorSource::kSystem);
+  EXPECT_TRUE(r->error().transient());
+  ASSERT_EQ(r->messages.size(), 1u);
+  EXPECT_EQ(r->messages[0].text, "apbasil_proxy: login1 unreachable <&>");
+
+  auto junk = basil::decode_response(failure_response("not a request", false, "bad"));
+  ASSERT_TRUE(junk);
+  EXPECT_EQ(junk->error_class, basil::ErrorClass::kPermanent);
+  EXPECT_EQ(junk->protocol, "1.0");
+}
+
+TEST(ApbasilProxyTest, SendsItselfOnlyWhenBasildWasNeverReached) {
+  EXPECT_EQ(after_socket(SocketOutcome::kAnswered, true), Next::kWriteAnswer);
+  EXPECT_EQ(after_socket(SocketOutcome::kUnreachable, true), Next::kOwnSession);
+  EXPECT_EQ(after_socket(SocketOutcome::kUnreachable, false), Next::kWriteFailure);
+  // The request may already be with ALPS: never sent a second time.
+  EXPECT_EQ(after_socket(SocketOutcome::kBroken, true), Next::kWriteFailure);
+  EXPECT_EQ(after_socket(SocketOutcome::kRefusedCall, true), Next::kWriteFailure);
+}
+
+TEST(ApbasilProxyTest, ExampleConfigurationParses) {
+  const auto path = std::string(BASIL_TEST_DATA) + "/../../conf/apbasil_proxy.conf";
+  const auto text = testing::read_file(path);
+  ASSERT_FALSE(text.empty());
+  auto c = parse_config(text, path);
+  ASSERT_TRUE(c) << c.status().message();
+  EXPECT_EQ(c->conduit.mode, ConduitMode::kSshGateway);
+}
+
+// As Slurm calls apbasil: request on stdin, stdin closed, stdout read to the end.
+testing::Piped run_proxy(const std::string& config, const std::string& request) {
+  return testing::run_piped({std::string(BASIL_BINARY_DIR) + "/apbasil_proxy/apbasil_proxy", "--config", config},
+                            request);
+}
+
+std::string request_xml(basil::RequestBody body, basil::Dialect d = basil::Dialect::k1_3) {
+  return *basil::encode_request(basil::make_request(d, std::move(body)));
+}
+
+class ProxyTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_TRUE(sshd.Start()) << sshd.error();
+    dir = make_temp_dir("proxy");
+    state = init_emulator("proxy-emu");
+  }
+  void TearDown() override {
+    if (basild_pid > 0) {
+      ::kill(basild_pid, SIGTERM);
+      int st = 0;
+      ::waitpid(basild_pid, &st, 0);
+    }
+    testing::run_command("rm -rf " + dir + " " + state);
+  }
+
+  // basild.conf for both basild and the proxy: ssh conduit to the test sshd.
+  std::string write_config(const std::string& mode, const std::string& socket) {
+    const auto o = sshd.options();
+    const std::string path = dir + "/basild.conf";
+    std::ofstream(path) << "[apbasil]\ntimeout = \"20s\"\n"
+                        << "[conduit]\nmode = \"" << mode << "\"\nhost = \"127.0.0.1\"\nport = " << o.port
+                        << "\nuser = \"" << o.user << "\"\nidentity = \"" << o.identity << "\"\nknown_hosts = \""
+                        << o.known_hosts << "\"\nremote_apbasil = \"" << emulator_path()
+                        << "\"\nremote_args = [\"--state\", \"" << state << "\"]\ngateway_helper = \""
+                        << BASIL_BINARY_DIR << "/basild/basil_gateway\"\nreconnect_min = \"100ms\"\n"
+                        << "[state]\ndatabase = \"" << dir << "/state.db\"\n"
+                        << "[control]\nsocket = \"" << socket << "\"\n"
+                        << "[log]\ndirectory = \"" << dir << "\"\n";
+    return path;
+  }
+
+  nlohmann::json health() {
+    control::Client c(dir + "/control.sock");
+    auto r = c.request("GET", "/v1/health", "", "application/json", 5s);
+    return r.ok() ? nlohmann::json::parse(r.body, nullptr, false) : nlohmann::json();
+  }
+
+  void start_basild(const std::string& config) {
+    basild_pid = ::fork();
+    if (basild_pid == 0) {
+      const std::string log = dir + "/basild.log";
+      FILE* f = std::freopen(log.c_str(), "a", stderr);
+      (void)f;
+      const std::string bin = std::string(BASIL_BINARY_DIR) + "/basild/basild";
+      ::execl(bin.c_str(), bin.c_str(), "--config", config.c_str(), static_cast<char*>(nullptr));
+      ::_exit(127);
+    }
+    for (int i = 0; i < 200; ++i) {
+      auto h = health();
+      if (h.is_object() && h["conduit"].value("state", "") == "up") return;
+      std::this_thread::sleep_for(50ms);
+    }
+    ADD_FAILURE() << "basild did not come up: " << testing::read_file(dir + "/basild.log");
+  }
+
+  TestSshd sshd;
+  std::string dir, state;
+  pid_t basild_pid = -1;
+};
+
+TEST_F(ProxyTest, SchedulerStyleCallerRuns500CallsThroughBasildWithoutError) {
+  const auto config = write_config("ssh-gateway", dir + "/control.sock");
+  start_basild(config);
+  const std::vector<std::string> requests{request_xml(basil::EngineQuery{}, basil::Dialect::k1_0),
+                                          request_xml(basil::SummaryQuery{}),
+                                          request_xml(basil::InventoryQuery{})};
+  int errors = 0;
+  for (int i = 0; i < 500; ++i) {
+    const auto r = run_proxy(config, requests[static_cast<std::size_t>(i) % requests.size()]);
+    auto d = basil::decode_response(r.out);
+    if (r.exit_code != 0 || !d || !d->ok()) {
+      if (++errors <= 3) ADD_FAILURE() << "call " << i << " exit " << r.exit_code << ": " << r.out.substr(0, 400);
+    }
+  }
+  EXPECT_EQ(errors, 0);
+  const auto h = health();
+  EXPECT_EQ(h["conduit"]["mode"], "gateway");
+  EXPECT_EQ(h["conduit"]["connects"], 1);  // one session for all of them
+  EXPECT_EQ(h["conduit"]["drops"], 0);
+}
+
+TEST_F(ProxyTest, WithoutBasildItUsesItsOwnSshSession) {
+  for (const std::string mode : {"ssh-exec", "ssh-gateway"}) {
+    const auto config = write_config(mode, dir + "/no-basild.sock");
+    const auto r = run_proxy(config, request_xml(basil::InventoryQuery{}));
+    EXPECT_EQ(r.exit_code, 0);
+    auto d = basil::decode_response(r.out);
+    ASSERT_TRUE(d) << mode << ": " << r.out;
+    EXPECT_TRUE(d->ok()) << mode << ": " << r.out;
+  }
+}
+
+TEST_F(ProxyTest, WritesATransientSystemFailureWhenTheMainSystemIsUnreachable) {
+  const auto config = write_config("ssh-exec", dir + "/no-basild.sock");
+  sshd.Kill();
+  const auto r = run_proxy(config, request_xml(basil::SummaryQuery{}));
+  EXPECT_EQ(r.exit_code, 0);
+  auto d = basil::decode_response(r.out);
+  ASSERT_TRUE(d) << r.out;
+  EXPECT_FALSE(d->ok());
+  EXPECT_EQ(d->error_class, basil::ErrorClass::kTransient);
+  EXPECT_EQ(d->error_source, basil::ErrorSource::kSystem);
+  ASSERT_FALSE(d->messages.empty());
+  EXPECT_NE(d->messages[0].text.find("cannot connect"), std::string::npos) << d->messages[0].text;
+}
+
+// basild up, main system down: QUERY ENGINE still answered (a scheduler can
+// start), anything else a transient FAILURE at once; health says why.
+TEST_F(ProxyTest, BasildAnswersEngineFromTheLastGoodAnswerWhileTheMainSystemIsDown) {
+  const auto config = write_config("ssh-exec", dir + "/control.sock");
+  start_basild(config);
+  const auto engine = request_xml(basil::EngineQuery{}, basil::Dialect::k1_0);
+  ASSERT_TRUE(basil::decode_response(run_proxy(config, engine).out));
+  sshd.Kill();
+  for (int i = 0; i < 100 && health()["conduit"].value("state", "") != "down"; ++i) std::this_thread::sleep_for(50ms);
+  const auto h = health();
+  EXPECT_EQ(h["conduit"]["state"], "down");
+  EXPECT_NE(h["conduit"].value("last_error", "").find("127.0.0.1"), std::string::npos) << h.dump();
+  {
+    control::Client c(dir + "/control.sock");
+    const auto m = c.request("GET", "/metrics", "", "", 5s);
+    ASSERT_TRUE(m.ok());
+    EXPECT_NE(m.body.find("basild_conduit_up 0\n"), std::string::npos) << m.body;
+    EXPECT_NE(m.body.find("basild_conduit_connects_total 1\n"), std::string::npos) << m.body;
+  }
+
+  auto e = basil::decode_response(run_proxy(config, engine).out);
+  ASSERT_TRUE(e);
+  EXPECT_TRUE(e->ok());
+  EXPECT_TRUE(std::holds_alternative<basil::EngineInfo>(e->body));
+  const auto t0 = std::chrono::steady_clock::now();
+  auto s = basil::decode_response(run_proxy(config, request_xml(basil::SummaryQuery{})).out);
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, 3s);
+  ASSERT_TRUE(s);
+  EXPECT_FALSE(s->ok());
+  EXPECT_EQ(s->error_class, basil::ErrorClass::kTransient);
+}
+
+}  // namespace
+}  // namespace basild
+
+namespace basild {
+namespace {
+
+// The link drops in the middle of a RESERVE: the caller hears TRANSIENT; the
+// reservation ALPS made anyway is not forgotten: once its job is no longer
+// live, the reconciler releases it as an orphan.
+TEST_F(ProxyTest, AReserveLostWithTheLinkIsReleasedAsAnOrphanLater) {
+  testing::emulator_admin(state, "fault --method RESERVE --latency-ms 3000");
+  const auto config = write_config("ssh-gateway", dir + "/control.sock");
+  std::ofstream(config, std::ios::app)
+      << "[poll]\ninterval = \"200ms\"\ninventory_max_age = \"1m\"\norphan_check_interval = \"200ms\"\n"
+      << "[reconcile]\ngrace = \"1s\"\n[[reconcile.source]]\ntype = \"command\"\ncommand = [\"/bin/true\"]\n";
+  start_basild(config);
+  auto holds_9001 = [&] {
+    return testing::run_command("echo '<BasilRequest protocol=\"1.3\" method=\"QUERY\" type=\"INVENTORY\"><Inventory>"
+                                "<ReservationArray/></Inventory></BasilRequest>' | " + emulator_path() +
+                                " --state " + state)
+               .out.find("batch_id=\"9001\"") != std::string::npos;
+  };
+  // The link goes once ALPS has made the reservation, before the answer is back.
+  std::thread cut([&] {
+    for (int i = 0; i < 200 && !holds_9001(); ++i) std::this_thread::sleep_for(20ms);
+    sshd.Kill();
+    std::this_thread::sleep_for(300ms);
+    ASSERT_TRUE(sshd.Start()) << sshd.error();
+  });
+  control::Client c(dir + "/control.sock");
+  const auto r = c.request("POST", "/v1/reserve", R"({"batch_id":"9001","user":"alice","params":[{"width":1}]})",
+                           "application/json", 30s);
+  cut.join();
+  ASSERT_TRUE(r.ok()) << r.message;
+  EXPECT_EQ(r.status, 503u) << r.body;
+  EXPECT_NE(r.body.find("\"transient\":true"), std::string::npos) << r.body;
+  testing::emulator_admin(state, "fault --clear");
+  bool released = false;
+  for (int i = 0; i < 300 && !released; ++i) {
+    std::this_thread::sleep_for(100ms);
+    released = !holds_9001();
+  }
+  EXPECT_TRUE(released) << testing::read_file(dir + "/basild.log");
+  const auto ev = c.request("GET", "/v1/events", "", "", 5s);
+  ASSERT_TRUE(ev.ok());
+  EXPECT_NE(ev.body.find("\"kind\":\"orphan\""), std::string::npos) << ev.body;
+}
+
+}  // namespace
+}  // namespace basild

@@ -1,0 +1,100 @@
+#include "conduit/frames.h"
+
+#include <gtest/gtest.h>
+
+#include "conduit/request_kind.h"
+#include "conduit/ssh_session.h"
+
+namespace basild::conduit {
+namespace {
+
+std::string answer(std::uint64_t id, int how, int value, const std::string& out, const std::string& err) {
+  return "R " + std::to_string(id) + " " + std::to_string(how) + " " + std::to_string(value) + " " +
+         std::to_string(out.size()) + " " + std::to_string(err.size()) + "\n" + out + err;
+}
+
+TEST(GatewayFramesTest, RequestAndCancelFramesCarryIdAndLength) {
+  EXPECT_EQ(encode_request_frame(7, "<a/>"), "Q 7 4\n<a/>");
+  EXPECT_EQ(encode_request_frame(1, ""), "Q 1 0\n");
+  EXPECT_EQ(encode_cancel_frame(42), "K 42\n");
+}
+
+TEST(GatewayFramesTest, ReadsHelloAnswersAndErrorsSplitAtEveryByte) {
+  const std::string stream = std::string(kGatewayHello) + answer(3, 0, 0, "<BasilResponse/>", "") +
+                             answer(4, 1, 9, "", "killed\n") + answer(5, 0, 2, "x\ny", "e") + "E 4\nboom";
+  for (std::size_t cut = 0; cut <= stream.size(); ++cut) {
+    GatewayReader r(1 << 20);
+    std::vector<GatewayFrame> frames;
+    auto drain = [&] {
+      for (;;) {
+        auto f = r.next();
+        ASSERT_TRUE(f) << f.status().message();
+        if (!*f) break;
+        frames.push_back(**f);
+      }
+    };
+    r.feed(stream.substr(0, cut));
+    drain();
+    r.feed(stream.substr(cut));
+    drain();
+    ASSERT_EQ(frames.size(), 5u) << "cut " << cut;
+    EXPECT_TRUE(std::holds_alternative<GatewayHello>(frames[0]));
+    const auto& a = std::get<GatewayAnswer>(frames[1]);
+    EXPECT_EQ(a.id, 3u);
+    EXPECT_EQ(a.how, ExitHow::kExited);
+    EXPECT_EQ(a.out, "<BasilResponse/>");
+    const auto& b = std::get<GatewayAnswer>(frames[2]);
+    EXPECT_EQ(b.how, ExitHow::kSignaled);
+    EXPECT_EQ(b.value, 9u);
+    EXPECT_EQ(b.err, "killed\n");
+    const auto& c = std::get<GatewayAnswer>(frames[3]);
+    EXPECT_EQ(c.value, 2u);
+    EXPECT_EQ(c.out, "x\ny");
+    EXPECT_EQ(c.err, "e");
+    EXPECT_EQ(std::get<GatewayError>(frames[4]).message, "boom");
+    EXPECT_EQ(r.buffered(), 0u);
+  }
+}
+
+TEST(GatewayFramesTest, RejectsMalformedHeadersAndOversizedAnswers) {
+  for (const std::string bad : {"R 1 0 0 5\nhello", "R 1 9 0 0 0\n", "R -1 0 0 0 0\n", "R 1 0 0 0 0 \n",
+                                "X 1\n", "R 1 0 0 0  0\n", "R 1 0 0 99999999999999999999999 0\n"}) {
+    GatewayReader r(1 << 20);
+    r.feed(bad);
+    EXPECT_FALSE(r.next()) << bad;
+    EXPECT_FALSE(r.next()) << "errors are sticky: " << bad;
+  }
+  GatewayReader small(10);
+  small.feed("R 1 0 0 11 0\n");
+  auto f = small.next();
+  ASSERT_FALSE(f);
+  EXPECT_NE(f.status().message().find("over the limit"), std::string::npos);
+  GatewayReader endless(1 << 20);
+  endless.feed(std::string(200, 'R'));
+  EXPECT_FALSE(endless.next());
+}
+
+TEST(RequestKindTest, OnlyQueriesAreSafeToResendAndEngineIsRecognised) {
+  const auto engine = classify_request(R"(<?xml version="1.0"?><BasilRequest protocol="1.0" method="QUERY" type="ENGINE"/>)");
+  EXPECT_TRUE(engine.valid);
+  EXPECT_TRUE(engine.query);
+  EXPECT_TRUE(engine.engine);
+  EXPECT_EQ(engine.protocol, "1.0");
+  const auto inv = classify_request(R"(<BasilRequest protocol="1.3" method="QUERY" type="INVENTORY"/>)");
+  EXPECT_TRUE(inv.query);
+  EXPECT_FALSE(inv.engine);
+  const auto rel = classify_request(R"(<BasilRequest protocol="1.3" method="RELEASE" reservation_id="5"/>)");
+  EXPECT_TRUE(rel.valid);
+  EXPECT_FALSE(rel.query);
+  const auto junk = classify_request("not xml");
+  EXPECT_FALSE(junk.valid);
+  EXPECT_FALSE(junk.query);  // unknown: never resent
+}
+
+TEST(RemoteCommandLineTest, QuotesEveryWordForTheRemoteShell) {
+  EXPECT_EQ(remote_command_line({"/usr/bin/apbasil"}), "'/usr/bin/apbasil'");
+  EXPECT_EQ(remote_command_line({"/a b", "it's", "$(x)"}), "'/a b' 'it'\\''s' '$(x)'");
+}
+
+}  // namespace
+}  // namespace basild::conduit

@@ -1,0 +1,125 @@
+// The gateway helper as shipped: one C99 file built here with -std=c99 and
+// nothing but the C library, then run on frames against the real emulator.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <map>
+
+#include "basil_proto/codec.h"
+#include "basild/conduit/sshd_fixture.h"
+#include "basild/io/emulator_support.h"
+#include "conduit/frames.h"
+
+namespace basild {
+namespace {
+
+using testing::emulator_path;
+using testing::init_emulator;
+using testing::make_temp_dir;
+using testing::run_command;
+
+class GatewayHelperTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = make_temp_dir("gwhelper");
+    helper_ = dir_ + "/basil_gateway";
+    auto r = run_command("cc -std=c99 -pedantic -Wall -Wextra -Werror -O2 -o " + helper_ + " " + BASIL_GATEWAY_SOURCE);
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+  }
+  void TearDown() override {
+    run_command("rm -rf " + dir_);
+    for (const auto& d : states_) run_command("rm -rf " + d);
+  }
+  std::string emulator_state(const std::string& tag) {
+    states_.push_back(init_emulator(tag));
+    return states_.back();
+  }
+  std::vector<std::string> states_;
+
+  // Runs the helper on `input` (stdin closed after it) and parses its output.
+  std::vector<conduit::GatewayFrame> run(const std::string& input, const std::string& args) {
+    std::ofstream(dir_ + "/in", std::ios::binary) << input;
+    auto r = run_command(helper_ + " " + args + " < " + dir_ + "/in > " + dir_ + "/out");
+    exit_code_ = r.exit_code;
+    conduit::GatewayReader reader(1 << 28);
+    reader.feed(testing::read_file(dir_ + "/out"));
+    std::vector<conduit::GatewayFrame> frames;
+    for (;;) {
+      auto f = reader.next();
+      EXPECT_TRUE(f) << f.status().message();
+      if (!f || !*f) break;
+      frames.push_back(std::move(**f));
+    }
+    return frames;
+  }
+
+  std::string dir_, helper_;
+  int exit_code_ = -1;
+};
+
+std::string request(basil::RequestBody body) {
+  return *basil::encode_request(basil::make_request(basil::Dialect::k1_3, std::move(body)));
+}
+
+TEST_F(GatewayHelperTest, AnswersEveryRequestLikeTheEmulatorAndExitsOnEndOfInput) {
+  const auto state = emulator_state("gwh");
+  const std::string inv = request(basil::InventoryQuery{});
+  const std::string sum = request(basil::SummaryQuery{});
+  const auto direct_inv = run_command("printf '%s' '" + inv + "' | " + emulator_path() + " --state " + state).out;
+  auto frames = run(conduit::encode_request_frame(1, inv) + conduit::encode_request_frame(2, sum) +
+                        conduit::encode_request_frame(3, inv),
+                    "--max-running 2 " + emulator_path() + " --state " + state);
+  EXPECT_EQ(exit_code_, 0);
+  ASSERT_EQ(frames.size(), 4u);
+  EXPECT_TRUE(std::holds_alternative<conduit::GatewayHello>(frames[0]));
+  std::map<std::uint64_t, conduit::GatewayAnswer> by_id;
+  for (std::size_t i = 1; i < frames.size(); ++i) {
+    auto& a = std::get<conduit::GatewayAnswer>(frames[i]);
+    by_id[a.id] = a;
+  }
+  ASSERT_EQ(by_id.size(), 3u);
+  EXPECT_EQ(by_id[1].how, conduit::ExitHow::kExited);
+  EXPECT_EQ(by_id[1].value, 0u);
+  EXPECT_EQ(by_id[1].out, direct_inv);
+  EXPECT_EQ(by_id[3].out, direct_inv);
+  EXPECT_NE(by_id[2].out.find("<Summary"), std::string::npos);
+}
+
+TEST_F(GatewayHelperTest, ReportsAnApbasilThatCannotRunAndAnOversizedAnswer) {
+  const auto state = emulator_state("gwh2");
+  auto frames = run(conduit::encode_request_frame(9, "<x/>"), "/nonexistent/apbasil");
+  ASSERT_EQ(frames.size(), 2u);
+  const auto& a = std::get<conduit::GatewayAnswer>(frames[1]);
+  EXPECT_EQ(a.id, 9u);
+  EXPECT_EQ(a.value, 127u);
+  EXPECT_NE(a.err.find("No such file"), std::string::npos) << a.err;
+
+  frames = run(conduit::encode_request_frame(4, request(basil::InventoryQuery{})),
+               "--max-output 100 " + emulator_path() + " --state " + state);
+  ASSERT_EQ(frames.size(), 2u);
+  EXPECT_EQ(std::get<conduit::GatewayAnswer>(frames[1]).how, conduit::ExitHow::kOverflow);
+  EXPECT_TRUE(std::get<conduit::GatewayAnswer>(frames[1]).out.empty());
+}
+
+TEST_F(GatewayHelperTest, RefusesAnOversizedRequestOrABadFrame) {
+  auto frames = run("Q 1 5000\n" + std::string(5000, 'x'), "--max-request 1000 /bin/cat");
+  EXPECT_EQ(exit_code_, 1);
+  ASSERT_EQ(frames.size(), 2u);
+  EXPECT_NE(std::get<conduit::GatewayError>(frames[1]).message.find("over the limit"), std::string::npos);
+  frames = run("HELLO\n", "/bin/cat");
+  EXPECT_EQ(exit_code_, 1);
+  ASSERT_EQ(frames.size(), 2u);
+  EXPECT_TRUE(std::holds_alternative<conduit::GatewayError>(frames[1]));
+}
+
+TEST_F(GatewayHelperTest, CancelKillsARunningRequest) {
+  // "sleep" reads no stdin and writes nothing: only the cancel ends it early.
+  auto frames = run(conduit::encode_request_frame(5, "") + conduit::encode_cancel_frame(5), "/bin/sleep 30");
+  ASSERT_EQ(frames.size(), 2u);
+  const auto& a = std::get<conduit::GatewayAnswer>(frames[1]);
+  EXPECT_EQ(a.how, conduit::ExitHow::kSignaled);
+  EXPECT_EQ(a.value, 9u);
+}
+
+}  // namespace
+}  // namespace basild
