@@ -172,8 +172,12 @@ Status write_all(ssh_channel_struct* channel, std::string_view bytes) {
   while (!bytes.empty()) {
     const auto n = std::min<std::size_t>(bytes.size(), 1u << 20);
     const int w = ssh_channel_write(channel, bytes.data(), static_cast<uint32_t>(n));
-    if (w == SSH_ERROR || w < 0)
-      return Status(Code::kTransport, "ssh write failed: " + session_error(ssh_channel_get_session(channel)));
+    if (w == SSH_ERROR || w < 0) {
+      // A channel the far side closed may have lost its session pointer.
+      ssh_session_struct* session = ssh_channel_get_session(channel);
+      return Status(Code::kTransport, "ssh write failed: " + (session != nullptr ? session_error(session)
+                                                                                 : std::string("channel closed")));
+    }
     bytes.remove_prefix(static_cast<std::size_t>(w));
   }
   return Status::ok();

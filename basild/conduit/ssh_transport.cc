@@ -482,11 +482,20 @@ void SshTransport::Impl::start_gateway_call(Job job) {
       on_drop(s.message());
       return;
     }
-    // The helper's channel failed: treated as the helper dying.
+    // The helper's channel failed: treated as the helper dying. This
+    // request never reached a helper, so it waits for the next one whatever
+    // its method; the others may have been carried out.
     helper.reset();
     helper_ready = false;
     std::vector<Job> jobs = take_active();
-    for (auto it = jobs.rbegin(); it != jobs.rend(); ++it) lost(std::move(*it), "gateway helper: " + s.message());
+    for (auto it = jobs.rbegin(); it != jobs.rend(); ++it) {
+      if (it->id == id) {
+        queued_count.fetch_add(1);
+        waiting.push_front(std::move(*it));
+      } else {
+        lost(std::move(*it), "gateway helper: " + s.message());
+      }
+    }
   }
 }
 
