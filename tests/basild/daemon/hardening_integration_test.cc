@@ -16,6 +16,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <mutex>
@@ -399,6 +400,7 @@ TEST(HostileXmlTest, TheEmulatorRefusesHostileRequestsWithBoundedMemory) {
     worst = std::max(worst, rss);
   }
   std::printf("campaign: hostile-emulator-requests worst_peak_rss_kib=%ld\n", worst);
+  std::filesystem::remove_all(dir);
   EXPECT_TRUE(run_command("echo '<BasilRequest protocol=\"1.3\" method=\"QUERY\" type=\"INVENTORY\"/>' | " +
                           testing::emulator_path() + " --state " + emu)
                   .out.find("SUCCESS") != std::string::npos);
