@@ -1,6 +1,7 @@
 #include "control/server.h"
 
 #include "control/asio.h"
+#include "control/http_request.h"
 
 #include <fcntl.h>
 #include <sys/socket.h>
@@ -12,7 +13,6 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
-#include <limits>
 #include <unordered_set>
 #include <utility>
 
@@ -248,10 +248,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void read_header() {
     phase_ = Phase::kReading;
     parser_.emplace();
-    std::size_t max = options().max_request_bytes;
-    parser_->header_limit(static_cast<std::uint32_t>(
-        std::min<std::size_t>(max, std::numeric_limits<std::uint32_t>::max())));
-    parser_->body_limit(max);
+    limit_parser(*parser_, options().max_request_bytes);
     arm(options().request_timeout);
     http::async_read_header(socket_, buffer_, *parser_,
                             [self = shared_from_this()](error_code ec, std::size_t header_bytes) {
@@ -266,13 +263,13 @@ class Connection : public std::enable_shared_from_this<Connection> {
       return;
     }
     // One limit for header and body together.
-    std::size_t max = options().max_request_bytes;
-    parser_->body_limit(max > header_bytes ? max - header_bytes : 0);
+    std::size_t body_limit = body_limit_after_header(options().max_request_bytes, header_bytes);
+    parser_->body_limit(body_limit);
     if (parser_->is_done()) {
       on_request();
       return;
     }
-    if (auto cl = parser_->content_length(); cl && *cl > max - std::min(max, header_bytes)) {
+    if (auto cl = parser_->content_length(); cl && *cl > body_limit) {
       read_failed(http::error::body_limit);
       return;
     }
@@ -305,29 +302,16 @@ class Connection : public std::enable_shared_from_this<Connection> {
   }
 
   void read_failed(error_code ec) {
-    if (ec == http::error::header_limit || ec == http::error::body_limit ||
-        ec == http::error::buffer_overflow) {
-      ++server_->stats.too_large;
-      keep_alive_ = false;
-      phase_ = Phase::kHandling;
-      send(Response::error(ResultCode::kTooLarge,
-                           "request larger than " + std::to_string(options().max_request_bytes) +
-                               " bytes"));
-      return;
-    }
-    if (ec == http::error::end_of_stream || ec == asio::error::eof ||
-        ec == asio::error::operation_aborted || ec == asio::error::connection_reset ||
-        ec == http::error::partial_message ||
-        ec.category() != http::make_error_code(http::error::end_of_stream).category()) {
+    ReadFailure failure = classify_read_error(ec);
+    if (failure == ReadFailure::kGone) {
       // The peer went away, or a timeout closed the socket: nothing to answer.
       close();
       return;
     }
-    // Anything else from the HTTP parser: malformed request.
-    ++server_->stats.bad_requests;
+    ++(failure == ReadFailure::kTooLarge ? server_->stats.too_large : server_->stats.bad_requests);
     keep_alive_ = false;
     phase_ = Phase::kHandling;
-    send(Response::error(ResultCode::kBadRequest, "malformed HTTP request: " + ec.message()));
+    send(read_failure_response(failure, ec, options().max_request_bytes));
   }
 
   void on_request() {
@@ -350,27 +334,12 @@ class Connection : public std::enable_shared_from_this<Connection> {
     parser_.reset();
     keep_alive_ = message.keep_alive() && !server_->stopping;
 
-    auto method = parse_method(std::string_view(message.method_string().data(),
-                                                message.method_string().size()));
-    if (!method) {
-      Response r = Response::error(ResultCode::kMethodNotAllowed, "only GET and POST are served");
-      r.headers.emplace_back("Allow", "GET, POST");
-      send(std::move(r));
+    auto parsed = to_request(std::move(message), peer_);
+    if (auto* refused = std::get_if<Response>(&parsed)) {
+      send(std::move(*refused));
       return;
     }
-    auto target = parse_target(std::string_view(message.target().data(), message.target().size()));
-    if (!target) {
-      send(Response::error(ResultCode::kBadRequest, "malformed request target"));
-      return;
-    }
-    Request request;
-    request.method = *method;
-    request.path = std::move(target->path);
-    request.query = std::move(target->query);
-    auto ct = message[http::field::content_type];
-    request.content_type.assign(ct.data(), ct.size());
-    request.body = std::move(message.body());
-    request.peer = peer_;
+    Request request = std::move(std::get<Request>(parsed));
 
     arm(options().handler_timeout);
     std::uint64_t seq = request_seq_;

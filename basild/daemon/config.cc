@@ -478,6 +478,8 @@ void read_control(const toml::table& t, ControlConfig& c, Errors& errors) {
   s.key("max_request_bytes",
         [&](const Field& f) { assign(c.max_request_bytes, read_uint(f, 1024, 64ull << 20)); });
   s.key("idle_timeout", [&](const Field& f) { assign(c.idle_timeout, read_duration(f, 100ms, 1h)); });
+  s.key("max_connections",
+        [&](const Field& f) { assign(c.max_connections, read_uint(f, 1, 60000)); });
   s.finish();
 }
 
@@ -792,8 +794,9 @@ ConfigParse parse_config_all(std::string_view text) {
       {"geometry", [](const toml::table& t, Config& cf, Errors& e) { read_geometry(t, cf.geometry, e); }},
   };
   for (auto&& [k, v] : root) {
+    const std::string_view key = k.str();  // clang 14 cannot capture a structured binding
     bool known = std::any_of(std::begin(kSections), std::end(kSections),
-                             [&](const SectionReader& s) { return s.name == k.str(); });
+                             [&](const SectionReader& s) { return s.name == key; });
     if (known) continue;
     std::string name(k.str());
     errors.add(name, place_of(k.source()),
@@ -928,7 +931,8 @@ std::string format_config(const Config& c) {
     << "allowed_users = " << principal_list(c.control.allowed_users) << "\n"
     << "allowed_groups = " << principal_list(c.control.allowed_groups) << "\n"
     << "max_request_bytes = " << c.control.max_request_bytes << "\n"
-    << "idle_timeout = " << dur(c.control.idle_timeout) << "\n\n";
+    << "idle_timeout = " << dur(c.control.idle_timeout) << "\n"
+    << "max_connections = " << c.control.max_connections << "\n\n";
   o << "[log]\n"
     << "level = " << quote(log_level_name(c.log.level)) << "\n"
     << "directory = " << quote(c.log.directory) << "\n"

@@ -95,6 +95,7 @@ struct ControlConfig {
   std::vector<Principal> allowed_groups;  // peer gids allowed
   std::uint64_t max_request_bytes = 1u << 20;   // headers and body; 1 KiB..64 MiB
   Duration idle_timeout = std::chrono::seconds(30);  // a connection idle this long is closed
+  std::uint64_t max_connections = 1024;  // open at once; beyond it 503 and close; 1..60000
   bool operator==(const ControlConfig&) const = default;
 };
 

@@ -288,6 +288,7 @@ struct Service::Impl : std::enable_shared_from_this<Impl> {
     so.allowed_gids = resolve_groups(config.control.allowed_groups, log);
     so.max_request_bytes = static_cast<std::size_t>(config.control.max_request_bytes);
     so.idle_timeout = config.control.idle_timeout;
+    so.max_connections = static_cast<std::size_t>(config.control.max_connections);
     so.handler_timeout = std::max<std::chrono::milliseconds>(so.handler_timeout, config.apbasil.timeout * 3);
     server = std::make_unique<control::Server>(io, so, registry);
     if (auto s = server->start(); !s) return s;

@@ -107,6 +107,7 @@ allowed_users = ["slurm", "1001", 42]
 allowed_groups = ["wheel"]
 max_request_bytes = 65536
 idle_timeout = "2m"
+max_connections = 2000
 
 [log]
 level = "debug"
@@ -177,6 +178,7 @@ query = "SELECT id FROM jobs"
   EXPECT_EQ(c->control.allowed_groups, (std::vector<Principal>{{"wheel", std::nullopt}}));
   EXPECT_EQ(c->control.max_request_bytes, 65536u);
   EXPECT_EQ(c->control.idle_timeout, 2min);
+  EXPECT_EQ(c->control.max_connections, 2000u);
   EXPECT_EQ(c->log.level, LogLevel::kDebug);
   EXPECT_EQ(c->log.directory, "/var/tmp");
   EXPECT_TRUE(c->log.xml_log);

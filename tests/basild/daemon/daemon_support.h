@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <fstream>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
@@ -143,5 +144,38 @@ class Daemon {
   std::string emu_;
   pid_t pid_ = -1;
 };
+
+// A job table the test edits: the command prints the file.
+struct JobTable {
+  std::string file = make_temp_dir("jobtable") + "/live";
+  std::string script = write_script("jobcmd", "cat '" + file + "'");
+  explicit JobTable(const std::string& ids = "") { set(ids); }
+  void set(const std::string& ids) const {
+    std::ofstream(file + ".tmp") << ids;
+    std::rename((file + ".tmp").c_str(), file.c_str());
+  }
+  std::string source() const {
+    return "[[reconcile.source]]\ntype = \"command\"\nname = \"jobs\"\ncommand = [\"" + script + "\"]\ntimeout = \"5s\"\n";
+  }
+};
+
+inline std::string fast_polls(const std::string& interval = "200ms", const std::string& max_age = "1m",
+                       const std::string& mode = "summary-hybrid") {
+  return "[poll]\nmode = \"" + mode + "\"\ninterval = \"" + interval + "\"\ninventory_max_age = \"" + max_age +
+         "\"\norphan_check_interval = \"" + interval + "\"\n";
+}
+
+inline std::string reconcile(const std::string& grace, const std::string& extra = "") {
+  return "[reconcile]\ngrace = \"" + grace + "\"\nconsecutive = 3\n" + extra;
+}
+
+inline bool wait_until(const std::function<bool()>& done, std::chrono::milliseconds limit) {
+  const auto end = std::chrono::steady_clock::now() + limit;
+  while (std::chrono::steady_clock::now() < end) {
+    if (done()) return true;
+    std::this_thread::sleep_for(50ms);
+  }
+  return done();
+}
 
 }  // namespace basild::testing

@@ -15,42 +15,13 @@ using testing::Daemon;
 using testing::emulator_admin;
 using testing::make_temp_dir;
 using testing::write_script;
+using testing::JobTable;
+using testing::fast_polls;
+using testing::reconcile;
+using testing::wait_until;
 
 std::uint64_t admin_reserve(const Daemon& d, const std::string& args) {
   return std::stoull(emulator_admin(d.emu(), "reserve --user bob --width 1 " + args));
-}
-
-// A job table the test edits: the command prints the file.
-struct JobTable {
-  std::string file = make_temp_dir("jobtable") + "/live";
-  std::string script = write_script("jobcmd", "cat '" + file + "'");
-  explicit JobTable(const std::string& ids = "") { set(ids); }
-  void set(const std::string& ids) const {
-    std::ofstream(file + ".tmp") << ids;
-    std::rename((file + ".tmp").c_str(), file.c_str());
-  }
-  std::string source() const {
-    return "[[reconcile.source]]\ntype = \"command\"\nname = \"jobs\"\ncommand = [\"" + script + "\"]\ntimeout = \"5s\"\n";
-  }
-};
-
-std::string fast_polls(const std::string& interval = "200ms", const std::string& max_age = "1m",
-                       const std::string& mode = "summary-hybrid") {
-  return "[poll]\nmode = \"" + mode + "\"\ninterval = \"" + interval + "\"\ninventory_max_age = \"" + max_age +
-         "\"\norphan_check_interval = \"" + interval + "\"\n";
-}
-
-std::string reconcile(const std::string& grace, const std::string& extra = "") {
-  return "[reconcile]\ngrace = \"" + grace + "\"\nconsecutive = 3\n" + extra;
-}
-
-bool wait_until(const std::function<bool()>& done, std::chrono::milliseconds limit) {
-  const auto end = std::chrono::steady_clock::now() + limit;
-  while (std::chrono::steady_clock::now() < end) {
-    if (done()) return true;
-    std::this_thread::sleep_for(50ms);
-  }
-  return done();
 }
 
 json events_of(const Daemon& d, const std::string& kind, std::uint64_t res_id) {

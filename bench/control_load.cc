@@ -1,0 +1,272 @@
+// Control socket load (issue 9): basild on the emulated xc30-2256, polling
+// every second and serving a reservation loop, while this process (a second
+// process, as the issue asks) sends RATE requests per second for SECONDS
+// (health, stats and summary in turn, plus the full inventory at 10/s), then
+// opens IDLE connections that send nothing and waits for the idle timeout to
+// close them.
+//
+//   build/bench/control_load [SECONDS] [RATE] [IDLE]     (defaults 60, 1000, 1000)
+//
+// Prints p50/p99/max latency per route, errors, the achieved rate, basild's
+// peak memory (VmHWM) and descriptor counts, and how the idle connections
+// were accepted and closed. Exit status 1 when any request failed or an idle
+// connection was refused or left open.
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <poll.h>
+#include <unistd.h>
+#include <dirent.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "control/client.h"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using nlohmann::json;
+using namespace std::chrono_literals;
+
+const std::string g_bin = BASIL_BINARY_DIR;
+
+double pct(std::vector<double>& v, double q) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  return v[std::min(v.size() - 1, static_cast<std::size_t>(q * static_cast<double>(v.size())))];
+}
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+long status_kib(pid_t pid, const char* key) {
+  std::string s = slurp("/proc/" + std::to_string(pid) + "/status");
+  auto at = s.find(key);
+  return at == std::string::npos ? -1 : std::atol(s.c_str() + at + std::strlen(key));
+}
+
+int open_fds(pid_t pid) {
+  int n = 0;
+  DIR* dir = ::opendir(("/proc/" + std::to_string(pid) + "/fd").c_str());
+  if (dir == nullptr) return -1;
+  while (dirent* e = ::readdir(dir)) n += e->d_name[0] != '.';
+  ::closedir(dir);
+  return n;
+}
+
+int connect_unix(const std::string& path) {
+  int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return -1;
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+json get_json(const std::string& sock, const std::string& path) {
+  basild::control::Client c(sock);
+  auto r = c.request("GET", path, "", "", 10s);
+  return r.ok() ? json::parse(r.body, nullptr, false) : json();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const int seconds = argc > 1 ? std::atoi(argv[1]) : 60;
+  const int rate = argc > 2 ? std::atoi(argv[2]) : 1000;
+  const int idle = argc > 3 ? std::atoi(argv[3]) : 1000;
+  const auto idle_timeout = 5s;
+
+  // The unit's LimitNOFILE, for basild (inherited) and for this process.
+  rlimit nofile{65536, 65536};
+  if (::setrlimit(RLIMIT_NOFILE, &nofile) != 0) {
+    ::getrlimit(RLIMIT_NOFILE, &nofile);
+    nofile.rlim_cur = nofile.rlim_max;
+    ::setrlimit(RLIMIT_NOFILE, &nofile);
+  }
+  std::printf("descriptor limit %llu\n", static_cast<unsigned long long>(nofile.rlim_cur));
+
+  char tmpl[] = "/tmp/basild-load-XXXXXX";
+  const std::string dir = ::mkdtemp(tmpl);
+  const std::string emu_state = dir + "/emulator";
+  if (std::system((g_bin + "/emulator/basil-emulator init --preset xc30-2256 --state " + emu_state + " >/dev/null").c_str()) != 0)
+    return 1;
+  {
+    std::ofstream conf(dir + "/basild.conf");
+    conf << "[apbasil]\npath = \"" << g_bin << "/emulator/basil-emulator\"\nargs = [\"--state\", \"" << emu_state
+         << "\"]\n[state]\ndatabase = \"" << dir << "/state.db\"\n[control]\nsocket = \"" << dir
+         << "/control.sock\"\nidle_timeout = \"" << idle_timeout.count() << "s\"\nmax_connections = " << idle + 64
+         << "\n[log]\ndirectory = \"" << dir
+         << "\"\n[poll]\nmode = \"summary-hybrid\"\ninterval = \"1s\"\ninventory_max_age = \"10s\"\n";
+  }
+  const pid_t basild = ::fork();
+  if (basild == 0) {
+    FILE* f = std::freopen((dir + "/basild.log").c_str(), "w", stderr);
+    (void)f;
+    const std::string bin = g_bin + "/basild/basild";
+    const std::string conf = dir + "/basild.conf";
+    ::execl(bin.c_str(), bin.c_str(), "--config", conf.c_str(), static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  const std::string sock = dir + "/control.sock";
+  for (int i = 0; i < 300; ++i) {
+    auto h = get_json(sock, "/v1/health");
+    auto summary = get_json(sock, "/v1/summary");
+    if (h.is_object() && h["inventory_age_s"].is_number() && summary.is_object() && !summary.contains("error")) break;
+    std::this_thread::sleep_for(100ms);
+  }
+  int status = 0;
+
+  // ---- load
+  std::mutex mu;
+  std::map<std::string, std::vector<double>> lat;  // ms, by route
+  std::map<std::string, std::uint64_t> errors;
+  std::atomic<std::uint64_t> sent{0}, reservations{0};
+  std::atomic<bool> running{true};
+  const auto start = Clock::now();
+  const auto end = start + std::chrono::seconds(seconds);
+  auto timed = [&](basild::control::Client& c, const char* method, const std::string& path, const std::string& body) {
+    auto t0 = Clock::now();
+    auto r = c.request(method, path, body, body.empty() ? "" : "application/json", 10s);
+    double ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+    std::lock_guard lock(mu);
+    if (!r.ok() || r.status != 200) {
+      ++errors[path];
+      return json();
+    }
+    lat[path].push_back(ms);
+    return json::parse(r.body, nullptr, false);
+  };
+  // Paced workers: each owns 1/workers of the rate, on its own connection.
+  const int workers = 8;
+  const char* mix[] = {"/v1/health", "/v1/stats", "/v1/summary"};
+  std::vector<std::thread> threads;
+  for (int w = 0; w < workers; ++w)
+    threads.emplace_back([&, w] {
+      basild::control::Client c(sock);
+      const auto period = std::chrono::nanoseconds(1'000'000'000LL * workers / std::max(rate, 1));
+      auto next = start + period * w / workers;
+      for (auto n = static_cast<std::size_t>(w); Clock::now() < end; n += static_cast<std::size_t>(workers)) {
+        std::this_thread::sleep_until(next);
+        next += period;
+        timed(c, "GET", mix[n % 3], "");
+        ++sent;
+      }
+    });
+  threads.emplace_back([&] {  // the full inventory at 10/s
+    basild::control::Client c(sock);
+    for (auto next = start; Clock::now() < end; next += 100ms) {
+      std::this_thread::sleep_until(next);
+      timed(c, "GET", "/v1/inventory", "");
+      ++sent;
+    }
+  });
+  threads.emplace_back([&] {  // reservations go on meanwhile
+    basild::control::Client c(sock);
+    for (std::uint64_t n = 0; Clock::now() < end; ++n) {
+      auto r = timed(c, "POST", "/v1/reserve",
+                     json{{"batch_id", "load-" + std::to_string(n)}, {"user", "load"}, {"params", {{{"width", 32}}}}}.dump());
+      if (r.is_object() && r.contains("reservation_id")) {
+        timed(c, "POST", "/v1/release", json{{"reservation_id", r["reservation_id"]}}.dump());
+        ++reservations;
+      }
+    }
+  });
+  for (auto& t : threads) t.join();
+  const double took = std::chrono::duration<double>(Clock::now() - start).count();
+  auto stats = get_json(sock, "/v1/stats");
+  std::printf("load: %d s, %.0f requests/s achieved (%llu requests), %llu reserve+release cycles, %llu polls\n",
+              seconds, static_cast<double>(sent.load()) / took, static_cast<unsigned long long>(sent.load()),
+              static_cast<unsigned long long>(reservations.load()),
+              static_cast<unsigned long long>(stats.value("polls", 0)));
+  std::printf("  (load average %s)\n", slurp("/proc/loadavg").substr(0, 14).c_str());
+  std::uint64_t total_errors = 0;
+  for (auto& [path, n] : errors) lat[path];  // routes that only failed are listed too
+  for (auto& [path, v] : lat)
+    std::printf("  %-14s n=%-7zu p50=%.3f ms  p99=%.3f ms  max=%.3f ms  errors=%llu\n", path.c_str(), v.size(), pct(v, 0.5),
+                pct(v, 0.99), pct(v, 1.0), static_cast<unsigned long long>(errors[path]));
+  for (auto& [path, n] : errors) total_errors += n;
+  std::printf("  errors total %llu; basild VmHWM %ld KiB, VmRSS %ld KiB, %d descriptors\n",
+              static_cast<unsigned long long>(total_errors), status_kib(basild, "VmHWM:"), status_kib(basild, "VmRSS:"),
+              open_fds(basild));
+  if (total_errors != 0) status = 1;
+
+  // ---- idle connections
+  const int fds_before = open_fds(basild);
+  std::vector<int> fds;
+  const auto t_open = Clock::now();
+  for (int i = 0; i < idle; ++i) {
+    int fd = connect_unix(sock);
+    if (fd < 0) break;
+    fds.push_back(fd);
+  }
+  // Accepted: the daemon counts them open (and still answers meanwhile).
+  json open_now;
+  for (int i = 0; i < 100; ++i) {
+    open_now = get_json(sock, "/v1/stats")["control"];
+    if (open_now.is_object() && open_now.value("connections_open", 0) >= static_cast<int>(fds.size())) break;
+    std::this_thread::sleep_for(20ms);
+  }
+  const double accept_s = std::chrono::duration<double>(Clock::now() - t_open).count();
+  const int fds_open = open_fds(basild);
+  std::printf("idle: %zu of %d connected, %llu open in basild after %.2f s (%d descriptors, %d before), VmRSS %ld KiB\n",
+              fds.size(), idle, static_cast<unsigned long long>(open_now.value("connections_open", 0)), accept_s, fds_open,
+              fds_before, status_kib(basild, "VmRSS:"));
+  if (static_cast<int>(fds.size()) != idle || open_now.value("connections_open", 0) < idle) status = 1;
+  // Closed by the idle timeout: every socket reads end of file.
+  std::size_t closed = 0;
+  const auto limit = Clock::now() + idle_timeout + 10s;
+  std::vector<bool> done(fds.size(), false);
+  double last_close_s = 0;
+  while (closed < fds.size() && Clock::now() < limit) {
+    for (std::size_t i = 0; i < fds.size(); ++i) {
+      if (done[i]) continue;
+      pollfd p{fds[i], POLLIN, 0};
+      if (::poll(&p, 1, 0) == 1) {
+        char c;
+        if (::read(fds[i], &c, 1) <= 0) {
+          done[i] = true;
+          ++closed;
+          last_close_s = std::chrono::duration<double>(Clock::now() - t_open).count();
+        }
+      }
+    }
+    std::this_thread::sleep_for(50ms);
+  }
+  for (int fd : fds) ::close(fd);
+  auto after = get_json(sock, "/v1/stats")["control"];
+  std::printf("idle: %zu of %zu closed by basild, the last %.2f s after opening (idle_timeout %lld s); idle_timeouts=%llu, "
+              "connections_peak=%llu, %d descriptors after\n",
+              closed, fds.size(), last_close_s, static_cast<long long>(idle_timeout.count()),
+              static_cast<unsigned long long>(after.value("idle_timeouts", 0)),
+              static_cast<unsigned long long>(after.value("connections_peak", 0)), open_fds(basild));
+  if (closed != fds.size()) status = 1;
+
+  ::kill(basild, SIGTERM);
+  ::waitpid(basild, nullptr, 0);
+  std::system(("rm -rf " + dir).c_str());
+  return status;
+}
