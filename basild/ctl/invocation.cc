@@ -69,7 +69,7 @@ const char* usage() {
          "\n"
          "Commands over the control socket (default /run/basild/control.sock, or $BASILD_SOCKET):\n"
          "  health                     daemon health (exit 1 when not healthy)\n"
-         "  stats                      BASIL call timings and counters (like sdiag)\n"
+         "  stats [--chart FILE]       BASIL call timings and counters (like sdiag); a gnuplot chart\n"
          "  metrics                    Prometheus text\n"
          "  inventory                  cached inventory\n"
          "  summary                    cached summary, with its age\n"
@@ -88,6 +88,7 @@ const char* usage() {
          "Local command:\n"
          "  decode [--strict] FILE     decode a BASIL document (FILE may be -), print JSON\n"
          "  replay [--xml] FILE        each exchange of an XML log (XML_LOG) with its timing\n"
+         "  replay --stats [--chart FILE] FILE   per-method timings of an XML log (and a chart)\n"
          "\n"
          "Exit status: 0 success, 1 basild answered an error, 2 usage error,\n"
          "3 basild unreachable (no socket, refused, timed out).\n";

@@ -19,6 +19,7 @@
 #include "ctl/format.h"
 #include "ctl/invocation.h"
 #include "ctl/plan.h"
+#include "ctl/timing_report.h"
 #include "core/job_json.h"
 
 namespace {
@@ -145,29 +146,81 @@ std::optional<std::string> read_input(const std::string& file) {
   return text.str();
 }
 
-// basilctl replay [--xml] FILE: every exchange of an XML log with its
-// timing; records cut short (a log being written) are reported, not fatal.
+// Draws `chart` into `file` (.svg or .png) with gnuplot.
+int draw_chart(const basilctl::Chart& chart, const std::string& file) {
+  std::FILE* gp = ::popen("gnuplot", "w");
+  if (gp == nullptr) {
+    std::cerr << "basilctl: cannot run gnuplot\n";
+    return kExitError;
+  }
+  const std::string script = basilctl::gnuplot_script(chart, file);
+  std::fwrite(script.data(), 1, script.size(), gp);
+  if (::pclose(gp) != 0) {
+    std::cerr << "basilctl: gnuplot failed to draw " << file << "\n";
+    return kExitError;
+  }
+  return kExitOk;
+}
+
+// basilctl stats --chart FILE: the stats table and a chart of the timings.
+int cmd_stats_chart(const basilctl::Invocation& inv) {
+  if (inv.args.size() != 2 || inv.args[0] != "--chart") {
+    std::cerr << "usage: basilctl stats [--chart FILE]\n";
+    return kExitUsage;
+  }
+  auto reply = basild::control::request_once(inv.socket, "GET", "/v1/stats", "", "", inv.timeout);
+  if (!reply.ok()) {
+    std::cerr << "basilctl: " << reply.message << "\n";
+    return kExitUnreachable;
+  }
+  auto doc = nlohmann::json::parse(reply.body, nullptr, false);
+  if (reply.status != 200 || doc.is_discarded()) {
+    std::cerr << "basilctl: stats: HTTP " << reply.status << "\n";
+    return kExitError;
+  }
+  std::cout << (inv.json ? doc.dump() + "\n" : basilctl::render_human("stats", doc));
+  return draw_chart(basilctl::stats_chart(basilctl::method_rows(doc), "basild timings (" + inv.socket + ")"),
+                    inv.args[1]);
+}
+
+// basilctl replay [--xml] [--stats [--chart FILE]] FILE: every exchange of an
+// XML log with its timing, or (--stats) the per-method timings of its
+// responses; records cut short (a log being written) are reported, not fatal.
 int cmd_replay(const std::vector<std::string>& args) {
+  constexpr const char* kUsage = "usage: basilctl replay [--xml] [--stats [--chart FILE]] FILE\n";
   basild::ReplayOptions options;
-  std::string file;
-  for (const auto& a : args) {
+  std::string file, chart;
+  bool stats = false;
+  for (std::size_t i = 0; i < args.size(); ++i) {
+    const auto& a = args[i];
     if (a == "--xml") {
       options.show_xml = true;
+    } else if (a == "--stats") {
+      stats = true;
+    } else if (a == "--chart" && i + 1 < args.size()) {
+      chart = args[++i];
     } else if (file.empty() && (a == "-" || a.rfind("-", 0) != 0)) {
       file = a;
     } else {
-      std::cerr << "usage: basilctl replay [--xml] FILE\n";
+      std::cerr << kUsage;
       return kExitUsage;
     }
   }
-  if (file.empty()) {
-    std::cerr << "usage: basilctl replay [--xml] FILE\n";
+  if (file.empty() || (!chart.empty() && !stats)) {
+    std::cerr << kUsage;
     return kExitUsage;
   }
   auto text = read_input(file);
   if (!text) return kExitError;
   auto parsed = basild::parse_xml_log(*text);
-  std::cout << basild::replay_text(parsed.records, options);
+  if (stats) {
+    const auto rows = basilctl::method_rows(basilctl::stats_from_xml_log(parsed.records));
+    std::cout << basilctl::method_table_text(rows);
+    if (!chart.empty() && draw_chart(basilctl::stats_chart(rows, "BASIL timings of " + file), chart) != kExitOk)
+      return kExitError;
+  } else {
+    std::cout << basild::replay_text(parsed.records, options);
+  }
   for (const auto& p : parsed.problems) std::cerr << file << ": " << p << "\n";
   return parsed.records.empty() && !parsed.problems.empty() ? kExitError : kExitOk;
 }
@@ -251,5 +304,6 @@ int main(int argc, char** argv) {
   if (inv.command == "decode") return cmd_decode(inv.args);
   if (inv.command == "replay") return cmd_replay(inv.args);
   if (inv.command == "plan") return cmd_plan(inv);
+  if (inv.command == "stats" && !inv.args.empty()) return cmd_stats_chart(inv);
   return cmd_control(inv);
 }
