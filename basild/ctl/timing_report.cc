@@ -81,19 +81,22 @@ std::optional<double> method_mean(const json& study, const std::string& preset, 
 
 // Mean ms of one query kind's polls in one phase of a scenario.
 std::optional<double> poll_mean_ms(const json* scenario, const std::string& phase, const std::string& kind) {
-  if (scenario == nullptr) return std::nullopt;
-  const json& p = (*scenario)["poll"];
-  if (!p.is_object() || !p.contains(phase) || !p[phase].contains(kind)) return std::nullopt;
-  const json& k = p[phase][kind];
+  if (scenario == nullptr || !scenario->is_object() || !scenario->contains("poll")) return std::nullopt;
+  const json& p = scenario->at("poll");
+  if (!p.is_object() || !p.contains(phase) || !p.at(phase).is_object() || !p.at(phase).contains(kind))
+    return std::nullopt;
+  const json& k = p.at(phase).at(kind);
   const double calls = k.value("calls", 0.0);
   if (calls <= 0) return std::nullopt;
   return k.value("time_s", 0.0) / calls * 1000;
 }
 
 std::optional<double> per_hour(const json* scenario, const std::string& phase, double production) {
-  if (scenario == nullptr || !(*scenario)["poll"].is_object() || !(*scenario)["poll"].contains(phase))
-    return std::nullopt;
-  const json& ph = (*scenario)["poll"][phase];
+  // contains() first: operator[] on a const json with a missing key is undefined.
+  if (scenario == nullptr || !scenario->is_object() || !scenario->contains("poll")) return std::nullopt;
+  const json& poll = scenario->at("poll");
+  if (!poll.is_object() || !poll.contains(phase)) return std::nullopt;
+  const json& ph = poll.at(phase);
   if (ph.value("cycles", 0.0) <= 0) return std::nullopt;
   return poll_seconds_per_hour(ph, production);
 }

@@ -248,8 +248,9 @@ TEST(MarkdownReportTest, StatesMachineCommitEveryScenarioAndTheCheck) {
   const std::string md = markdown_report(study_doc(), "timing");
   EXPECT_NE(md.find("2 CPUs (test)"), std::string::npos);
   EXPECT_NE(md.find("`abc1234`"), std::string::npos);
-  for (const auto& s : study_doc()["scenarios"])
-    EXPECT_NE(md.find("### " + s["name"].get<std::string>()), std::string::npos) << s["name"];
+  const json doc = study_doc();  // a temporary's member would not live through the loop
+  for (const auto& s : doc.at("scenarios"))
+    EXPECT_NE(md.find("### " + s.at("name").get<std::string>()), std::string::npos) << s.at("name");
   EXPECT_NE(md.find("skipped: conduit not available in this build"), std::string::npos);
   EXPECT_NE(md.find("](timing/fig1-small-system.svg)"), std::string::npos);
   EXPECT_NE(md.find("2 of 3 checks within 10%"), std::string::npos) << md;
