@@ -33,6 +33,7 @@ Next after_socket(SocketOutcome outcome, bool ssh_configured) {
       return ssh_configured ? Next::kOwnSession : Next::kWriteFailure;
     case SocketOutcome::kRefusedCall:
     case SocketOutcome::kBroken:
+    case SocketOutcome::kNotTried:
       break;
   }
   return Next::kWriteFailure;

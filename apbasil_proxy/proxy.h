@@ -7,20 +7,14 @@
 #include <string>
 #include <string_view>
 
+#include "handover.h"
+
 namespace apbasil_proxy {
 
 // A well-formed BASIL FAILURE answering `request` (its protocol and method
 // when it decodes; protocol 1.0 and no method otherwise), error class
 // TRANSIENT or PERMANENT, source SYSTEM, with one ERROR message.
 std::string failure_response(std::string_view request, bool transient, std::string_view message);
-
-// How a control-socket attempt ended, for the choice below.
-enum class SocketOutcome {
-  kAnswered,     // HTTP 200 with the raw BASIL answer
-  kRefusedCall,  // basild answered with an error (HTTP status != 200)
-  kUnreachable,  // no socket file, or nothing listening: nothing was sent
-  kBroken,       // connected, then timed out or closed: the request may have been acted on
-};
 
 enum class Next {
   kWriteAnswer,   // write basild's answer

@@ -22,6 +22,10 @@ basil::Status ClientReply::status_of_call() const {
 }
 
 struct Client::Impl {
+  // Beast reads at most the buffer's free capacity, and never less than 512
+  // bytes; a buffer left at its first 512 bytes read an 8.9 MB INVENTORY in
+  // 17,000 calls. 64 KiB reads it in about 140.
+  Impl() { buffer.reserve(std::size_t{64} << 10); }
   asio::io_context io;
   std::optional<local::socket> socket;
   beast::flat_buffer buffer;

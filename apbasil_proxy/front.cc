@@ -1,0 +1,108 @@
+// apbasil_proxy, the program the scheduler runs: the fast path only. It reads
+// the request, sends it to the local basild's control socket and writes the
+// answer. Everything else (a FAILURE document, its own ssh session) is
+// apbasil_proxy-fallback's, which this program executes with the request on
+// its standard input and the outcome of the socket attempt in its arguments.
+//
+// The split is for start-up time: the scheduler pays this program's start on
+// every call, and libssh, libxml2 and ICU cost about 4 ms of dynamic loading
+// and relocation (issue 6, conduit_bench). This program links none of them.
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <climits>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "daemon/config.h"
+#include "handover.h"
+
+namespace {
+
+using apbasil_proxy::write_all;
+
+std::string self_directory() {
+  std::vector<char> buf(PATH_MAX + 1);
+  const ssize_t n = ::readlink("/proc/self/exe", buf.data(), buf.size() - 1);
+  if (n <= 0) return {};
+  std::string path(buf.data(), static_cast<std::size_t>(n));
+  const auto slash = path.rfind('/');
+  return slash == std::string::npos ? std::string() : path.substr(0, slash);
+}
+
+// Executes apbasil_proxy-fallback with `request` on its standard input; only
+// returns when it cannot. The request goes through a memory file, so that
+// the fallback reads exactly what this program read.
+int hand_over(const apbasil_proxy::Handover& h, const std::string& request) {
+  const int fd = ::memfd_create("apbasil_proxy-request", 0);
+  if (fd < 0 || !write_all(fd, request) || ::lseek(fd, 0, SEEK_SET) != 0 || ::dup2(fd, 0) != 0) {
+    const std::string why = std::string("apbasil_proxy: cannot pass the request on: ") + std::strerror(errno) + "\n";
+    write_all(2, why);
+    write_all(1, apbasil_proxy::kInstallFailure);
+    return 0;
+  }
+  if (fd != 0) ::close(fd);
+  const auto argv_strings = apbasil_proxy::fallback_argv(h);
+  std::vector<char*> argv;
+  for (const auto& a : argv_strings) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  const auto dir = self_directory();
+  for (const auto& path : apbasil_proxy::fallback_paths(dir)) ::execv(path.c_str(), argv.data());
+  const std::string why = "apbasil_proxy: cannot run apbasil_proxy-fallback beside " + dir +
+                          " or in ../libexec/basild (" + std::strerror(errno) + ")\n";
+  write_all(2, why);
+  // No XML library here: a fixed, pre-encoded FAILURE (a test compares it
+  // with basil_proto's encoding).
+  write_all(1, apbasil_proxy::kInstallFailure);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  apbasil_proxy::Handover h;
+  if (const char* e = std::getenv("APBASIL_PROXY_CONFIG"); e != nullptr && *e != '\0') h.config_path = e;
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if ((a == "--config" || a == "-c") && i + 1 < argc) {
+      h.config_path = argv[++i];
+    } else if (a == "--help" || a == "-h") {
+      write_all(1,
+                "usage: apbasil_proxy [--config FILE]   (request on stdin, answer on stdout)\n"
+                "FILE defaults to $APBASIL_PROXY_CONFIG, then /etc/basild/basild.conf\n");
+      return 0;
+    }
+    // Anything else is ignored, as apbasil ignores what it does not know.
+  }
+
+  const auto request = apbasil_proxy::read_request(0);
+  if (!request || request->size() > apbasil_proxy::kMaxRequestBytes) {
+    h.outcome = apbasil_proxy::SocketOutcome::kNotTried;
+    h.why = "the request on stdin is unreadable or over 1 MiB";
+    h.transient = false;
+    return hand_over(h, {});
+  }
+
+  // Any trouble with the configuration: the fallback reads it again and says
+  // what is wrong in a FAILURE document.
+  std::ifstream in(h.config_path);
+  if (!in) return hand_over(h, *request);
+  std::stringstream text;
+  text << in.rdbuf();
+  const auto config = basild::parse_config(text.str(), h.config_path);
+  if (!config) return hand_over(h, *request);
+  if (config->control.socket.empty()) return hand_over(h, *request);
+
+  auto attempt = apbasil_proxy::try_basild(*config, *request);
+  if (attempt.outcome == apbasil_proxy::SocketOutcome::kAnswered) return write_all(1, attempt.body) ? 0 : 1;
+  h.outcome = attempt.outcome;
+  h.why = std::move(attempt.why);
+  h.transient = attempt.transient;
+  return hand_over(h, *request);
+}

@@ -1,0 +1,147 @@
+#include "handover.h"
+
+#include <unistd.h>
+
+#include <cerrno>
+
+#include <array>
+#include <utility>
+
+#include <nlohmann/json.hpp>
+
+#include "daemon/config.h"
+
+namespace apbasil_proxy {
+
+namespace {
+
+constexpr std::array<std::pair<SocketOutcome, std::string_view>, 5> kNames{{
+    {SocketOutcome::kAnswered, "answered"},
+    {SocketOutcome::kRefusedCall, "refused"},
+    {SocketOutcome::kUnreachable, "unreachable"},
+    {SocketOutcome::kBroken, "broken"},
+    {SocketOutcome::kNotTried, "not-tried"},
+}};
+
+}  // namespace
+
+const char kInstallFailure[] =
+    "<?xml version=\"1.0\"?>\n"
+    "<BasilResponse protocol=\"1.0\">\n"
+    " <ResponseData status=\"FAILURE\" method=\"UNDEFINED\" error_class=\"TRANSIENT\" error_source=\"SYSTEM\">\n"
+    "  <Message severity=\"ERROR\">apbasil_proxy: cannot run apbasil_proxy-fallback (see standard error)</Message>\n"
+    " </ResponseData>\n"
+    "</BasilResponse>\n";
+
+std::optional<std::string> read_request(int fd) {
+  std::string in;
+  char buf[65536];
+  for (;;) {
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n == 0) break;
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return std::nullopt;
+    }
+    in.append(buf, static_cast<std::size_t>(n));
+    if (in.size() > kMaxRequestBytes) break;
+  }
+  return in;
+}
+
+bool write_all(int fd, std::string_view s) {
+  while (!s.empty()) {
+    const ssize_t w = ::write(fd, s.data(), s.size());
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      return false;
+    }
+    s.remove_prefix(static_cast<std::size_t>(w));
+  }
+  return true;
+}
+
+std::string_view outcome_name(SocketOutcome o) {
+  for (const auto& [v, name] : kNames)
+    if (v == o) return name;
+  return "unknown";
+}
+
+std::optional<SocketOutcome> outcome_from_name(std::string_view name) {
+  for (const auto& [v, n] : kNames)
+    if (n == name) return v;
+  return std::nullopt;
+}
+
+Attempt judge_reply(const basild::control::ClientReply& r) {
+  Attempt a;
+  if (!r.ok()) {
+    a.why = r.message;
+    a.outcome = (r.error == basild::control::ClientErrc::kNoSocket || r.error == basild::control::ClientErrc::kRefused)
+                    ? SocketOutcome::kUnreachable
+                    : SocketOutcome::kBroken;
+    return a;
+  }
+  if (r.status == 200) {
+    a.outcome = SocketOutcome::kAnswered;
+    a.body = r.body;
+    return a;
+  }
+  a.outcome = SocketOutcome::kRefusedCall;
+  const auto j = nlohmann::json::parse(r.body, nullptr, false);
+  a.why = "basild: " + (j.is_object() ? j.value("error", r.body) : r.body);
+  a.transient = j.is_object() ? j.value("transient", r.status >= 500) : r.status >= 500;
+  return a;
+}
+
+Attempt try_basild(const basild::Config& config, const std::string& request) {
+  using namespace std::chrono_literals;
+  if (config.control.socket.empty()) {
+    Attempt a;
+    a.why = "no control.socket in the configuration";
+    return a;
+  }
+  basild::control::Client client(config.control.socket);
+  return judge_reply(
+      client.request("POST", "/v1/basil", request, "application/xml", config.apbasil.timeout * 2 + 5s));
+}
+
+std::vector<std::string> fallback_argv(const Handover& h) {
+  std::vector<std::string> a{"apbasil_proxy-fallback", "--config", h.config_path};
+  if (h.outcome) {
+    a.insert(a.end(), {"--socket-outcome", std::string(outcome_name(*h.outcome)), "--why", h.why});
+    if (!h.transient) a.emplace_back("--permanent");
+  }
+  return a;
+}
+
+basil::Result<Handover> parse_fallback_args(const std::vector<std::string>& args) {
+  Handover h;
+  for (std::size_t i = 1; i < args.size(); ++i) {
+    const auto& a = args[i];
+    const bool has_value = i + 1 < args.size();
+    if (a == "--config" || a == "-c" || a == "--socket-outcome" || a == "--why") {
+      if (!has_value) return basil::Status(basil::Code::kInvalidValue, a + " needs a value");
+      const auto& v = args[++i];
+      if (a == "--socket-outcome") {
+        h.outcome = outcome_from_name(v);
+        if (!h.outcome || *h.outcome == SocketOutcome::kAnswered)
+          return basil::Status(basil::Code::kInvalidValue, "unknown --socket-outcome " + v);
+      } else if (a == "--why") {
+        h.why = v;
+      } else {
+        h.config_path = v;
+      }
+    } else if (a == "--permanent") {
+      h.transient = false;
+    }
+  }
+  return h;
+}
+
+std::vector<std::string> fallback_paths(const std::string& self_dir) {
+  if (self_dir.empty()) return {};
+  return {self_dir + "/apbasil_proxy-fallback", self_dir + "/../libexec/basild/apbasil_proxy-fallback"};
+}
+
+}  // namespace apbasil_proxy

@@ -1,0 +1,83 @@
+// How apbasil_proxy (the fast front the scheduler runs) hands a call over to
+// apbasil_proxy-fallback: the request on standard input, the outcome of the
+// control-socket attempt in arguments. Also the little I/O both programs
+// share. Links no XML or ssh library.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "basil_proto/status.h"
+#include "control/client.h"
+
+namespace basild {
+struct Config;
+}
+
+namespace apbasil_proxy {
+
+inline constexpr std::size_t kMaxRequestBytes = std::size_t{1} << 20;
+
+// All of `fd`, at most kMaxRequestBytes + 1 bytes (a longer result means
+// "too long"); nullopt on a read error.
+std::optional<std::string> read_request(int fd);
+// Writes all of `s`; false on an error.
+bool write_all(int fd, std::string_view s);
+
+// How a control-socket attempt ended.
+enum class SocketOutcome {
+  kAnswered,     // HTTP 200 with the raw BASIL answer
+  kRefusedCall,  // basild answered with an error (HTTP status != 200)
+  kUnreachable,  // no socket file, or nothing listening: nothing was sent
+  kBroken,       // connected, then timed out or closed: the request may have been acted on
+  kNotTried,     // nothing to send (unreadable request): write the failure `why`
+};
+
+std::string_view outcome_name(SocketOutcome o);
+std::optional<SocketOutcome> outcome_from_name(std::string_view name);
+
+// One attempt through the control socket (POST /v1/basil).
+struct Attempt {
+  SocketOutcome outcome = SocketOutcome::kUnreachable;
+  std::string body;        // the BASIL answer when kAnswered
+  std::string why;         // else: what went wrong, for the FAILURE message
+  bool transient = true;   // error class of that FAILURE
+};
+
+// Judges the control client's reply. Pure.
+Attempt judge_reply(const basild::control::ClientReply& r);
+// Sends `request` to the basild that `config` names (no socket configured:
+// kUnreachable), allowing for basild's own queue and time-out.
+Attempt try_basild(const basild::Config& config, const std::string& request);
+
+struct Handover {
+  std::string config_path = "/etc/basild/basild.conf";
+  // Empty: the fallback does everything itself (the front could not read
+  // the configuration, or it names no control socket).
+  std::optional<SocketOutcome> outcome;
+  std::string why;         // the attempt's error, for the FAILURE message
+  bool transient = true;   // error class of that FAILURE
+};
+
+// The fallback's argument vector, argv[0] included.
+std::vector<std::string> fallback_argv(const Handover& h);
+// The reverse, for apbasil_proxy-fallback's main. Unknown arguments are
+// ignored (apbasil ignores what it does not know); a malformed option is an
+// error naming it.
+basil::Result<Handover> parse_fallback_args(const std::vector<std::string>& args);
+
+// Where the fallback is looked for, given the directory of the running
+// front: beside it, then in ../libexec/basild.
+std::vector<std::string> fallback_paths(const std::string& self_dir);
+
+// The answer when the fallback cannot be run at all: a fixed BASIL FAILURE
+// (TRANSIENT, SYSTEM), protocol 1.0. No XML library is linked here, so it is
+// a constant; handover_test checks it against basil_proto's encoding.
+extern const char kInstallFailure[];
+inline constexpr std::string_view kInstallFailureMessage =
+    "apbasil_proxy: cannot run apbasil_proxy-fallback (see standard error)";
+
+}  // namespace apbasil_proxy
