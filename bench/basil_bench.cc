@@ -29,13 +29,16 @@
 #include <fstream>
 #include <iostream>
 #include <map>
+#include <memory>
 #include <mutex>
+#include <set>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "basild/conduit/sshd_fixture.h"
 #include "control/client.h"
 #include "core/faults.h"
 #include "ctl/timing_report.h"
@@ -60,8 +63,12 @@ constexpr const char* kUsage = R"(usage: basil-bench [options]
   --presets LIST        comma-separated (default tds-8,xc30-2256)
   --conduits LIST       comma-separated of local,gateway (default both)
   --no-exec             leave out the extra remote exec scenario
-  --conduit-config NAME=FILE  basild config fragment for conduit NAME (default:
-                        [conduit] mode = "ssh-gateway" / "ssh-exec"; local: none)
+  --conduit-config NAME=FILE  basild config fragment for conduit NAME; @STATE@ and
+                        @EMULATOR@ in it become the scenario's emulator state
+                        directory and binary (default: an sshd on 127.0.0.1
+                        started here with keys made here, the emulator as the
+                        remote apbasil; without /usr/sbin/sshd the remote
+                        scenarios are skipped)
   --seed N              workload seed (default 1)
   --workers N           jobs running at once at most (default 6)
   --idle S              idle phase, seconds (default 12; quick 3)
@@ -249,6 +256,9 @@ class Scenario {
       auto it = o_.conduit_files.find(spec_.conduit);
       if (it != o_.conduit_files.end()) fragment = read_file(it->second);
       else fragment = "[conduit]\nmode = \"ssh-" + spec_.conduit + "\"\n";
+      for (const auto& [key, value] : {std::pair<std::string, std::string>{"@STATE@", state()}, {"@EMULATOR@", emu()}})
+        for (auto at = fragment.find(key); at != std::string::npos; at = fragment.find(key, at + value.size()))
+          fragment.replace(at, key.size(), value);
     }
     sock_ = dir_ + "/control.sock";
     std::ofstream(dir_ + "/basild.conf")
@@ -514,6 +524,35 @@ int parse(int argc, char** argv, Options& o) {
   return 0;
 }
 
+// The remote scenarios' main system: an sshd on 127.0.0.1 with keys made
+// here (the conduit tests' fixture), the emulator as its apbasil, for every
+// remote conduit the caller gave no fragment for.
+std::unique_ptr<basild::testing::TestSshd> study_sshd(Options& o, const std::vector<ctl::ScenarioSpec>& scenarios) {
+  std::set<std::string> wanted;
+  for (const auto& s : scenarios)
+    if (s.conduit != "local" && o.conduit_files.count(s.conduit) == 0) wanted.insert(s.conduit);
+  if (wanted.empty()) return nullptr;
+  if (::access("/usr/sbin/sshd", X_OK) != 0) {
+    std::cerr << "basil-bench: no /usr/sbin/sshd: the remote scenarios will be skipped\n";
+    return nullptr;
+  }
+  auto sshd = std::make_unique<basild::testing::TestSshd>();
+  if (!sshd->Start()) {
+    std::cerr << "basil-bench: sshd: " << sshd->error() << ": the remote scenarios will be skipped\n";
+    return nullptr;
+  }
+  const auto so = sshd->options();
+  for (const auto& name : wanted) {
+    const std::string path = sshd->dir() + "/conduit-" + name + ".conf";
+    std::ofstream(path) << "[conduit]\nmode = \"ssh-" << name << "\"\nhost = \"" << so.host << "\"\nport = " << so.port
+                        << "\nuser = \"" << so.user << "\"\nidentity = \"" << so.identity << "\"\nknown_hosts = \""
+                        << so.known_hosts << "\"\nremote_apbasil = \"@EMULATOR@\"\nremote_args = [\"--state\", \"@STATE@\"]\n"
+                        << "gateway_helper = \"" << o.bin << "/basild/basil_gateway\"\n";
+    o.conduit_files[name] = path;
+  }
+  return sshd;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -541,6 +580,7 @@ int main(int argc, char** argv) {
   m.headline_jobs = o.headline_jobs.value_or(o.quick ? 0 : 1000);
   m.exec_extra = o.exec;
   const auto scenarios = ctl::study_scenarios(m);
+  const auto sshd = study_sshd(o, scenarios);
 
   json study = {{"machine", machine_text()}, {"commit", o.commit},     {"date", now_text()},
                 {"load_before", load_text()}, {"command", o.command},  {"seed", o.seed},
