@@ -310,6 +310,29 @@ TEST_F(SshTransportTest, KeyNotInAuthorizedKeysIsDenied) {
   EXPECT_NE(o.status.message().find("authentication denied"), std::string::npos) << o.status.message();
 }
 
+// A server that offers only passwords: the conduit fails on authentication
+// and never sends a password request (sshd's debug log names every method
+// a client tries).
+TEST_F(SshTransportTest, NeverTriesPasswordAuthentication) {
+  const auto state = emulator_state("cd-password");
+  sshd.Kill();
+  sshd.SetOption("PubkeyAuthentication", "no");
+  sshd.SetOption("PasswordAuthentication", "yes");
+  sshd.SetOption("KbdInteractiveAuthentication", "yes");
+  sshd.SetOption("LogLevel", "DEBUG1");
+  ASSERT_TRUE(sshd.Start()) << sshd.error();
+  SshTransport remote(io, ssh_options(sshd, state, ConduitModeKind::kExec));
+  auto o = call(io, remote, inventory_request());
+  EXPECT_FALSE(o.status);
+  EXPECT_NE(o.status.message().find("authentication"), std::string::npos) << o.status.message();
+  const auto log = sshd.log();
+  // The log does show the methods tried (so the check below can fail)...
+  EXPECT_NE(log.find("userauth-request for user"), std::string::npos) << log;
+  // ...and none of them asks for a password.
+  EXPECT_EQ(log.find("method password"), std::string::npos) << log;
+  EXPECT_EQ(log.find("method keyboard-interactive"), std::string::npos) << log;
+}
+
 // Processes running `exe` (by /proc/PID/exe).
 std::vector<pid_t> processes_of(const std::string& exe) {
   std::vector<pid_t> out;

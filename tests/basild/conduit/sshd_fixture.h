@@ -251,6 +251,25 @@ class TestSshd {
     for (int i = 0; i < 200 && port_accepts(port_); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
 
+  // Sets `key` to `value` in sshd_config, replacing its line (sshd takes a
+  // keyword's first value). Takes effect at the next Start().
+  void SetOption(const std::string& key, const std::string& value) {
+    std::istringstream in(read_file(dir_ + "/sshd_config"));
+    std::ostringstream out;
+    std::string line;
+    bool set = false;
+    while (std::getline(in, line)) {
+      if (line.rfind(key + " ", 0) == 0) {
+        if (set) continue;
+        line = key + " " + value;
+        set = true;
+      }
+      out << line << "\n";
+    }
+    if (!set) out << key << " " << value << "\n";
+    std::ofstream(dir_ + "/sshd_config") << out.str();
+  }
+
   pid_t pid() const { return pid_; }
   const std::string& error() const { return error_; }
   std::string log() const { return read_file(dir_ + "/sshd.log"); }

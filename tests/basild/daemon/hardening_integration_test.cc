@@ -3,6 +3,7 @@
 // (bench/crash_campaign.sh sets them):
 //   BASIL_CRASH_ROUNDS, BASIL_CRASH_JOBS   kill -9 rounds and jobs per round
 //   BASIL_FAULT_CALLS                      apbasil hangs and crashes
+//   BASIL_LINKCUT_ROUNDS                   ssh link cuts during load
 //   BASIL_CAMPAIGN_SEED                    the random seed (printed otherwise)
 // Each test prints one "campaign:" line with its figures.
 #include <dirent.h>
@@ -23,6 +24,7 @@
 #include <random>
 #include <thread>
 
+#include "basild/conduit/sshd_fixture.h"
 #include "basild/daemon/daemon_support.h"
 
 namespace basild {
@@ -109,6 +111,19 @@ std::string integrity_check(const Daemon& d) {
   return run_command("sqlite3 " + d.dir() + "/state.db 'PRAGMA integrity_check'").out;
 }
 
+// Waits until every reservation ALPS holds is known to basild; `known` is
+// basild's list at the last look.
+bool alps_all_known(const Daemon& d, std::set<std::uint64_t>& known, std::chrono::milliseconds limit) {
+  return wait_until(
+      [&] {
+        known = d.basild_reservations();
+        for (auto id : d.alps_reservations())
+          if (known.count(id) == 0) return false;
+        return true;
+      },
+      limit);
+}
+
 // ------------------------------------------------------------ kill -9 storm
 
 // Reconciler settings for the campaign: every job of a round ends at once,
@@ -170,15 +185,7 @@ TEST(CrashCampaignTest, KillNineAtRandomMomentsOfAReservationStormLosesNothing) 
     for (const auto& [id, b] : committed)
       EXPECT_EQ(known.count(id), 1u) << "round " << round << ": committed reservation " << id << " (" << b << ") lost";
     // Whatever ALPS holds is known to basild (adopted: its job is live).
-    bool all_known = wait_until(
-        [&] {
-          known = d.basild_reservations();
-          for (auto id : d.alps_reservations())
-            if (known.count(id) == 0) return false;
-          return true;
-        },
-        20s);
-    EXPECT_TRUE(all_known) << "round " << round << ": ALPS holds reservations basild does not know\n" << d.log();
+    EXPECT_TRUE(alps_all_known(d, known, 20s)) << "round " << round << ": ALPS holds reservations basild does not know\n" << d.log();
     EXPECT_EQ(integrity_check(d), "ok\n") << "round " << round;
 
     // The round's jobs end: their reservations are orphans and go within
@@ -251,6 +258,119 @@ TEST(FaultCampaignTest, ApbasilHangsAndCrashesLeaveNoZombieAndNoLeakedDescriptor
       20s));
   std::printf("campaign: apbasil-faults calls=%d answered=%d fds_before=%d fds_after=%d zombies=%d peak_rss_kib=%ld\n",
               calls, answered.load(), fds_before, fds_after, zombies, peak_rss_kib(pid));
+}
+
+// ------------------------------------------------------ ssh link cut
+
+// basild on the ssh-gateway conduit to a real sshd, under load (reserves and
+// forwarded queries from several clients), while the link is cut (sshd and
+// everything it runs killed) and restored again and again. No call may take
+// longer than its apbasil time-out plus slack; every reservation ALPS made,
+// answered or not, ends up known to basild; and once the jobs end, every one
+// is released.
+TEST(LinkCutCampaignTest, CuttingTheSshLinkDuringLoadHangsNoCallAndLosesNoReservation) {
+  const int cuts = env_int("BASIL_LINKCUT_ROUNDS", 4);
+  const std::uint32_t seed = campaign_seed();
+  std::mt19937 rng(seed);
+  testing::TestSshd sshd;
+  ASSERT_TRUE(sshd.Start()) << sshd.error();
+  const auto so = sshd.options();
+  std::ostringstream conduit;
+  conduit << "[conduit]\nmode = \"ssh-gateway\"\nhost = \"" << so.host << "\"\nport = " << so.port << "\nuser = \""
+          << so.user << "\"\nidentity = \"" << so.identity << "\"\nknown_hosts = \"" << so.known_hosts
+          << "\"\nremote_apbasil = \"" << testing::emulator_path() << "\"\nremote_args = [\"--state\", \"@EMU@\"]\n"
+          << "gateway_helper = \"" << BASIL_BINARY_DIR << "/basild/basil_gateway\"\n"
+          << "reconnect_min = \"50ms\"\nreconnect_max = \"300ms\"\n";
+  JobTable table("0\n");
+  Daemon d("linkcut", "xc30-2256", "", conduit.str() + campaign_reconcile() + table.source(), fast_polls("300ms"));
+  edit_conf(d, "@EMU@", d.emu());
+  const pid_t pid = d.start();
+  ASSERT_TRUE(wait_until([&] { return d.get("/v1/health").value("alps_reachable", false); }, 20s)) << d.log();
+
+  // The jobs are all live for the whole load: a reservation whose answer the
+  // link lost is adopted (or released as a stray), never forgotten.
+  std::string live = "0\n";
+  constexpr int kJobs = 100000;
+  for (int n = 0; n < kJobs; ++n) live += "lc" + std::to_string(n) + "\n";
+  table.set(live);
+
+  // The apbasil time-out is 2 s: a call may wait that long for a reconnect.
+  const auto bound = 2s + 3s;
+  std::atomic<bool> stop{false};
+  std::atomic<int> next{0}, reserved{0}, refused{0}, queries_ok{0}, queries_failed{0}, over_bound{0};
+  std::mutex mu;
+  std::set<std::uint64_t> committed;
+  std::map<std::string, int> refusals;  // by the start of their message
+  std::chrono::steady_clock::duration worst{};
+  auto timed = [&](const std::function<void()>& call) {
+    const auto t0 = std::chrono::steady_clock::now();
+    call();
+    const auto took = std::chrono::steady_clock::now() - t0;
+    std::lock_guard lock(mu);
+    worst = std::max(worst, took);
+    if (took > bound) ++over_bound;
+  };
+  std::vector<std::thread> clients;
+  for (int c = 0; c < 3; ++c)
+    clients.emplace_back([&] {
+      while (!stop) {
+        const int n = next++;
+        if (n >= kJobs) return;
+        timed([&] {
+          unsigned status = 0;
+          auto r = d.reserve("lc" + std::to_string(n), &status, 1);
+          if (status == 200) {
+            ++reserved;
+            std::lock_guard lock(mu);
+            committed.insert(r["reservation_id"].get<std::uint64_t>());
+          } else {
+            ++refused;
+            std::lock_guard lock(mu);
+            ++refusals[r.is_object() ? r.value("error", "?").substr(0, 60) : "no answer"];
+          }
+        });
+      }
+    });
+  const std::string summary = R"(<?xml version="1.0"?><BasilRequest protocol="1.3" method="QUERY" type="SUMMARY"/>)";
+  clients.emplace_back([&] {
+    while (!stop) {
+      timed([&] {
+        control::Client c(d.socket());
+        auto r = c.request("POST", "/v1/basil", summary, "application/xml", 30s);
+        (r.ok() && r.status == 200 && r.body.find("<Summary") != std::string::npos ? queries_ok : queries_failed)++;
+      });
+    }
+  });
+
+  for (int cut = 0; cut < cuts; ++cut) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(150 + rng() % 500));
+    sshd.Kill();
+    std::this_thread::sleep_for(std::chrono::milliseconds(20 + rng() % 300));
+    ASSERT_TRUE(sshd.Start()) << sshd.error();
+  }
+  std::this_thread::sleep_for(1s);
+  stop = true;
+  for (auto& t : clients) t.join();
+
+  EXPECT_EQ(over_bound.load(), 0) << "calls took up to " << seconds(worst) << " s";
+  EXPECT_GT(reserved.load(), 0);
+  EXPECT_GT(queries_ok.load(), 0);
+  // basild reconnects by itself and is healthy.
+  EXPECT_TRUE(wait_until([&] { return d.get("/v1/health").value("status", "") == "ok"; }, 20s)) << d.log();
+  // Every reservation ALPS holds (including those whose answer was lost)
+  // becomes known to basild; every answered one is.
+  std::set<std::uint64_t> known;
+  EXPECT_TRUE(alps_all_known(d, known, 30s)) << "ALPS holds reservations basild does not know\n" << d.log();
+  for (auto id : committed) EXPECT_EQ(known.count(id), 1u) << "answered reservation " << id << " lost";
+  // The jobs end: everything is released.
+  table.set("0\n");
+  EXPECT_TRUE(wait_until([&] { return d.alps_reservations().empty(); }, 60s)) << d.log();
+  const auto health = d.get("/v1/health");
+  std::printf("campaign: linkcut seed=%u cuts=%d reserved=%d refused=%d queries_ok=%d queries_failed=%d "
+              "worst_call_s=%.2f connects=%s peak_rss_kib=%ld\n",
+              seed, cuts, reserved.load(), refused.load(), queries_ok.load(), queries_failed.load(), seconds(worst),
+              health["conduit"].value("connects", json()).dump().c_str(), peak_rss_kib(pid));
+  for (const auto& [why, n] : refusals) std::printf("campaign: linkcut refused %d: %s\n", n, why.c_str());
 }
 
 // ------------------------------------------------------------ disk full
