@@ -71,6 +71,9 @@ constexpr const char* kUsage = R"(usage: basil-bench [options]
                         scenarios are skipped)
   --seed N              workload seed (default 1)
   --workers N           jobs running at once at most (default 6)
+  --model-parallel N    latency-model scenarios run N at a time (default 5; they
+                        spend their time in injected latency, not on a core);
+                        the others always run alone
   --idle S              idle phase, seconds (default 12; quick 3)
   --poll-interval S     basild's poll interval, seconds (default 1; per-hour figures use 10)
   --scale X             latency model scale (default 1)
@@ -91,6 +94,7 @@ struct Options {
   std::map<std::string, std::string> conduit_files;
   std::uint64_t seed = 1;
   std::size_t workers = 6;
+  std::size_t model_parallel = 5;
   std::optional<double> idle_s;
   double poll_interval_s = 1;
   double scale = 1;
@@ -212,8 +216,8 @@ bool sleep_unless_stopped(double seconds) {
 
 class Scenario {
  public:
-  Scenario(const Options& o, const ctl::ScenarioSpec& spec, std::size_t number, std::size_t total)
-      : o_(o), spec_(spec), number_(number), total_(total) {}
+  Scenario(const Options& o, const ctl::ScenarioSpec& spec, std::size_t number, std::size_t total, bool progress)
+      : o_(o), spec_(spec), number_(number), total_(total), progress_(progress) {}
 
   json run() {
     json r = {{"name", spec_.name()}, {"preset", spec_.preset},  {"conduit", spec_.conduit},
@@ -295,7 +299,7 @@ class Scenario {
     const double busy_s = std::chrono::duration<double>(Clock::now() - t0).count();
     json s1 = get("/v1/stats");
     const auto t1 = Clock::now();
-    progress_phase_ = "idle";
+    progress_phase_ = "idle ";
     sleep_unless_stopped(o_.idle_s.value_or(o_.quick ? 3 : 12));
     const double idle_s = std::chrono::duration<double>(Clock::now() - t1).count();
     json s2 = get("/v1/stats");
@@ -401,7 +405,7 @@ class Scenario {
   }
 
   void busy(std::vector<ctl::WorkloadJob> queue, std::uint32_t capacity) {
-    progress_phase_ = "busy";
+    progress_phase_ = "busy ";
     std::mutex mu;
     std::condition_variable cv;
     std::uint32_t free_nodes = capacity;
@@ -436,11 +440,11 @@ class Scenario {
     const auto t0 = Clock::now();
     std::atomic<bool> finished{false};
     std::thread progress([&] {
-      const bool tty = isatty(2) != 0;
+      const bool tty = progress_ && isatty(2) != 0;
       while (!finished) {
         if (tty) {
           std::fprintf(stderr, "\r[%zu/%zu] %-44s %s %zu/%zu jobs, %.0f s   ", number_, total_, spec_.name().c_str(),
-                       progress_phase_.c_str(), done_.load() + failed_.load(), total,
+                       progress_phase_.load(), done_.load() + failed_.load(), total,
                        std::chrono::duration<double>(Clock::now() - t0).count());
         }
         std::this_thread::sleep_for(std::chrono::milliseconds(250));
@@ -454,10 +458,11 @@ class Scenario {
   const Options& o_;
   ctl::ScenarioSpec spec_;
   std::size_t number_, total_;
+  bool progress_;  // a progress line on the terminal (not when scenarios run side by side)
   std::string dir_, sock_;
   pid_t basild_ = -1;
   std::atomic<std::size_t> done_{0}, failed_{0}, retries_{0};
-  std::string progress_phase_ = "start";
+  std::atomic<const char*> progress_phase_{"start"};
 };
 
 // ---------------------------------------------------------------- report
@@ -506,6 +511,7 @@ int parse(int argc, char** argv, Options& o) {
       o.conduit_files[v.substr(0, eq)] = v.substr(eq + 1);
     } else if (k == "--seed") o.seed = std::stoull(value());
     else if (k == "--workers") o.workers = std::stoul(value());
+    else if (k == "--model-parallel") o.model_parallel = std::max<std::size_t>(1, std::stoul(value()));
     else if (k == "--idle") o.idle_s = std::stod(value());
     else if (k == "--poll-interval") o.poll_interval_s = std::stod(value());
     else if (k == "--scale") o.scale = std::stod(value());
@@ -586,17 +592,38 @@ int main(int argc, char** argv) {
                 {"load_before", load_text()}, {"command", o.command},  {"seed", o.seed},
                 {"jobs", m.jobs},             {"quick", o.quick},      {"poll_interval_s", o.poll_interval_s},
                 {"production_interval_s", 10.0}, {"scale", o.scale},   {"scenarios", json::array()}};
+  study["model_parallel"] = o.model_parallel;
   const auto t0 = Clock::now();
-  for (std::size_t i = 0; i < scenarios.size(); ++i) {
-    if (g_stop) break;
+  // Scenarios without the latency model run alone, so that their times are
+  // basild's own cost on an otherwise idle machine; latency-model scenarios,
+  // which mostly wait in injected latency, run model_parallel at a time.
+  std::vector<json> results(scenarios.size());
+  std::mutex print_mu;
+  auto run_one = [&](std::size_t i, bool progress) {
     const auto s0 = Clock::now();
-    json r = Scenario(o, scenarios[i], i + 1, scenarios.size()).run();
-    std::fprintf(stderr, "%s[%zu/%zu] %-44s %s %.1f s%s%s\n", isatty(2) ? "\r" : "", i + 1, scenarios.size(),
-                 scenarios[i].name().c_str(), r.value("status", "").c_str(),
+    json r = Scenario(o, scenarios[i], i + 1, scenarios.size(), progress).run();
+    std::lock_guard<std::mutex> lock(print_mu);
+    std::fprintf(stderr, "%s[%zu/%zu] %-44s %s %.1f s%s%s\n", progress && isatty(2) ? "\r" : "", i + 1,
+                 scenarios.size(), scenarios[i].name().c_str(), r.value("status", "").c_str(),
                  std::chrono::duration<double>(Clock::now() - s0).count(), r.contains("reason") ? ": " : "",
                  r.value("reason", "").c_str());
-    study["scenarios"].push_back(std::move(r));
+    results[i] = std::move(r);
+  };
+  std::vector<std::size_t> alone, side_by_side;
+  for (std::size_t i = 0; i < scenarios.size(); ++i)
+    (scenarios[i].model && o.model_parallel > 1 ? side_by_side : alone).push_back(i);
+  for (const auto i : alone) {
+    if (g_stop) break;
+    run_one(i, true);
   }
+  for (std::size_t g = 0; g < side_by_side.size() && !g_stop; g += o.model_parallel) {
+    std::vector<std::thread> group;
+    for (std::size_t k = g; k < std::min(side_by_side.size(), g + o.model_parallel); ++k)
+      group.emplace_back(run_one, side_by_side[k], false);
+    for (auto& t : group) t.join();
+  }
+  for (auto& r : results)
+    if (!r.is_null()) study["scenarios"].push_back(std::move(r));
   study["wall_s"] = std::chrono::duration<double>(Clock::now() - t0).count();
   study["load_after"] = load_text();
   if (g_stop) study["interrupted"] = true;

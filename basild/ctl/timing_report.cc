@@ -497,6 +497,9 @@ std::string markdown_report(const json& study, const std::string& chart_dir) {
   o << "| poll interval | " << study.value("poll_interval_s", 1.0) << " s (per-hour figures at the production "
     << production << " s) |\n";
   o << "| latency model scale | " << study.value("scale", 1.0) << " |\n";
+  if (study.value("model_parallel", 1) > 1)
+    o << "| scenarios at once | latency model off: one; on: " << study.value("model_parallel", 1)
+      << " side by side (they wait in injected latency) |\n";
   o << "| wall time | " << fmt(study.value("wall_s", 0.0), 0) << " s |\n\n";
 
   o << "Each scenario starts a fresh emulated system and basild, then plays a scheduler: jobs of 1 node to the whole "
