@@ -137,18 +137,22 @@ int apbasil_mode(const std::string& state_dir) {
   std::uint64_t fault_seed = 0;
   const bool nodes_only = decoded && (std::holds_alternative<basil::EngineQuery>(decoded->body) ||
                                       std::holds_alternative<basil::SummaryQuery>(decoded->body));
-  // A query while no fault is configured changes nothing, not even the
-  // request sequence (which only seeds faults): it is answered from a read
-  // transaction, which writes and syncs nothing.
+  // A query while no per-method fault is configured changes nothing, not
+  // even the request sequence (which only seeds the per-method faults' dice):
+  // it is answered from a read transaction, which writes and syncs nothing.
+  // The CSCS latency model alone is deterministic and keeps this path, so
+  // that with the model on a query costs the injected latency plus exactly
+  // what it costs with the model off (the timing study checks that).
   const bool query = decoded && (nodes_only || std::holds_alternative<basil::InventoryQuery>(decoded->body) ||
                                  std::holds_alternative<basil::StatusQuery>(decoded->body));
   bool answered = false;
   Status st;
   if (query) {
     st = (*store)->read([&](const emu::State& state) {
-      if (state.faults.cscs_model || !state.faults.methods.empty()) return;
+      if (!state.faults.methods.empty()) return;
       emu::Handled h = emu::handle(*decoded, state, now);
       if (!h.delta.empty()) return;
+      plan = emu::plan_faults(state.faults, emu::method_key(*decoded), state.node_count(), 0);
       response = std::move(h.response);
       answered = true;
     }, nodes_only ? emu::Store::Scope::kNodes : emu::Store::Scope::kAll);
