@@ -217,7 +217,9 @@ std::vector<MethodRow> method_rows(const json& stats) {
   if (!stats.is_object() || !stats.contains("calls") || !stats["calls"].is_array()) return rows;
   for (const auto& c : stats["calls"]) {
     MethodRow r;
-    r.kind = c.value("kind", "");
+    // "kind" since basild 0.1; before, a QUERY's type or the method.
+    const std::string type = c.value("type", "");
+    r.kind = c.value("kind", type.empty() || type == "-" ? c.value("method", "") : type);
     r.count = c.value("count", std::uint64_t{0});
     r.errors = c.value("errors", std::uint64_t{0});
     r.transport = figures_json(c.value("transport", json::object()));

@@ -23,8 +23,11 @@ for method in INVENTORY SUMMARY RESERVE CONFIRM RELEASE; do check "| $method |";
 check "| commit | \`test\` |"
 check "| machine | "
 check "checks within 10%"
-# The local scenarios ran all their jobs; the gateway ones ran or were skipped.
-[ "$(grep -c '^Jobs 6 of 6,' "$md")" -ge 4 ] || { echo "a local scenario did not run its 6 jobs"; fail=1; }
+# Every scenario ran all its jobs: the gateway ones against the sshd that
+# basil-bench starts on 127.0.0.1 (skipped only without /usr/sbin/sshd).
+want=8
+[ -x /usr/sbin/sshd ] || want=4
+[ "$(grep -c '^Jobs 6 of 6,' "$md")" -ge "$want" ] || { echo "a scenario did not run its 6 jobs (want $want)"; fail=1; }
 for stem in fig1-small-system fig2-idle-busy fig3-large-system fig4-remote; do
   for ext in svg png; do
     [ -s "$out/timing/$stem.$ext" ] || { echo "missing chart $stem.$ext"; fail=1; }

@@ -109,6 +109,26 @@ TEST_F(BasilctlControlTest, StatsPrintsSdiagLikeTableOrJson) {
   EXPECT_EQ(doc["calls"][0]["count"], 3);
 }
 
+TEST_F(BasilctlControlTest, StatsChartDrawsTheLiveTimingsAsSvgAndPng) {
+  const std::string svg = ::testing::TempDir() + "/stats-chart." + std::to_string(::getpid()) + ".svg";
+  const std::string png = ::testing::TempDir() + "/stats-chart." + std::to_string(::getpid()) + ".png";
+  auto r = basilctl(sock_ + "stats --chart " + svg);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::stringstream text;
+  text << std::ifstream(svg).rdbuf();
+  EXPECT_NE(text.str().find("<svg"), std::string::npos) << text.str().substr(0, 200);
+  EXPECT_NE(text.str().find("INVENTORY"), std::string::npos) << "the method is on the chart: " << text.str();
+  r = basilctl(sock_ + "stats --chart " + png);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  std::ifstream in(png, std::ios::binary);
+  std::string magic(8, '\0');
+  in.read(magic.data(), 8);
+  EXPECT_EQ(magic.substr(1, 3), "PNG");
+  ::unlink(svg.c_str());
+  ::unlink(png.c_str());
+  EXPECT_EQ(basilctl(sock_ + "stats --graph x.svg").exit_code, 2);
+}
+
 TEST_F(BasilctlControlTest, MetricsPrintedAsIs) {
   auto r = basilctl(sock_ + "metrics");
   EXPECT_EQ(r.exit_code, 0) << r.err;

@@ -5,6 +5,8 @@
 #include <array>
 #include <cstdio>
 #include <fstream>
+#include <sstream>
+#include <utility>
 #include <string>
 
 #include "core/xml_log_format.h"
@@ -21,6 +23,54 @@ std::string run(const std::string& cmd, int* code) {
   int st = pclose(p);
   *code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
   return out;
+}
+
+// Two exchanges of the daemon's XML log format: a RESERVE of 12.5 ms and a
+// QUERY INVENTORY of 40 ms.
+std::string two_exchanges() {
+  std::string log;
+  int id = 1;
+  for (const auto& [kind, ms] : {std::pair<std::string, double>{"RESERVE", 12.5}, {"INVENTORY", 40.0}}) {
+    basild::XmlLogRecord req;
+    req.time = "2026-11-22T01:00:00.000001Z";
+    req.call_id = static_cast<std::uint64_t>(id++);
+    req.kind = kind;
+    req.transport = "local";
+    req.body = "<BasilRequest/>\n";
+    basild::XmlLogRecord resp = req;
+    resp.direction = basild::XmlLogRecord::Direction::kResponse;
+    resp.duration_ms = ms;
+    resp.status = "ok";
+    resp.body = "<BasilResponse/>\n";
+    log += basild::format_xml_log_record(req) + basild::format_xml_log_record(resp);
+  }
+  return log;
+}
+
+TEST(BasilctlReplayTest, StatsSummarisesTheLogPerMethodAndDrawsItsChart) {
+  const std::string path = ::testing::TempDir() + "/replay-stats.log";
+  std::ofstream(path) << two_exchanges();
+  int code = -1;
+  const std::string basilctl = std::string(BASIL_BINARY_DIR) + "/basild/basilctl";
+  std::string out = run(basilctl + " replay --stats " + path, &code);
+  EXPECT_EQ(code, 0) << out;
+  EXPECT_NE(out.find("RESERVE"), std::string::npos) << out;
+  EXPECT_NE(out.find("12.5"), std::string::npos) << out;
+  EXPECT_NE(out.find("INVENTORY"), std::string::npos) << out;
+  EXPECT_NE(out.find("40.0"), std::string::npos) << out;
+  EXPECT_EQ(out.find("call 1 RESERVE"), std::string::npos) << "a table, not the exchanges: " << out;
+
+  const std::string svg = ::testing::TempDir() + "/replay-stats.svg";
+  out = run(basilctl + " replay --stats --chart " + svg + " " + path, &code);
+  EXPECT_EQ(code, 0) << out;
+  std::stringstream read;
+  read << std::ifstream(svg).rdbuf();
+  const std::string text = read.str();
+  EXPECT_NE(text.find("<svg"), std::string::npos);
+  EXPECT_NE(text.find("RESERVE"), std::string::npos);
+  // A chart needs the statistics.
+  run(basilctl + " replay --chart " + svg + " " + path, &code);
+  EXPECT_EQ(code, 2);
 }
 
 TEST(BasilctlReplayTest, PrintsEachExchangeWithItsTimingAndReportsACutRecord) {
