@@ -66,6 +66,35 @@ Result<Decoded> decode_guarded(const std::string& xml, const Fifo& fifo, std::si
   return f.get();
 }
 
+// Found by fuzz_decode_response: a declared encoding libxml2 hands to iconv
+// ("UTF8-"), invalid bytes in a comment and junk after the root. libxml2's
+// push parser accepted it whole and refused it in two chunks. Only the
+// encodings libxml2 decodes itself are read now, whatever the chunking.
+TEST(DecoderTest, AnEncodingOnlyIconvKnowsIsRefusedWholeAndInChunks) {
+  const std::string doc =
+      "<?xml version=\"1.0\" encoding=\"UTF8-\"?>\n<!-- A hend-made 3.1 \xff" "bINVERY fo. Not \x95 -->"
+      "<BasilResponse protocol=\"1.0\">\n <ResponseData status=\"SUCCESS\" method=\"RELEASE\">\n"
+      "  <Released/>\n </ResponseData>\n</BasilResponse>\n\xab\xff\xff" "CACTIVE{ aponse>\n";
+  for (std::size_t cut = 0; cut <= doc.size(); ++cut) {
+    Decoder d({}, Decoder::Expect::kResponse);
+    if (d.feed(std::string_view(doc).substr(0, cut)).is_ok()) (void)d.feed(std::string_view(doc).substr(cut));
+    auto r = d.finish();
+    ASSERT_FALSE(r.is_ok()) << "cut at " << cut;
+    EXPECT_EQ(r.status().code(), Code::kRefused) << "cut at " << cut << ": " << r.status().to_string();
+  }
+  auto whole = decode_response(doc);
+  ASSERT_FALSE(whole.is_ok());
+  EXPECT_NE(whole.status().message().find("encoding \"UTF8-\" refused"), std::string::npos)
+      << whole.status().to_string();
+  // The encodings libxml2 reads itself still decode.
+  for (const char* enc : {"UTF-8", "utf-8", "US-ASCII", "ISO-8859-1"}) {
+    auto ok = decode_response(std::string("<?xml version=\"1.0\" encoding=\"") + enc +
+                              "\"?>\n<BasilResponse protocol=\"1.0\"><ResponseData status=\"SUCCESS\" "
+                              "method=\"RELEASE\"><Released/></ResponseData></BasilResponse>\n");
+    EXPECT_TRUE(ok.is_ok()) << enc << ": " << ok.status().to_string();
+  }
+}
+
 TEST(DecoderTest, RefusesDoctypeWithoutReadingFiles) {
   Fifo fifo;
   ASSERT_FALSE(fifo.path().empty());
