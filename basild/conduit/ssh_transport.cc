@@ -392,7 +392,11 @@ void SshTransport::Impl::start_calls() {
       return;
     }
   }
-  while (up && active.size() < options.max_concurrent && !waiting.empty()) {
+  // A failed write to the helper drops it and puts its request back at the
+  // front of `waiting`: stop then, and start calls again once a new helper
+  // has greeted (this loop used to spin on the dead helper for ever).
+  while (up && (!use_gateway || (helper && helper_ready)) && active.size() < options.max_concurrent &&
+         !waiting.empty()) {
     Job j = std::move(waiting.front());
     waiting.pop_front();
     queued_count.fetch_sub(1);
