@@ -8,7 +8,11 @@
 //   ssh per call  `ssh host apbasil` for every call (the paper's design), OpenSSH client
 // against a real sshd on 127.0.0.1 started here with keys made here.
 //
-//   build/bench/conduit_bench [CALLS]     (default 40; INVENTORY and ssh per call: CALLS/4, at least 10)
+// The paths take turns call by call (see measure()), all against one emulated
+// system, with both basilds and the in-process conduit up throughout.
+//
+//   build/bench/conduit_bench [CALLS]     (default 40; INVENTORY: CALLS/4, at least 10;
+//                                          ssh per call: a quarter of each, INVENTORY half)
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -88,41 +92,64 @@ bool ok_answer(const std::string& xml) {
   return r && r->ok();
 }
 
-Series measure(const Caller& call, int calls, int inv_calls, int& seq) {
-  Series s;
+// One way of making calls, and how often it takes part in a round.
+struct Path {
+  std::string name;
+  Caller call;
+  int every = 1;  // takes part in every `every`-th round (ssh per call is slow)
+};
+
+// The paths are measured interleaved: each round makes one call by every
+// path in turn, so that a drift of the machine (another process, the disk's
+// write-back, the page cache) falls on all of them alike instead of on
+// whichever series ran at that moment.
+std::map<std::string, Series> measure(const std::vector<Path>& paths, int calls, int inv_calls, int& seq) {
+  std::map<std::string, Series> out;
   const auto summary = request(basil::SummaryQuery{});
   const auto inventory = request(basil::InventoryQuery{});
-  call(summary);  // warm-up (connections, caches)
+  for (const auto& p : paths) p.call(summary);  // warm-up (connections, caches)
   for (int i = 0; i < calls; ++i) {
-    const auto t0 = Clock::now();
-    const auto a = call(summary);
-    s.summary.push_back(ms_since(t0));
-    if (!ok_answer(a)) ++s.errors;
+    for (const auto& p : paths) {
+      if (i % p.every != 0) continue;
+      auto& s = out[p.name];
+      const auto t0 = Clock::now();
+      const auto a = p.call(summary);
+      s.summary.push_back(ms_since(t0));
+      if (!ok_answer(a)) ++s.errors;
+    }
   }
   for (int i = 0; i < inv_calls; ++i) {
-    const auto t0 = Clock::now();
-    const auto a = call(inventory);
-    s.inventory.push_back(ms_since(t0));
-    s.inventory_bytes = a.size();
-    if (a.size() < 1000000 || a.find("</BasilResponse>") == std::string::npos) ++s.errors;
+    for (const auto& p : paths) {
+      if (i % std::max(1, p.every / 2) != 0) continue;
+      auto& s = out[p.name];
+      const auto t0 = Clock::now();
+      const auto a = p.call(inventory);
+      s.inventory.push_back(ms_since(t0));
+      s.inventory_bytes = a.size();
+      if (a.size() < 1000000 || a.find("</BasilResponse>") == std::string::npos) ++s.errors;
+    }
   }
   for (int i = 0; i < calls; ++i) {
-    const auto req = reserve_request(seq++);
-    const auto t0 = Clock::now();
-    const auto answer = call(req);
-    s.reserve.push_back(ms_since(t0));
-    const auto rid = reservation_of(answer);
-    if (!rid) {
-      ++s.errors;
-      continue;
+    for (const auto& p : paths) {
+      if (i % p.every != 0) continue;
+      auto& s = out[p.name];
+      const auto req = reserve_request(seq++);
+      const auto t0 = Clock::now();
+      const auto answer = p.call(req);
+      s.reserve.push_back(ms_since(t0));
+      const auto rid = reservation_of(answer);
+      if (!rid) {
+        ++s.errors;
+        continue;
+      }
+      const auto rel_req = release_request(*rid);
+      const auto t1 = Clock::now();
+      const auto rel = p.call(rel_req);
+      s.release.push_back(ms_since(t1));
+      if (!ok_answer(rel)) ++s.errors;
     }
-    const auto rel_req = release_request(*rid);
-    const auto t1 = Clock::now();
-    const auto rel = call(rel_req);
-    s.release.push_back(ms_since(t1));
-    if (!ok_answer(rel)) ++s.errors;
   }
-  return s;
+  return out;
 }
 
 struct Basild {
@@ -195,38 +222,43 @@ int main(int argc, char** argv) {
   if (basild::testing::shell(g_emulator + " init --preset xc30-2256 --state " + state + " --force >/dev/null") != 0)
     return 1;
   int seq = 0;
-  std::map<std::string, Series> results;
-
-  results["direct"] = measure([&](const std::string& r) { return run_piped({g_emulator, "--state", state}, r).out; },
-                              calls, inv_calls, seq);
-
   const std::string proxy = g_bin + "/apbasil_proxy/apbasil_proxy";
-  for (const char* mode : {"ssh-exec", "ssh-gateway"}) {
-    Basild b;
-    if (!start_basild(b, sshd, mode, state)) return 1;
-    results[std::string("proxy+") + (mode + 4)] =
-        measure([&](const std::string& r) { return run_piped({proxy, "--config", b.config}, r).out; }, calls,
-                inv_calls, seq);
-  }
-
-  {
-    boost::asio::io_context io;
-    basild::conduit::SshTransportOptions o;
-    o.ssh = sshd.options();
-    o.mode = basild::conduit::ConduitModeKind::kGateway;
-    o.remote_apbasil = {g_emulator, "--state", state};
-    o.gateway_helper = g_bin + "/basild/basil_gateway";
-    basild::conduit::SshTransport t(io, o);
-    results["gateway"] = measure(
-        [&](const std::string& r) {
-          std::optional<basild::CallOutcome> out;
-          t.async_call(r, 60s, [&](basild::CallOutcome x) { out.emplace(std::move(x)); });
-          io.restart();
-          while (!out) io.run_one();
-          return out->response;
-        },
-        calls, inv_calls, seq);
-  }
+  Basild exec_basild, gateway_basild;
+  if (!start_basild(exec_basild, sshd, "ssh-exec", state) || !start_basild(gateway_basild, sshd, "ssh-gateway", state))
+    return 1;
+  boost::asio::io_context io;
+  basild::conduit::SshTransportOptions go;
+  go.ssh = sshd.options();
+  go.mode = basild::conduit::ConduitModeKind::kGateway;
+  go.remote_apbasil = {g_emulator, "--state", state};
+  go.gateway_helper = g_bin + "/basild/basil_gateway";
+  basild::conduit::SshTransport gateway(io, go);
+  const auto so = sshd.options();
+  const std::vector<Path> paths{
+      {"direct", [&](const std::string& r) { return run_piped({g_emulator, "--state", state}, r).out; }},
+      {"proxy+exec", [&](const std::string& r) { return run_piped({proxy, "--config", exec_basild.config}, r).out; }},
+      {"proxy+gateway",
+       [&](const std::string& r) { return run_piped({proxy, "--config", gateway_basild.config}, r).out; }},
+      {"gateway",
+       [&](const std::string& r) {
+         std::optional<basild::CallOutcome> out;
+         gateway.async_call(r, 60s, [&](basild::CallOutcome x) { out.emplace(std::move(x)); });
+         io.restart();
+         while (!out) io.run_one();
+         return out->response;
+       }},
+      {"ssh per call",
+       [&](const std::string& r) {
+         return run_piped({"/usr/bin/ssh", "-q", "-p", std::to_string(so.port), "-i", so.identity, "-o",
+                           "UserKnownHostsFile=" + so.known_hosts, "-o", "StrictHostKeyChecking=yes", "-o",
+                           "BatchMode=yes", "-o", "ControlPath=none", "-F", "/dev/null", so.user + "@127.0.0.1",
+                           g_emulator, "--state", state},
+                          r)
+             .out;
+       },
+       4},
+  };
+  std::map<std::string, Series> results = measure(paths, calls, inv_calls, seq);
 
   // The conduit's own cost: a trivial remote command (/bin/cat echoes the
   // request), local and through the gateway, many times.
@@ -239,40 +271,28 @@ int main(int argc, char** argv) {
       cat_local.push_back(ms_since(t0));
     }
     for (auto mode : {basild::conduit::ConduitModeKind::kGateway, basild::conduit::ConduitModeKind::kExec}) {
-      boost::asio::io_context io;
+      boost::asio::io_context cat_io;
       basild::conduit::SshTransportOptions o;
       o.ssh = sshd.options();
       o.mode = mode;
       o.remote_apbasil = {"/bin/cat"};
       o.gateway_helper = g_bin + "/basild/basil_gateway";
-      basild::conduit::SshTransport t(io, o);
+      basild::conduit::SshTransport t(cat_io, o);
       auto& into = mode == basild::conduit::ConduitModeKind::kGateway ? cat_gateway : cat_exec;
       for (int i = 0; i <= 4 * calls; ++i) {
         const auto t0 = Clock::now();
         std::optional<basild::CallOutcome> out;
         t.async_call(small, 60s, [&](basild::CallOutcome x) { out.emplace(std::move(x)); });
-        io.restart();
-        while (!out) io.run_one();
+        cat_io.restart();
+        while (!out) cat_io.run_one();
         if (i > 0) into.push_back(ms_since(t0));  // the first one connects
       }
     }
   }
 
-  const auto o = sshd.options();
-  results["ssh per call"] = measure(
-      [&](const std::string& r) {
-        return run_piped({"/usr/bin/ssh", "-q", "-p", std::to_string(o.port), "-i", o.identity, "-o",
-                          "UserKnownHostsFile=" + o.known_hosts, "-o", "StrictHostKeyChecking=yes", "-o",
-                          "BatchMode=yes", "-o", "ControlPath=none", "-F", "/dev/null", o.user + "@127.0.0.1",
-                          g_emulator, "--state", state},
-                         r)
-            .out;
-      },
-      inv_calls, std::max(5, inv_calls / 2), seq);
-
   const auto& direct = results["direct"];
   const auto& ssh = results["ssh per call"];
-  std::printf("conduit_bench: xc30-2256, %d calls per series (INVENTORY %d), times in ms\n", calls, inv_calls);
+  std::printf("conduit_bench: xc30-2256, %d calls per path interleaved (INVENTORY %d), times in ms\n", calls, inv_calls);
   std::printf("%-14s %-16s %5s %9s %9s %9s %9s\n", "path", "call", "n", "median", "p95", "vs direct", "ssh/this");
   for (const char* path : {"direct", "proxy+exec", "proxy+gateway", "gateway", "ssh per call"}) {
     const auto& s = results[path];

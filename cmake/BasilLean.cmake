@@ -4,7 +4,7 @@
 # the emulator's own work for a QUERY SUMMARY. A target with the property
 # BASIL_STATIC_DEPS set to ON links the static archives of those libraries
 # (from the same Debian -dev packages) and libstdc++ statically; glibc stays
-# shared. Everything else links the shared libraries as usual.
+# shared (apbasil_proxy adds -static on top: apbasil_proxy/CMakeLists.txt). Everything else links the shared libraries as usual.
 #
 # Off under the sanitizers (ASan wants the shared runtime), with
 # -DBASIL_LEAN=OFF, and when an archive is missing.
