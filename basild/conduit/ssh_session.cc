@@ -1,11 +1,17 @@
 #include "conduit/ssh_session.h"
 
 #include <libssh/libssh.h>
+#include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 
 namespace basild::conduit {
 
@@ -95,13 +101,101 @@ void tcp_keepalive(ssh_session s, const SshOptions& o) {
   ::setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &user_timeout, sizeof user_timeout);
 }
 
+struct FdCloser {
+  int fd = -1;
+  ~FdCloser() {
+    if (fd >= 0) ::close(fd);
+  }
+};
+
+struct AddrInfoDeleter {
+  void operator()(addrinfo* a) const { ::freeaddrinfo(a); }
+};
+
+// The TCP connection, made here rather than by libssh so that it can be
+// abandoned (ConnectControl) and its socket shut down from another thread.
+// Each address of the host in turn, all within connect_timeout.
+basil::Result<int> connect_tcp(const SshOptions& o, const ConnectControl& control) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* found = nullptr;
+  const std::string port = std::to_string(o.port);
+  if (const int rc = ::getaddrinfo(o.host.c_str(), port.c_str(), &hints, &found); rc != 0)
+    return fail(o, std::string("cannot connect: cannot resolve the host: ") + ::gai_strerror(rc));
+  const std::unique_ptr<addrinfo, AddrInfoDeleter> list(found);
+  using Clock = std::chrono::steady_clock;
+  const auto deadline = Clock::now() + o.connect_timeout;
+  std::string last = "no address";
+  for (const addrinfo* a = list.get(); a != nullptr; a = a->ai_next) {
+    FdCloser sock{::socket(a->ai_family, a->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, a->ai_protocol)};
+    if (sock.fd < 0) {
+      last = std::strerror(errno);
+      continue;
+    }
+    int err = ::connect(sock.fd, a->ai_addr, a->ai_addrlen) == 0 ? 0 : errno;
+    while (err == EINPROGRESS || err == EINTR) {
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+      if (left <= 0) return fail(o, "cannot connect: no answer within " + std::to_string(o.connect_timeout.count()) + " ms");
+      pollfd p[2] = {{sock.fd, POLLOUT, 0}, {control.wake_fd, POLLIN, 0}};
+      const int n = ::poll(p, control.wake_fd >= 0 ? 2 : 1, static_cast<int>(std::min<long long>(left, 1000)));
+      if (n < 0 && errno != EINTR) return fail(o, std::string("cannot connect: poll: ") + std::strerror(errno));
+      if (n > 0 && control.wake_fd >= 0 && (p[1].revents & POLLIN) != 0) {
+        std::uint64_t v = 0;
+        [[maybe_unused]] const auto r = ::read(control.wake_fd, &v, sizeof v);
+        if (control.abandon && control.abandon()) return fail(o, "connect abandoned: the conduit is shutting down");
+      }
+      if (n > 0 && p[0].revents != 0) {
+        socklen_t len = sizeof err;
+        if (::getsockopt(sock.fd, SOL_SOCKET, SO_ERROR, &err, &len) != 0) err = errno;
+        break;
+      }
+    }
+    if (err != 0) {
+      last = std::strerror(err);
+      continue;
+    }
+    // libssh sets this on the sockets it connects itself: small requests
+    // must not wait for Nagle.
+    const int yes = 1;
+    ::setsockopt(sock.fd, IPPROTO_TCP, TCP_NODELAY, &yes, sizeof yes);
+    const int fd = sock.fd;
+    sock.fd = -1;
+    return fd;
+  }
+  return fail(o, "cannot connect: " + last);
+}
+
 }  // namespace
 
-basil::Result<SessionPtr> open_session(const SshOptions& o) {
+basil::Result<SessionPtr> open_session(const SshOptions& o) { return open_session(o, ConnectControl{}); }
+
+basil::Result<SessionPtr> open_session(const SshOptions& o, const ConnectControl& control) {
   if (o.host.empty()) return fail(o, "no host configured");
   if (o.known_hosts.empty()) return fail(o, "no known_hosts file configured");
+  auto tcp = connect_tcp(o, control);
+  if (!tcp) return tcp.status();
+  // This side keeps the socket it reports (closed on return, after the
+  // report of -1); libssh owns a duplicate of it.
+  FdCloser kept{*tcp};
+  struct Report {
+    const ConnectControl& c;
+    explicit Report(const ConnectControl& control_, int fd) : c(control_) {
+      if (c.on_socket) c.on_socket(fd);
+    }
+    ~Report() {
+      if (c.on_socket) c.on_socket(-1);
+    }
+    Report(const Report&) = delete;
+    Report& operator=(const Report&) = delete;
+  } report(control, kept.fd);
+  socket_t given = ::fcntl(kept.fd, F_DUPFD_CLOEXEC, 0);
+  if (given < 0) return fail(o, std::string("cannot connect: dup: ") + std::strerror(errno));
   SessionPtr s(ssh_new());
-  if (!s) return fail(o, "cannot allocate a libssh session");
+  if (!s) {
+    ::close(given);
+    return fail(o, "cannot allocate a libssh session");
+  }
   ssh_session raw = s.get();
   const int port = o.port;
   const long secs = static_cast<long>(o.connect_timeout.count() / 1000);
@@ -119,7 +213,12 @@ basil::Result<SessionPtr> open_session(const SshOptions& o) {
             ssh_options_set(raw, SSH_OPTIONS_GSSAPI_AUTH, &no) == SSH_OK &&
             ssh_options_set(raw, SSH_OPTIONS_NODELAY, &yes) == SSH_OK;
   if (ok && !o.user.empty()) ok = ssh_options_set(raw, SSH_OPTIONS_USER, o.user.c_str()) == SSH_OK;
-  if (!ok) return fail(o, "bad option: " + session_error(raw));
+  // From here libssh owns (and closes) `given`.
+  if (ok) ok = ssh_options_set(raw, SSH_OPTIONS_FD, &given) == SSH_OK;
+  if (!ok) {
+    ::close(given);
+    return fail(o, "bad option: " + session_error(raw));
+  }
   if (ssh_connect(raw) != SSH_OK) return fail(o, "cannot connect: " + session_error(raw));
   if (auto st = check_host_key(raw, o); !st) return st;
 

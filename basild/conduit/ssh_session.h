@@ -16,6 +16,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -55,6 +56,20 @@ std::string describe_target(const SshOptions& o);
 // with a message that says which step failed and why (a refused host key
 // says so plainly and names the file).
 basil::Result<SessionPtr> open_session(const SshOptions& options);
+
+// What a caller on another thread needs to break a connect in progress
+// (SshTransport::shutdown): the TCP connect polls `wake_fd` too and gives up
+// when `abandon()` says so after it became readable (it is drained); then
+// `on_socket` is told the socket libssh works on (a duplicate of it is
+// handed to libssh) before the blocking ssh steps, and -1 when they are
+// over. Shutting that socket down makes a blocking libssh step fail at
+// once. Both callbacks run on the connecting thread.
+struct ConnectControl {
+  int wake_fd = -1;
+  std::function<bool()> abandon;
+  std::function<void(int)> on_socket;
+};
+basil::Result<SessionPtr> open_session(const SshOptions& options, const ConnectControl& control);
 
 // The remote command line for `argv`: each word in single quotes for the
 // remote account's shell (a ' inside becomes '\''). Config values only: no

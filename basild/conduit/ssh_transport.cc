@@ -3,6 +3,7 @@
 #include <libssh/libssh.h>
 #include <poll.h>
 #include <sys/eventfd.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <array>
@@ -85,6 +86,8 @@ struct SshTransport::Impl {
       std::lock_guard lock(mu);
       if (stopping) return;
       stopping = true;
+      // A connect in progress: its blocking ssh steps fail at once.
+      if (connecting_fd >= 0) ::shutdown(connecting_fd, SHUT_RDWR);
     }
     wake();
     if (worker.joinable()) worker.join();
@@ -143,9 +146,10 @@ struct SshTransport::Impl {
   int efd = -1;
   std::unique_ptr<ssh_event_struct, EventDeleter> event;
 
-  mutable std::mutex mu;  // guards inbox, stopping, st
+  mutable std::mutex mu;  // guards inbox, stopping, connecting_fd, st
   std::deque<Job> inbox;
   bool stopping = false;
+  int connecting_fd = -1;  // the socket of a connect in progress (ConnectControl)
   std::uint64_t next_id = 1;
   ConduitStatus st;
   std::atomic<std::size_t> queued_count{0}, running_count{0};
@@ -258,7 +262,18 @@ int SshTransport::Impl::poll_timeout_ms() const {
 
 void SshTransport::Impl::try_connect() {
   set_state("connecting");
-  auto s = open_session(options.ssh);
+  ConnectControl control;
+  control.wake_fd = efd;
+  control.abandon = [this] {
+    std::lock_guard lock(mu);
+    return stopping;
+  };
+  control.on_socket = [this](int fd) {
+    std::lock_guard lock(mu);
+    connecting_fd = stopping && fd >= 0 ? -1 : fd;
+    if (stopping && fd >= 0) ::shutdown(fd, SHUT_RDWR);
+  };
+  auto s = open_session(options.ssh, control);
   if (!s) {
     down_error = s.status().message();
     delay = delay.count() == 0 ? options.reconnect_min : std::min(delay * 2, options.reconnect_max);

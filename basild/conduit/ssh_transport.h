@@ -17,7 +17,9 @@
 // ssh_event_dopoll() on the session socket and the eventfd, never longer than
 // the nearest deadline. Blocking libssh steps (connect, key exchange,
 // authentication, channel open, exec request, writes while the remote window
-// is full) are each bounded by conduit.connect_timeout; call timeouts are
+// is full) are each bounded by conduit.connect_timeout (and broken at once
+// by shutdown(): the TCP connection is made by basild and its socket shut
+// down); call timeouts are
 // enforced by the worker (the remote process is signalled, the channel
 // closed, kTimeout returned).
 //

@@ -310,6 +310,49 @@ TEST_F(SshTransportTest, KeyNotInAuthorizedKeysIsDenied) {
   EXPECT_NE(o.status.message().find("authentication denied"), std::string::npos) << o.status.message();
 }
 
+std::size_t open_descriptors() {
+  return static_cast<std::size_t>(std::distance(std::filesystem::directory_iterator("/proc/self/fd"),
+                                                std::filesystem::directory_iterator()));
+}
+
+// A listener that never speaks: the kernel completes the TCP handshake and
+// libssh waits for the server's banner, up to connect_timeout (30 s here).
+// shutdown() must not wait for that, and nothing may be left open.
+TEST(SshTransportShutdownTest, ShutdownBreaksAConnectWaitingForASilentServer) {
+  const int listener = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  ASSERT_GE(listener, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof a;
+  ASSERT_EQ(::bind(listener, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+  ASSERT_EQ(::listen(listener, 4), 0);
+  ASSERT_EQ(::getsockname(listener, reinterpret_cast<sockaddr*>(&a), &len), 0);
+  const auto before = open_descriptors();
+  {
+    boost::asio::io_context io;
+    SshTransportOptions o;
+    o.ssh.host = "127.0.0.1";
+    o.ssh.port = ntohs(a.sin_port);
+    o.ssh.known_hosts = "/dev/null";
+    o.ssh.connect_timeout = 30s;
+    SshTransport t(io, o);
+    std::optional<CallOutcome> out;
+    t.async_call(inventory_request(), 60s, [&](CallOutcome x) { out.emplace(std::move(x)); });
+    std::this_thread::sleep_for(300ms);
+    EXPECT_EQ(t.status().state, "connecting");
+    const auto t0 = std::chrono::steady_clock::now();
+    t.shutdown();
+    EXPECT_LT(std::chrono::steady_clock::now() - t0, 5s) << "shutdown waited for the connect timeout";
+    io.restart();
+    for (int i = 0; i < 50 && !out; ++i) io.run_one_for(100ms);
+    ASSERT_TRUE(out);
+    EXPECT_EQ(out->status.code(), basil::Code::kTransport) << out->status.message();
+  }
+  EXPECT_EQ(open_descriptors(), before);
+  ::close(listener);
+}
+
 // A server that offers only passwords: the conduit fails on authentication
 // and never sends a password request (sshd's debug log names every method
 // a client tries).
