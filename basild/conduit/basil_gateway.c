@@ -5,14 +5,19 @@
  * basild (or by the forced command of a restricted key). Reads framed BASIL
  * requests on stdin, runs apbasil for each (several at once, each in its
  * own process group, the request on its stdin, never through a shell), and
- * writes framed answers on stdout. The frames (see basild/conduit/frames.h):
+ * writes framed answers on stdout. It runs apkill the same way (stdin
+ * empty) when asked to signal an application. The frames (see
+ * basild/conduit/frames.h):
  *
  *   out, once:  "BASIL-GATEWAY 1\n"
  *   in:         "Q <id> <len>\n" <request>           run a request
- *   in:         "K <id>\n"                            kill that request's process group
+ *   in:         "A <id> <signal> <apid>\n"            run APKILL [ARGS...] -<signal> <apid>
+ *               (signal 1 to 64, apid decimal digits; answered how 2, value
+ *               ENOENT, when the helper was started without --apkill)
+ *   in:         "K <id>\n"                            kill that call's process group
  *   out:        "R <id> <how> <value> <outlen> <errlen>\n" <stdout> <stderr>
  *               how: 0 exited (value: exit code), 1 killed (value: signal),
- *                    2 apbasil could not be started (value: errno), 3 output over the limit
+ *                    2 the program could not be started (value: errno), 3 output over the limit
  *   out:        "E <len>\n" <message>                 fatal protocol error, then exit 1
  *
  * End of file on stdin: no more requests; the calls running and queued
@@ -23,12 +28,15 @@
  *   cc -std=c99 -O2 -o basil_gateway basil_gateway.c
  *
  * Usage: basil_gateway [--max-running N] [--max-output BYTES]
- *                      [--max-request BYTES] APBASIL [ARGS...]
+ *                      [--max-request BYTES] [--apkill APKILL]
+ *                      [--apkill-arg ARG]... APBASIL [ARGS...]
+ * (each --apkill-arg is one word put before "-<signal> <apid>").
  */
 #define _POSIX_C_SOURCE 200809L
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -58,6 +66,8 @@ struct call {
   struct buf out, err;
   int overflow, killed_for_overflow, spawn_errno, exited;
   int status;
+  int signal; /* an apkill of apid with this signal; 0: apbasil */
+  unsigned long long apid;
 };
 
 static struct call slots[MAX_SLOTS];
@@ -65,12 +75,18 @@ static size_t max_running = 4;
 static size_t max_output = 256u << 20;
 static size_t max_request = 1u << 20;
 static char **apbasil_argv;
+/* APKILL [ARGS...] then the two words below, written in the child before
+   execv (its own copy of memory), then NULL; NULL without --apkill. */
+static char **apkill_argv;
+static char apkill_signal_word[8], apkill_apid_word[24];
 
 /* Requests read but not started yet (over max_running). */
 struct pending {
   unsigned long long id;
   char *req;
   size_t len;
+  int signal; /* as in struct call */
+  unsigned long long apid;
   struct pending *next;
 };
 static struct pending *queue_head, *queue_tail;
@@ -204,7 +220,18 @@ static void release_slot(struct call *c) {
   c->in_fd = c->out_fd = c->err_fd = -1;
 }
 
-static void start_call(unsigned long long id, char *req, size_t len) {
+/* Answers a call that could not be started (how 2). */
+static void refuse(unsigned long long id, int err, const char *why) {
+  struct call c;
+  memset(&c, 0, sizeof c);
+  c.id = id;
+  c.spawn_errno = err;
+  buf_append(&c.err, why, strlen(why));
+  send_answer(&c);
+  buf_free(&c.err);
+}
+
+static void start_call(unsigned long long id, char *req, size_t len, int sig, unsigned long long apid) {
   int pin[2], pout[2], perr[2];
   struct call *c = NULL;
   size_t i;
@@ -221,6 +248,8 @@ static void start_call(unsigned long long id, char *req, size_t len) {
   c->id = id;
   c->req = req;
   c->req_len = len;
+  c->signal = sig;
+  c->apid = apid;
   c->in_fd = c->out_fd = c->err_fd = -1;
   if (pipe(pin) != 0) goto fail;
   if (pipe(pout) != 0) {
@@ -253,6 +282,12 @@ static void start_call(unsigned long long id, char *req, size_t len) {
   if (pid == 0) {
     long fd, maxfd = sysconf(_SC_OPEN_MAX);
     sigset_t none;
+    char **run = apbasil_argv;
+    if (sig) {
+      snprintf(apkill_signal_word, sizeof apkill_signal_word, "-%d", sig);
+      snprintf(apkill_apid_word, sizeof apkill_apid_word, "%llu", apid);
+      run = apkill_argv;
+    }
     setpgid(0, 0);
     signal(SIGPIPE, SIG_DFL);
     sigemptyset(&none);
@@ -265,10 +300,10 @@ static void start_call(unsigned long long id, char *req, size_t len) {
        _SC_OPEN_MAX (often 2^20) would cost milliseconds per call. */
     if (maxfd < 0 || maxfd > 256) maxfd = 256;
     for (fd = 3; fd < maxfd; fd++) close((int)fd);
-    execv(apbasil_argv[0], apbasil_argv);
+    execv(run[0], run);
     {
       const char *e = strerror(errno);
-      write_all(2, apbasil_argv[0], strlen(apbasil_argv[0]));
+      write_all(2, run[0], strlen(run[0]));
       write_all(2, ": ", 2);
       write_all(2, e, strlen(e));
       write_all(2, "\n", 1);
@@ -286,14 +321,11 @@ static void start_call(unsigned long long id, char *req, size_t len) {
   fcntl(c->in_fd, F_SETFL, fcntl(c->in_fd, F_GETFL) | O_NONBLOCK);
   if (c->req_len == 0) close_fd(&c->in_fd);
   return;
-fail:
-  c->spawn_errno = errno ? errno : EIO;
-  {
-    const char *e = strerror(c->spawn_errno);
-    buf_append(&c->err, e, strlen(e));
-  }
-  send_answer(c);
+fail: {
+  int e = errno ? errno : EIO;
   release_slot(c);
+  refuse(id, e, strerror(e));
+}
 }
 
 static void start_queued(void) {
@@ -302,17 +334,19 @@ static void start_queued(void) {
     queue_head = p->next;
     if (!queue_head) queue_tail = NULL;
     queue_len--;
-    start_call(p->id, p->req, p->len);
+    start_call(p->id, p->req, p->len, p->signal, p->apid);
     free(p);
   }
 }
 
-static void enqueue(unsigned long long id, char *req, size_t len) {
+static void enqueue(unsigned long long id, char *req, size_t len, int sig, unsigned long long apid) {
   struct pending *p = (struct pending *)malloc(sizeof *p);
   if (!p) fatal("out of memory");
   p->id = id;
   p->req = req;
   p->len = len;
+  p->signal = sig;
+  p->apid = apid;
   p->next = NULL;
   if (queue_tail)
     queue_tail->next = p;
@@ -345,23 +379,24 @@ static void cancel(unsigned long long id) {
   }
 }
 
-/* Parses "N" or "N N" from s (unsigned decimal); returns the count parsed or -1. */
-static int parse_numbers(const char *s, unsigned long long *a, unsigned long long *b) {
+/* Parses up to `max` space-separated unsigned decimal numbers from s into
+   v; returns the count parsed, or -1 (no digits, a value over
+   ULLONG_MAX, a stray character or space, more than max numbers). */
+static int parse_numbers(const char *s, unsigned long long *v, int max) {
   int n = 0;
-  unsigned long long *dst[2];
-  dst[0] = a;
-  dst[1] = b;
   while (*s) {
-    unsigned long long v = 0;
+    unsigned long long x = 0;
     int digits = 0;
-    if (n == 2) return -1;
+    if (n == max) return -1;
     while (*s >= '0' && *s <= '9') {
-      if (digits++ > 19) return -1;
-      v = v * 10 + (unsigned long long)(*s - '0');
+      unsigned d = (unsigned)(*s - '0');
+      if (x > (ULLONG_MAX - d) / 10) return -1;
+      x = x * 10 + d;
+      digits++;
       s++;
     }
     if (digits == 0) return -1;
-    *dst[n++] = v;
+    v[n++] = x;
     if (*s == ' ') {
       s++;
       if (!*s) return -1;
@@ -394,7 +429,7 @@ static void parse_input(void) {
     char line[MAX_HEADER];
     char *nl = (char *)memchr(inbuf.data + off, '\n', inbuf.len - off);
     size_t hlen;
-    unsigned long long a = 0, b = 0;
+    unsigned long long num[3] = {0, 0, 0};
     if (!nl) {
       if (inbuf.len - off >= MAX_HEADER) fatal("header line too long");
       break;
@@ -405,18 +440,27 @@ static void parse_input(void) {
     line[hlen] = '\0';
     if (line[0] == 'Q' && line[1] == ' ') {
       char *req;
-      if (parse_numbers(line + 2, &a, &b) != 2) fatal("bad request header");
-      if (b > max_request) fatal("request over the limit");
-      if (inbuf.len - off - hlen - 1 < b) break; /* body not complete yet */
-      req = (char *)malloc(b ? (size_t)b : 1);
+      unsigned long long len;
+      if (parse_numbers(line + 2, num, 2) != 2) fatal("bad request header");
+      len = num[1];
+      if (len > max_request) fatal("request over the limit");
+      if (inbuf.len - off - hlen - 1 < len) break; /* body not complete yet */
+      req = (char *)malloc(len ? (size_t)len : 1);
       if (!req) fatal("out of memory");
-      memcpy(req, nl + 1, (size_t)b);
-      off += hlen + 1 + (size_t)b;
-      enqueue(a, req, (size_t)b);
-    } else if (line[0] == 'K' && line[1] == ' ') {
-      if (parse_numbers(line + 2, &a, &b) != 1) fatal("bad cancel header");
+      memcpy(req, nl + 1, (size_t)len);
+      off += hlen + 1 + (size_t)len;
+      enqueue(num[0], req, (size_t)len, 0, 0);
+    } else if (line[0] == 'A' && line[1] == ' ') {
+      if (parse_numbers(line + 2, num, 3) != 3 || num[1] < 1 || num[1] > 64) fatal("bad apkill header");
       off += hlen + 1;
-      cancel(a);
+      if (apkill_argv)
+        enqueue(num[0], NULL, 0, (int)num[1], num[2]);
+      else
+        refuse(num[0], ENOENT, "no apkill: the helper was started without --apkill");
+    } else if (line[0] == 'K' && line[1] == ' ') {
+      if (parse_numbers(line + 2, num, 1) != 1) fatal("bad cancel header");
+      off += hlen + 1;
+      cancel(num[0]);
     } else {
       fatal("unknown frame");
     }
@@ -447,10 +491,22 @@ static size_t parse_size(const char *s) {
   return (size_t)v;
 }
 
+static void usage(void) {
+  fprintf(stderr,
+          "usage: basil_gateway [--max-running N] [--max-output BYTES] [--max-request BYTES]\n"
+          "                     [--apkill /path/to/apkill] [--apkill-arg ARG]... /path/to/apbasil [ARGS...]\n");
+  exit(2);
+}
+
 int main(int argc, char **argv) {
   int i = 1;
   int stdin_open = 1;
   size_t k;
+  const char *apkill = NULL;
+  /* The --apkill-arg words, in order (at most argc of them). */
+  char **apkill_args = (char **)calloc((size_t)argc + 1, sizeof *apkill_args);
+  size_t n_apkill_args = 0;
+  if (!apkill_args) return 2;
   signal(SIGPIPE, SIG_IGN);
   if (pipe(chld_pipe) == 0) {
     struct sigaction sa;
@@ -476,20 +532,29 @@ int main(int argc, char **argv) {
       max_output = parse_size(argv[i + 1]);
     else if (strcmp(argv[i], "--max-request") == 0)
       max_request = parse_size(argv[i + 1]);
+    else if (strcmp(argv[i], "--apkill") == 0)
+      apkill = argv[i + 1];
+    else if (strcmp(argv[i], "--apkill-arg") == 0)
+      apkill_args[n_apkill_args++] = argv[i + 1];
     else {
       fprintf(stderr, "basil_gateway: unknown option %s\n", argv[i]);
       return 2;
     }
     i += 2;
   }
-  if (i >= argc || argv[i][0] != '/') {
-    fprintf(stderr,
-            "usage: basil_gateway [--max-running N] [--max-output BYTES] [--max-request BYTES] /path/to/apbasil "
-            "[ARGS...]\n");
-    return 2;
-  }
+  if (i >= argc || argv[i][0] != '/') usage();
+  if (apkill ? apkill[0] != '/' : n_apkill_args > 0) usage();
   if (max_running > MAX_SLOTS) max_running = MAX_SLOTS;
   apbasil_argv = argv + i;
+  if (apkill) {
+    apkill_argv = (char **)calloc(n_apkill_args + 4, sizeof *apkill_argv);
+    if (!apkill_argv) return 2;
+    apkill_argv[0] = (char *)apkill;
+    for (k = 0; k < n_apkill_args; k++) apkill_argv[k + 1] = apkill_args[k];
+    apkill_argv[n_apkill_args + 1] = apkill_signal_word;
+    apkill_argv[n_apkill_args + 2] = apkill_apid_word;
+  }
+  free(apkill_args);
   for (k = 0; k < MAX_SLOTS; k++) slots[k].in_fd = slots[k].out_fd = slots[k].err_fd = -1;
   if (write_all(1, "BASIL-GATEWAY 1\n", 16) != 0) return 0;
 

@@ -16,6 +16,10 @@ std::string encode_request_frame(std::uint64_t id, std::string_view request) {
 
 std::string encode_cancel_frame(std::uint64_t id) { return "K " + std::to_string(id) + "\n"; }
 
+std::string encode_apkill_frame(std::uint64_t id, int signal, std::uint64_t apid) {
+  return "A " + std::to_string(id) + " " + std::to_string(signal) + " " + std::to_string(apid) + "\n";
+}
+
 namespace {
 
 // Space-separated unsigned decimal fields, no sign, no leading space, at most 20 digits.

@@ -4,10 +4,13 @@
 // Text headers of one line, then raw bytes; numbers are unsigned decimal:
 //   helper -> conduit, once at start:  "BASIL-GATEWAY 1\n"
 //   conduit -> helper, a request:      "Q <id> <len>\n" <len bytes of request XML>
+//   conduit -> helper, run apkill:     "A <id> <signal> <apid>\n"  (no body; the helper runs
+//                                      its --apkill argv, then "-<signal>" "<apid>")
 //   conduit -> helper, cancel a call:  "K <id>\n"  (the helper kills its process group)
 //   helper -> conduit, an answer:      "R <id> <how> <value> <outlen> <errlen>\n" <out> <err>
 //       how: 0 exited (value = exit code), 1 killed by signal (value = signal),
-//            2 could not start apbasil (value = errno), 3 output over the limit
+//            2 could not start apbasil or apkill (value = errno; ENOENT for an "A"
+//              to a helper started without --apkill), 3 output over the limit
 //   helper -> conduit, fatal error:    "E <len>\n" <message>, then the helper exits
 // A header line is at most kMaxHeaderBytes bytes with its newline.
 #pragma once
@@ -45,6 +48,8 @@ using GatewayFrame = std::variant<GatewayHello, GatewayAnswer, GatewayError>;
 
 std::string encode_request_frame(std::uint64_t id, std::string_view request);
 std::string encode_cancel_frame(std::uint64_t id);
+// `signal` must be 1..64 (the helper refuses the frame otherwise).
+std::string encode_apkill_frame(std::uint64_t id, int signal, std::uint64_t apid);
 
 // Reads the helper's output: feed() bytes in chunks of any size, next() the
 // frames as they complete. A malformed header or a frame over the limits is

@@ -34,6 +34,19 @@ std::string trim_newlines(std::string s) {
   return s;
 }
 
+// apkill's word is its exit status; its output is not BASIL. BASIL XML in
+// it means something else ran: a forced command of a key restricted to
+// apbasil (ssh-exec), which may well exit 0.
+Status judge_apkill(std::optional<int> exit_code, const std::string& out, const std::string& err) {
+  if (out.find("<BasilResponse") != std::string::npos)
+    return Status(Code::kTransport, "remote apkill answered BASIL XML: apbasil ran instead (a forced command?)");
+  if (exit_code && *exit_code == 0) return Status::ok();
+  std::string m = "remote apkill " + (exit_code ? "exit status " + std::to_string(*exit_code)
+                                                : std::string("ended without an exit status"));
+  if (!err.empty()) m += ": " + trim_newlines(err);
+  return Status(Code::kTransport, std::move(m));
+}
+
 struct EventDeleter {
   void operator()(ssh_event_struct* e) const { ssh_event_free(e); }
 };
@@ -48,6 +61,10 @@ int drain_eventfd(socket_t fd, int, void*) {
 
 struct SshTransport::Impl {
   using Work = asio::executor_work_guard<asio::io_context::executor_type>;
+  struct ApkillOrder {
+    std::uint64_t apid = 0;
+    int signal = 9;
+  };
   struct Job {
     // Keeps the io_context running while the call is with the worker.
     std::unique_ptr<Work> work;
@@ -55,10 +72,17 @@ struct SshTransport::Impl {
     std::string request;
     milliseconds timeout{0};
     Handler done;
+    std::optional<ApkillOrder> apkill;      // an apkill, not a BASIL request
     RequestKind kind;
     bool retried = false;                   // sent again after a drop (only once)
     std::optional<Clock::time_point> deadline;  // set when it first starts running
     Clock::time_point started{};
+
+    // Safe to send again after a drop: a QUERY, or an apkill (signalling
+    // the same application twice does no harm).
+    bool resendable() const { return kind.query || apkill.has_value(); }
+    const char* program() const { return apkill ? "apkill" : "apbasil"; }
+    const char* what() const { return apkill ? "apkill" : "QUERY"; }  // of a resendable job
   };
   struct Active {
     Job job;
@@ -101,19 +125,38 @@ struct SshTransport::Impl {
     if (efd >= 0) [[maybe_unused]] auto n = ::write(efd, &one, sizeof one);
   }
 
-  void submit(std::string request, milliseconds timeout, Handler done) {
+  void submit(std::string request, milliseconds timeout, Handler done, std::optional<ApkillOrder> apkill = {}) {
     {
       std::lock_guard lock(mu);
       if (!stopping) {
-        inbox.push_back(Job{std::make_unique<Work>(io.get_executor()), next_id++, std::move(request), timeout, std::move(done), {}, false, {}, {}});
+        Job j;
+        j.work = std::make_unique<Work>(io.get_executor());
+        j.id = next_id++;
+        j.request = std::move(request);
+        j.timeout = timeout;
+        j.done = std::move(done);
+        j.apkill = apkill;
+        inbox.push_back(std::move(j));
         queued_count.fetch_add(1);
         wake();
         return;
       }
     }
+    refuse(std::move(done), Status(Code::kTransport, "transport shut down"));
+  }
+
+  // Fails a call that never reached the worker.
+  void refuse(Handler done, Status status) {
     CallOutcome o;
-    o.status = Status(Code::kTransport, "transport shut down");
+    o.status = std::move(status);
     asio::post(io, [d = std::move(done), o = std::move(o)]() mutable { d(std::move(o)); });
+  }
+
+  std::vector<std::string> apkill_argv(const ApkillOrder& k) const {
+    std::vector<std::string> argv = options.remote_apkill;
+    argv.push_back("-" + std::to_string(k.signal));
+    argv.push_back(std::to_string(k.apid));
+    return argv;
   }
 
   // ---------------------------------------------------------------- worker
@@ -196,7 +239,7 @@ void SshTransport::Impl::take_inbox() {
     got.swap(inbox);
   }
   for (auto& j : got) {
-    j.kind = classify_request(j.request);
+    if (!j.apkill) j.kind = classify_request(j.request);
     waiting.push_back(std::move(j));
   }
 }
@@ -340,9 +383,9 @@ std::vector<SshTransport::Impl::Job> SshTransport::Impl::take_active() {
 
 // A call that was running when its session or helper went away.
 void SshTransport::Impl::lost(Job job, const std::string& why) {
-  if (job.kind.query && !job.retried) {
+  if (job.resendable() && !job.retried) {
     job.retried = true;
-    {
+    if (job.kind.query) {
       std::lock_guard lock(mu);
       ++st.retried_queries;
     }
@@ -352,11 +395,11 @@ void SshTransport::Impl::lost(Job job, const std::string& why) {
   }
   {
     std::lock_guard lock(mu);
-    if (!job.kind.query) ++st.lost_calls;
+    if (!job.resendable()) ++st.lost_calls;
   }
   complete(job,
-           Status(Code::kTransport, why + (job.kind.query ? "" : " during the call; the request may have been carried "
-                                                                  "out and is not sent again")),
+           Status(Code::kTransport, why + (job.resendable() ? "" : " during the call; the request may have been carried "
+                                                                    "out and is not sent again")),
            {}, {});
 }
 
@@ -369,7 +412,7 @@ void SshTransport::Impl::fail_or_serve_while_down() {
   while (!waiting.empty()) {
     Job j = std::move(waiting.front());
     waiting.pop_front();
-    if (j.retried && j.deadline && now < *j.deadline) {  // a QUERY waiting for the reconnect
+    if (j.retried && j.deadline && now < *j.deadline) {  // a QUERY or apkill waiting for the reconnect
       keep.push_back(std::move(j));
       continue;
     }
@@ -386,7 +429,7 @@ void SshTransport::Impl::fail_or_serve_while_down() {
         continue;
       }
     }
-    const std::string msg = j.retried ? down_error + "; the QUERY was not answered before its timeout"
+    const std::string msg = j.retried ? down_error + "; the " + j.what() + " was not answered before its timeout"
                                       : "main system unreachable: " + down_error;
     complete(j, Status(j.retried ? Code::kTimeout : Code::kTransport, msg), {}, {});
   }
@@ -433,7 +476,7 @@ void SshTransport::Impl::start_calls() {
 }
 
 void SshTransport::Impl::start_exec(Job job) {
-  std::vector<std::string> argv = options.remote_apbasil;
+  const std::vector<std::string> argv = job.apkill ? apkill_argv(*job.apkill) : options.remote_apbasil;
   auto ch = open_exec_channel(session.get(), remote_command_line(argv));
   Status sent;
   if (ch) {
@@ -469,6 +512,11 @@ void SshTransport::Impl::start_helper() {
                                 "--max-running", std::to_string(options.max_concurrent),
                                 "--max-output", std::to_string(options.max_output_bytes),
                                 "--max-request", std::to_string(options.max_request_bytes)};
+  if (!options.remote_apkill.empty()) {
+    argv.insert(argv.end(), {"--apkill", options.remote_apkill.front()});
+    for (std::size_t i = 1; i < options.remote_apkill.size(); ++i)
+      argv.insert(argv.end(), {"--apkill-arg", options.remote_apkill[i]});
+  }
   argv.insert(argv.end(), options.remote_apbasil.begin(), options.remote_apbasil.end());
   auto ch = open_exec_channel(session.get(), remote_command_line(argv));
   {
@@ -492,7 +540,8 @@ void SshTransport::Impl::start_helper() {
 
 void SshTransport::Impl::start_gateway_call(Job job) {
   const auto id = job.id;
-  const auto frame = encode_request_frame(id, job.request);
+  const auto frame = job.apkill ? encode_apkill_frame(id, job.apkill->signal, job.apkill->apid)
+                                : encode_request_frame(id, job.request);
   Active a;
   a.job = std::move(job);
   active.emplace(id, std::move(a));
@@ -589,12 +638,14 @@ void SshTransport::Impl::finish_exec(Active& a) {
   Status status;
   if (a.overflow) {
     ssh_channel_request_send_signal(a.channel.get(), "KILL");
-    status = Status(Code::kTransport, "apbasil answer exceeds " + std::to_string(options.max_output_bytes) + " bytes");
+    status = Status(Code::kTransport, std::string(a.job.program()) + " output exceeds " +
+                                          std::to_string(options.max_output_bytes) + " bytes");
   } else {
     const int code = ssh_channel_get_exit_status(a.channel.get());
+    const auto exit_code = code >= 0 ? std::optional<int>(code) : std::nullopt;
     diag = code >= 0 ? "remote exit status " + std::to_string(code) : "no remote exit status";
-    status = judge_apbasil_output("remote apbasil", a.out, code >= 0 ? std::optional<int>(code) : std::nullopt,
-                                  "exit status " + std::to_string(code));
+    status = a.job.apkill ? judge_apkill(exit_code, a.out, a.err)
+                          : judge_apbasil_output("remote apbasil", a.out, exit_code, "exit status " + std::to_string(code));
   }
   if (!a.err.empty()) diag += "; stderr: " + trim_newlines(a.err);
   a.channel.reset();
@@ -647,23 +698,25 @@ void SshTransport::Impl::service_helper() {
     running_count.fetch_sub(1);
     std::string diag;
     Status status;
+    const std::string program = a.job.program();
     switch (ans.how) {
       case ExitHow::kExited:
         diag = "remote exit status " + std::to_string(ans.value);
         break;
       case ExitHow::kSignaled:
-        status = Status(Code::kTransport, "remote apbasil killed by signal " + std::to_string(ans.value));
+        status = Status(Code::kTransport, "remote " + program + " killed by signal " + std::to_string(ans.value));
         break;
       case ExitHow::kSpawnFailed:
-        status = Status(Code::kTransport, "gateway helper cannot start apbasil: " + trim_newlines(ans.err));
+        status = Status(Code::kTransport, "gateway helper cannot start " + program + ": " + trim_newlines(ans.err));
         break;
       case ExitHow::kOverflow:
-        status = Status(Code::kTransport, "apbasil answer exceeds " + std::to_string(options.max_output_bytes) + " bytes");
+        status = Status(Code::kTransport, program + " output exceeds " + std::to_string(options.max_output_bytes) + " bytes");
         break;
     }
     if (status.is_ok())
-      status = judge_apbasil_output("remote apbasil", ans.out, static_cast<int>(ans.value),
-                                    "exit status " + std::to_string(ans.value));
+      status = a.job.apkill ? judge_apkill(static_cast<int>(ans.value), ans.out, ans.err)
+                            : judge_apbasil_output("remote apbasil", ans.out, static_cast<int>(ans.value),
+                                                   "exit status " + std::to_string(ans.value));
     if (!ans.err.empty() && ans.how != ExitHow::kSpawnFailed) diag += "; stderr: " + trim_newlines(ans.err);
     complete(a.job, std::move(status), std::move(ans.out), std::move(diag));
   }
@@ -732,8 +785,8 @@ void SshTransport::Impl::check_deadlines() {
     } else if (helper) {
       (void)write_all(helper.get(), encode_cancel_frame(id));
     }
-    complete(a.job, Status(Code::kTimeout, "remote apbasil timed out after " + std::to_string(a.job.timeout.count()) +
-                                               " ms (killed)"),
+    complete(a.job, Status(Code::kTimeout, "remote " + std::string(a.job.program()) + " timed out after " +
+                                               std::to_string(a.job.timeout.count()) + " ms (killed)"),
              std::move(a.out), a.err.empty() ? std::string() : "stderr: " + trim_newlines(a.err));
   }
   // Waiting calls (e.g. while the helper restarts) time out too.
@@ -777,6 +830,19 @@ SshTransport::~SshTransport() { impl_->stop(); }
 
 void SshTransport::async_call(std::string request, milliseconds timeout, Handler done) {
   impl_->submit(std::move(request), timeout, std::move(done));
+}
+
+void SshTransport::async_apkill(std::uint64_t apid, int signal, milliseconds timeout, Handler done) {
+  if (signal < 1 || signal > 64) {
+    impl_->refuse(std::move(done), Status(Code::kInternal, "apkill signal " + std::to_string(signal) +
+                                                               " is outside 1..64"));
+    return;
+  }
+  if (impl_->options.remote_apkill.empty()) {
+    impl_->refuse(std::move(done), Status(Code::kInternal, "no remote apkill configured"));
+    return;
+  }
+  impl_->submit({}, timeout, std::move(done), Impl::ApkillOrder{apid, signal});
 }
 
 std::string_view SshTransport::name() const {

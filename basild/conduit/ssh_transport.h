@@ -31,6 +31,17 @@
 // again after the reconnect (it waits for it within its own timeout); any
 // other method fails with kTransport (its answer was lost; ALPS may have
 // acted on it, which the reconciler sorts out).
+//
+// apkill: async_apkill() runs the main system's apkill through the same
+// queue, worker, timeouts and reconnects as the calls: in exec mode on a
+// channel of its own (remote_apkill, then "-SIGNAL" "APID", quoted like
+// apbasil's argv), in gateway mode as an "A" frame to the helper (started
+// with --apkill and --apkill-arg from remote_apkill). It succeeds when apkill
+// exits 0; otherwise kTransport naming the exit status and apkill's stderr.
+// Like a QUERY it is sent once more after a drop: apkill -9 is idempotent,
+// signalling an application again does no harm (if the first run did end
+// it, the second fails with apkill's "not found" and the caller logs it;
+// the reconciler judges by the claims, not by this answer).
 #pragma once
 
 #include "core/asio.h"
@@ -52,6 +63,7 @@ struct SshTransportOptions {
   SshOptions ssh;
   ConduitModeKind mode = ConduitModeKind::kExec;
   std::vector<std::string> remote_apbasil{"/usr/bin/apbasil"};  // argv on the main system
+  std::vector<std::string> remote_apkill{"/usr/bin/apkill"};    // argv there, before "-SIGNAL APID"
   std::string gateway_helper = "/usr/local/libexec/basil_gateway";  // path on the main system
   bool gateway_fallback_exec = false;  // helper missing or failing to start: use exec
   std::size_t max_concurrent = 4;
@@ -88,6 +100,9 @@ class SshTransport final : public Transport {
   SshTransport& operator=(const SshTransport&) = delete;
 
   void async_call(std::string request, std::chrono::milliseconds timeout, Handler done) override;
+  // Runs apkill -`signal` `apid` on the main system (see the top of this
+  // file); `signal` must be 1..64. `done` is called once, on the io_context.
+  void async_apkill(std::uint64_t apid, int signal, std::chrono::milliseconds timeout, Handler done);
   std::string_view name() const override;
   std::size_t running() const override;
   std::size_t queued() const override;

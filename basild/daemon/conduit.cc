@@ -14,6 +14,7 @@ class LocalConduit final : public Conduit {
   void shutdown() override { transport_.shutdown(); }
   nlohmann::json status_json() const override { return {{"mode", "local"}}; }
   std::string prometheus() const override { return {}; }
+  bool async_apkill(std::uint64_t, int, std::chrono::milliseconds, Transport::Handler) override { return false; }
 
  private:
   static LocalTransportOptions options(const Config& c) {
@@ -33,6 +34,11 @@ class SshConduit final : public Conduit {
   Transport& get() override { return transport_; }
   const Transport& get() const override { return transport_; }
   void shutdown() override { transport_.shutdown(); }
+  bool async_apkill(std::uint64_t apid, int signal, std::chrono::milliseconds timeout,
+                    Transport::Handler done) override {
+    transport_.async_apkill(apid, signal, timeout, std::move(done));
+    return true;
+  }
 
   nlohmann::json status_json() const override {
     const auto s = transport_.status();
@@ -90,6 +96,8 @@ conduit::SshTransportOptions ssh_transport_options(const Config& c) {
   o.mode = k.mode == ConduitMode::kSshGateway ? conduit::ConduitModeKind::kGateway : conduit::ConduitModeKind::kExec;
   o.remote_apbasil = {k.remote_apbasil};
   o.remote_apbasil.insert(o.remote_apbasil.end(), k.remote_args.begin(), k.remote_args.end());
+  o.remote_apkill = {k.remote_apkill};
+  o.remote_apkill.insert(o.remote_apkill.end(), k.remote_apkill_args.begin(), k.remote_apkill_args.end());
   o.gateway_helper = k.gateway_helper;
   o.gateway_fallback_exec = k.gateway_fallback_exec;
   o.max_concurrent = c.apbasil.max_concurrent;

@@ -4,6 +4,8 @@
 #pragma once
 
 #include "core/asio.h"
+#include <chrono>
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -25,6 +27,13 @@ class Conduit {
   virtual nlohmann::json status_json() const = 0;
   // Prometheus lines (basild_conduit_*); empty for the local transport.
   virtual std::string prometheus() const = 0;
+  // Runs apkill -`signal` `apid` where ALPS is, if this conduit does: the
+  // ssh conduit runs [conduit] remote_apkill on the main system and returns
+  // true (`done` is then called once, on the loop). The local conduit
+  // returns false without calling `done`: the daemon runs [reconcile]
+  // apkill itself.
+  virtual bool async_apkill(std::uint64_t apid, int signal, std::chrono::milliseconds timeout,
+                            Transport::Handler done) = 0;
 
   std::string_view name() const { return get().name(); }
   std::size_t running() const { return get().running(); }

@@ -445,6 +445,8 @@ void read_conduit(const toml::table& t, ConduitConfig& c, Errors& errors) {
   s.key("accept_new_host_key", [&](const Field& f) { assign(c.accept_new_host_key, read_bool(f)); });
   s.key("remote_apbasil", [&](const Field& f) { assign(c.remote_apbasil, read_absolute_path(f)); });
   s.key("remote_args", [&](const Field& f) { assign(c.remote_args, read_string_list(f, true)); });
+  s.key("remote_apkill", [&](const Field& f) { assign(c.remote_apkill, read_absolute_path(f)); });
+  s.key("remote_apkill_args", [&](const Field& f) { assign(c.remote_apkill_args, read_string_list(f, false)); });
   s.key("gateway_helper", [&](const Field& f) { assign(c.gateway_helper, read_absolute_path(f)); });
   s.key("gateway_fallback_exec", [&](const Field& f) { assign(c.gateway_fallback_exec, read_bool(f)); });
   s.key("connect_timeout", [&](const Field& f) { assign(c.connect_timeout, read_duration(f, 100ms, 10min)); });
@@ -916,6 +918,8 @@ std::string format_config(const Config& c) {
   o << "accept_new_host_key = " << boolean(c.conduit.accept_new_host_key) << "\n"
     << "remote_apbasil = " << quote(c.conduit.remote_apbasil) << "\n"
     << "remote_args = " << quote_list(c.conduit.remote_args) << "\n"
+    << "remote_apkill = " << quote(c.conduit.remote_apkill) << "\n"
+    << "remote_apkill_args = " << quote_list(c.conduit.remote_apkill_args) << "\n"
     << "gateway_helper = " << quote(c.conduit.gateway_helper) << "\n"
     << "gateway_fallback_exec = " << boolean(c.conduit.gateway_fallback_exec) << "\n"
     << "connect_timeout = " << dur(c.conduit.connect_timeout) << "\n"

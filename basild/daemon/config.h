@@ -63,6 +63,8 @@ struct ConduitConfig {
   bool accept_new_host_key = false; // trust an unknown host key on first use (and record it)
   std::string remote_apbasil = "/usr/bin/apbasil";      // on the login node
   std::vector<std::string> remote_args;                 // after remote_apbasil
+  std::string remote_apkill = "/usr/bin/apkill";        // on the login node: [reconcile] apkill's stand-in
+  std::vector<std::string> remote_apkill_args;          // before "-SIGNAL APID"
   std::string gateway_helper = "/usr/local/libexec/basil_gateway";  // on the login node
   bool gateway_fallback_exec = false;  // helper missing: use ssh-exec for that session
   Duration connect_timeout = std::chrono::seconds(10);

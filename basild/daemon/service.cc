@@ -682,9 +682,12 @@ struct Service::Impl : std::enable_shared_from_this<Impl> {
     start_release_loop(act.res_id);
   }
 
-  // One runner per apkill call: its argv is the configured apkill and its
-  // args, then "-9 APID" (nothing from ALPS but a number reaches it).
+  // apkill -9 APID where ALPS is: through the ssh conduit on the main
+  // system ([conduit] remote_apkill), or locally with one runner per call
+  // whose argv is [reconcile] apkill and its args, then "-9 APID". Either
+  // way nothing from ALPS but a number reaches it.
   void apkill_runner_call(std::uint64_t apid, std::function<void(CallOutcome)> done) {
+    if (transport->async_apkill(apid, 9, config.apbasil.timeout, done)) return;
     LocalTransportOptions ko;
     ko.argv = {config.reconcile.apkill};
     ko.argv.insert(ko.argv.end(), config.reconcile.apkill_args.begin(), config.reconcile.apkill_args.end());

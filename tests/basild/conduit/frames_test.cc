@@ -19,6 +19,13 @@ TEST(GatewayFramesTest, RequestAndCancelFramesCarryIdAndLength) {
   EXPECT_EQ(encode_cancel_frame(42), "K 42\n");
 }
 
+TEST(GatewayFramesTest, ApkillFrameCarriesIdSignalAndApidWithoutBody) {
+  EXPECT_EQ(encode_apkill_frame(9, 9, 123456), "A 9 9 123456\n");
+  EXPECT_EQ(encode_apkill_frame(18446744073709551615u, 64, 18446744073709551615u),
+            "A 18446744073709551615 64 18446744073709551615\n");
+  EXPECT_LE(encode_apkill_frame(18446744073709551615u, 64, 18446744073709551615u).size(), kMaxHeaderBytes);
+}
+
 TEST(GatewayFramesTest, ReadsHelloAnswersAndErrorsSplitAtEveryByte) {
   const std::string stream = std::string(kGatewayHello) + answer(3, 0, 0, "<BasilResponse/>", "") +
                              answer(4, 1, 9, "", "killed\n") + answer(5, 0, 2, "x\ny", "e") + "E 4\nboom";

@@ -2,6 +2,7 @@
 // nothing but the C library, then run on frames against the real emulator.
 #include <gtest/gtest.h>
 
+#include <cerrno>
 #include <fstream>
 #include <map>
 
@@ -110,6 +111,61 @@ TEST_F(GatewayHelperTest, RefusesAnOversizedRequestOrABadFrame) {
   EXPECT_EQ(exit_code_, 1);
   ASSERT_EQ(frames.size(), 2u);
   EXPECT_TRUE(std::holds_alternative<conduit::GatewayError>(frames[1]));
+}
+
+TEST_F(GatewayHelperTest, RunsApkillWithTheSignalAndApidOfTheFrame) {
+  const auto state = emulator_state("gwh3");
+  const auto apid = testing::start_application(state);
+  ASSERT_TRUE(testing::application_running(state, apid));
+  auto frames = run(conduit::encode_apkill_frame(6, 9, apid) + conduit::encode_apkill_frame(7, 9, apid + 1000),
+                    "--apkill " + emulator_path() + " --apkill-arg --state --apkill-arg " + state +
+                        " --apkill-arg apkill /bin/false");
+  EXPECT_EQ(exit_code_, 0);
+  ASSERT_EQ(frames.size(), 3u);
+  std::map<std::uint64_t, conduit::GatewayAnswer> by_id;
+  for (std::size_t i = 1; i < frames.size(); ++i) {
+    auto& a = std::get<conduit::GatewayAnswer>(frames[i]);
+    by_id[a.id] = a;
+  }
+  EXPECT_EQ(by_id[6].how, conduit::ExitHow::kExited);
+  EXPECT_EQ(by_id[6].value, 0u) << by_id[6].err;
+  EXPECT_FALSE(testing::application_running(state, apid));
+  // An unknown apid: apkill's own failure, exit status and stderr.
+  EXPECT_EQ(by_id[7].how, conduit::ExitHow::kExited);
+  EXPECT_NE(by_id[7].value, 0u);
+  EXPECT_NE(by_id[7].err.find("not found"), std::string::npos) << by_id[7].err;
+}
+
+TEST_F(GatewayHelperTest, ApkillWithoutTheOptionCannotStart) {
+  auto frames = run(conduit::encode_apkill_frame(3, 9, 12) + conduit::encode_request_frame(4, ""), "/bin/true");
+  EXPECT_EQ(exit_code_, 0);
+  ASSERT_EQ(frames.size(), 3u);
+  const auto& a = std::get<conduit::GatewayAnswer>(frames[1]);
+  EXPECT_EQ(a.id, 3u);
+  EXPECT_EQ(a.how, conduit::ExitHow::kSpawnFailed);
+  EXPECT_EQ(a.value, static_cast<std::uint32_t>(ENOENT));
+  EXPECT_NE(a.err.find("--apkill"), std::string::npos) << a.err;
+  // The helper goes on serving.
+  EXPECT_EQ(std::get<conduit::GatewayAnswer>(frames[2]).id, 4u);
+}
+
+TEST_F(GatewayHelperTest, RefusesAnApkillFrameWithABadSignalOrApid) {
+  for (const std::string bad : {"A 1 0 5\n", "A 1 65 5\n", "A 1 9 -5\n", "A 1 9 5x\n", "A 1 9\n",
+                                "A 1 9 5 6\n", "A 1 9 99999999999999999999999\n"}) {
+    auto frames = run(bad, "--apkill /bin/true /bin/cat");
+    EXPECT_EQ(exit_code_, 1) << bad;
+    ASSERT_EQ(frames.size(), 2u) << bad;
+    EXPECT_NE(std::get<conduit::GatewayError>(frames[1]).message.find("bad apkill header"), std::string::npos) << bad;
+  }
+}
+
+TEST_F(GatewayHelperTest, ApkillPathMustBeAbsoluteAndArgsNeedIt) {
+  auto r = run_command(helper_ + " --apkill apkill /bin/cat < /dev/null");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.out.find("usage: basil_gateway"), std::string::npos) << r.out;
+  r = run_command(helper_ + " --apkill-arg x /bin/cat < /dev/null");
+  EXPECT_EQ(r.exit_code, 2);
+  EXPECT_NE(r.out.find("--apkill-arg ARG"), std::string::npos) << r.out;
 }
 
 TEST_F(GatewayHelperTest, CancelKillsARunningRequest) {

@@ -43,21 +43,31 @@ std::string reserve_request(const std::string& batch_id, std::uint64_t width = 2
   return encode(r);
 }
 
-CallOutcome call(boost::asio::io_context& io, Transport& t, std::string request,
-                 std::chrono::milliseconds timeout = 20s) {
+// Starts an operation with a handler and runs `io` until it has been called.
+template <typename Start>
+CallOutcome run_until_done(boost::asio::io_context& io, Start start) {
   std::optional<CallOutcome> out;
-  t.async_call(std::move(request), timeout, [&](CallOutcome o) { out.emplace(std::move(o)); });
+  start([&](CallOutcome o) { out.emplace(std::move(o)); });
   io.restart();
   while (!out) io.run_one_for(100ms);
   return std::move(*out);
 }
 
-// Sends `request`, kills sshd (and the connection's sshd) 500 ms into the
-// call, starts it again and waits for the outcome.
-std::optional<CallOutcome> call_while_sshd_restarts(boost::asio::io_context& io, Transport& t, TestSshd& sshd,
-                                                    std::string request) {
+CallOutcome call(boost::asio::io_context& io, Transport& t, std::string request,
+                 std::chrono::milliseconds timeout = 20s) {
+  return run_until_done(io, [&](Transport::Handler h) { t.async_call(std::move(request), timeout, std::move(h)); });
+}
+
+CallOutcome apkill(boost::asio::io_context& io, SshTransport& t, std::uint64_t apid) {
+  return run_until_done(io, [&](Transport::Handler h) { t.async_apkill(apid, 9, 20s, std::move(h)); });
+}
+
+// Starts an operation, kills sshd (and the connection's sshd) 500 ms into
+// it, starts sshd again and waits for the outcome.
+template <typename Start>
+std::optional<CallOutcome> run_while_sshd_restarts(boost::asio::io_context& io, TestSshd& sshd, Start start) {
   std::optional<CallOutcome> out;
-  t.async_call(std::move(request), 30s, [&](CallOutcome o) { out.emplace(std::move(o)); });
+  start([&](CallOutcome o) { out.emplace(std::move(o)); });
   std::this_thread::sleep_for(500ms);
   sshd.Kill();
   if (!sshd.Start()) return std::nullopt;
@@ -66,12 +76,30 @@ std::optional<CallOutcome> call_while_sshd_restarts(boost::asio::io_context& io,
   return out;
 }
 
+std::optional<CallOutcome> call_while_sshd_restarts(boost::asio::io_context& io, Transport& t, TestSshd& sshd,
+                                                    std::string request) {
+  return run_while_sshd_restarts(
+      io, sshd, [&](Transport::Handler h) { t.async_call(std::move(request), 30s, std::move(h)); });
+}
+
+// An operation the link dropped under once, sent again after the reconnect
+// and done.
+void expect_sent_again_after_one_drop(const std::optional<CallOutcome>& out, const SshTransport& t) {
+  ASSERT_TRUE(out);
+  EXPECT_TRUE(out->status) << out->status.message();
+  const auto st = t.status();
+  EXPECT_EQ(st.drops, 1u);
+  EXPECT_EQ(st.connects, 2u);
+  EXPECT_EQ(st.lost_calls, 0u);
+}
+
 SshTransportOptions ssh_options(const TestSshd& sshd, const std::string& state, ConduitModeKind mode,
                                 const std::string& known_hosts = "known_hosts") {
   SshTransportOptions o;
   o.ssh = sshd.options(known_hosts);
   o.mode = mode;
   o.remote_apbasil = {emulator_path(), "--state", state};
+  o.remote_apkill = {emulator_path(), "--state", state, "apkill"};
   o.gateway_helper = std::string(BASIL_BINARY_DIR) + "/basild/basil_gateway";
   o.reconnect_min = 100ms;
   o.reconnect_max = 400ms;
@@ -210,13 +238,9 @@ TEST_P(ConduitModesTest, SshdKilledDuringAQueryIsRetriedAfterTheReconnect) {
   SshTransport remote(io, ssh_options(sshd, state, GetParam()));
   ASSERT_TRUE(call(io, remote, engine_request()).status);
   auto out = call_while_sshd_restarts(io, remote, sshd, inventory_request());
-  ASSERT_TRUE(out);
-  EXPECT_TRUE(out->status) << out->status.message();
+  ASSERT_NO_FATAL_FAILURE(expect_sent_again_after_one_drop(out, remote));
   EXPECT_NE(out->response.find("<Inventory"), std::string::npos);
-  const auto st = remote.status();
-  EXPECT_EQ(st.drops, 1u);
-  EXPECT_EQ(st.retried_queries, 1u);
-  EXPECT_EQ(st.connects, 2u);
+  EXPECT_EQ(remote.status().retried_queries, 1u);
 }
 
 // The answer to a RESERVE is lost: the caller gets a transient error, never a
@@ -281,6 +305,45 @@ TEST_P(ConduitModesTest, TimesOutAHungApbasil) {
   // The session is still good.
   EXPECT_TRUE(call(io, remote, inventory_request()).status);
   EXPECT_EQ(remote.status().drops, 0u);
+}
+
+TEST_P(ConduitModesTest, ApkillEndsAnApplicationOnTheMainSystem) {
+  const auto state = emulator_state("cd-apkill");
+  const auto apid = testing::start_application(state);
+  ASSERT_TRUE(testing::application_running(state, apid));
+  SshTransport remote(io, ssh_options(sshd, state, GetParam()));
+  auto o = apkill(io, remote, apid);
+  EXPECT_TRUE(o.status) << o.status.message();
+  EXPECT_FALSE(testing::application_running(state, apid));
+  // BASIL calls go on over the same session.
+  EXPECT_TRUE(call(io, remote, inventory_request()).status);
+  EXPECT_EQ(remote.status().connects, 1u);
+}
+
+// apkill -9 is idempotent: one whose link drops is sent again after the
+// reconnect. The first one dies with the connection's processes (here,
+// while it waits to run); the second ends the application.
+TEST_P(ConduitModesTest, SshdKilledDuringAnApkillSendsItAgainAfterTheReconnect) {
+  const auto state = emulator_state("cd-apkill-drop");
+  const auto apid = testing::start_application(state);
+  auto opts = ssh_options(sshd, state, GetParam());
+  opts.remote_apkill = {"/bin/sh", "-c", "sleep 1.5; exec \"$0\" \"$@\"", emulator_path(), "--state", state, "apkill"};
+  SshTransport remote(io, opts);
+  ASSERT_TRUE(call(io, remote, engine_request()).status);
+  auto out = run_while_sshd_restarts(
+      io, sshd, [&](Transport::Handler h) { remote.async_apkill(apid, 9, 30s, std::move(h)); });
+  ASSERT_NO_FATAL_FAILURE(expect_sent_again_after_one_drop(out, remote));
+  EXPECT_FALSE(testing::application_running(state, apid));
+  EXPECT_EQ(remote.status().retried_queries, 0u);  // counts QUERYs only
+}
+
+TEST_P(ConduitModesTest, AFailingApkillNamesItsExitStatusAndStderr) {
+  const auto state = emulator_state("cd-apkill-bad");
+  SshTransport remote(io, ssh_options(sshd, state, GetParam()));
+  auto o = apkill(io, remote, 424242);
+  EXPECT_EQ(o.status.code(), basil::Code::kTransport);
+  EXPECT_NE(o.status.message().find("remote apkill exit status "), std::string::npos) << o.status.message();
+  EXPECT_NE(o.status.message().find("apid 424242 not found"), std::string::npos) << o.status.message();
 }
 
 INSTANTIATE_TEST_SUITE_P(Modes, ConduitModesTest,
@@ -409,6 +472,33 @@ TEST_F(SshTransportTest, AKilledGatewayHelperIsRestartedAndCallsGoOn) {
   auto now = processes_of(helper);
   ASSERT_EQ(now.size(), 1u);
   EXPECT_NE(now[0], pids[0]);
+}
+
+TEST_F(SshTransportTest, ApkillWithABadSignalOrWithoutAnApkillFailsWithoutRunning) {
+  const auto state = emulator_state("cd-apkill-none");
+  auto opts = ssh_options(sshd, state, ConduitModeKind::kExec);
+  opts.remote_apkill.clear();
+  SshTransport remote(io, opts);
+  auto o = run_until_done(io, [&](Transport::Handler h) { remote.async_apkill(5, 0, 5s, std::move(h)); });
+  EXPECT_NE(o.status.message().find("outside 1..64"), std::string::npos) << o.status.message();
+  o = apkill(io, remote, 5);
+  EXPECT_NE(o.status.message().find("no remote apkill"), std::string::npos) << o.status.message();
+}
+
+// A key restricted to apbasil (a forced command) in ssh-exec: sshd runs
+// apbasil instead of apkill. That is a failure, not a success.
+TEST_F(SshTransportTest, AnApkillThatAForcedApbasilCommandReplacedIsAFailure) {
+  const auto state = emulator_state("cd-forced");
+  const auto apid = testing::start_application(state);
+  sshd.Kill();
+  sshd.SetOption("ForceCommand", emulator_path() + " --state " + state);
+  ASSERT_TRUE(sshd.Start()) << sshd.error();
+  SshTransport remote(io, ssh_options(sshd, state, ConduitModeKind::kExec));
+  EXPECT_TRUE(call(io, remote, inventory_request()).status);
+  auto o = apkill(io, remote, apid);
+  EXPECT_EQ(o.status.code(), basil::Code::kTransport);
+  EXPECT_NE(o.status.message().find("apbasil ran instead"), std::string::npos) << o.status.message();
+  EXPECT_TRUE(testing::application_running(state, apid));
 }
 
 TEST_F(SshTransportTest, AMissingGatewayHelperIsReportedOrFallsBackToExec) {

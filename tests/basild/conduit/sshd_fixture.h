@@ -302,4 +302,20 @@ class TestSshd {
   std::string error_;
 };
 
+// The [conduit] section of a basild.conf that reaches `sshd` in `mode`
+// ("ssh-exec" or "ssh-gateway"), with `emulator --state STATE` as the main
+// system's apbasil and `emulator --state STATE apkill` as its apkill, and
+// the helper built in `binary_dir`.
+inline std::string conduit_conf(const TestSshd& sshd, const std::string& mode, const std::string& emulator,
+                                const std::string& state, const std::string& binary_dir) {
+  const auto so = sshd.options();
+  std::ostringstream c;
+  c << "[conduit]\nmode = \"" << mode << "\"\nhost = \"" << so.host << "\"\nport = " << so.port << "\nuser = \""
+    << so.user << "\"\nidentity = \"" << so.identity << "\"\nknown_hosts = \"" << so.known_hosts
+    << "\"\nremote_apbasil = \"" << emulator << "\"\nremote_args = [\"--state\", \"" << state << "\"]\n"
+    << "remote_apkill = \"" << emulator << "\"\nremote_apkill_args = [\"--state\", \"" << state << "\", \"apkill\"]\n"
+    << "gateway_helper = \"" << binary_dir << "/basild/basil_gateway\"\n";
+  return c.str();
+}
+
 }  // namespace basild::testing

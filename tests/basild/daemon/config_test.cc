@@ -89,6 +89,8 @@ known_hosts = "/etc/basild/known_hosts"
 accept_new_host_key = true
 remote_apbasil = "/opt/cray/bin/apbasil"
 remote_args = ["-v"]
+remote_apkill = "/opt/cray/bin/apkill"
+remote_apkill_args = ["--state", "/tmp/emu", "apkill"]
 gateway_helper = "/opt/basild/basil_gateway"
 gateway_fallback_exec = true
 connect_timeout = "5s"
@@ -161,6 +163,8 @@ query = "SELECT id FROM jobs"
   EXPECT_TRUE(c->conduit.accept_new_host_key);
   EXPECT_EQ(c->conduit.remote_apbasil, "/opt/cray/bin/apbasil");
   EXPECT_EQ(c->conduit.remote_args, (std::vector<std::string>{"-v"}));
+  EXPECT_EQ(c->conduit.remote_apkill, "/opt/cray/bin/apkill");
+  EXPECT_EQ(c->conduit.remote_apkill_args, (std::vector<std::string>{"--state", "/tmp/emu", "apkill"}));
   EXPECT_EQ(c->conduit.gateway_helper, "/opt/basild/basil_gateway");
   EXPECT_TRUE(c->conduit.gateway_fallback_exec);
   EXPECT_EQ(c->conduit.connect_timeout, 5s);
@@ -275,6 +279,8 @@ TEST(ConfigTest, WrongTypesAreErrors) {
   EXPECT_EQ(only_error("[apbasil]\nargs = \"--state /x\"\n").key, "apbasil.args");
   EXPECT_EQ(only_error("[apbasil]\nargs = [\"a\", 3]\n").key, "apbasil.args[1]");
   EXPECT_EQ(only_error("[reconcile]\ninteractive_batch_ids = [\"\"]\n").key, "reconcile.interactive_batch_ids[0]");
+  EXPECT_EQ(only_error("[conduit]\nremote_apkill_args = [\"-v\", \"\"]\n").key, "conduit.remote_apkill_args[1]");
+  EXPECT_EQ(only_error("[conduit]\nremote_apkill_args = \"-v\"\n").key, "conduit.remote_apkill_args");
 }
 
 TEST(ConfigTest, PathsMustBeAbsolute) {
@@ -282,6 +288,7 @@ TEST(ConfigTest, PathsMustBeAbsolute) {
   EXPECT_EQ(e.key, "state.database");
   EXPECT_NE(e.message.find("absolute path"), std::string::npos);
   EXPECT_EQ(only_error("[apbasil]\npath = \"apbasil\"\n").key, "apbasil.path");
+  EXPECT_EQ(only_error("[conduit]\nremote_apkill = \"apkill\"\n").key, "conduit.remote_apkill");
   EXPECT_EQ(only_error("[log]\nxml_log_loc = \"basil.log\"\n").key, "log.xml_log_loc");
   EXPECT_TRUE(parse_config("[log]\nxml_log_loc = \"/var/log/x.log\"\n"));
   EXPECT_EQ(only_error("[control]\nsocket = \"/" + std::string(120, 's') + "\"\n").key, "control.socket");

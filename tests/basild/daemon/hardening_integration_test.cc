@@ -274,16 +274,13 @@ TEST(LinkCutCampaignTest, CuttingTheSshLinkDuringLoadHangsNoCallAndLosesNoReserv
   std::mt19937 rng(seed);
   testing::TestSshd sshd;
   ASSERT_TRUE(sshd.Start()) << sshd.error();
-  const auto so = sshd.options();
-  std::ostringstream conduit;
-  conduit << "[conduit]\nmode = \"ssh-gateway\"\nhost = \"" << so.host << "\"\nport = " << so.port << "\nuser = \""
-          << so.user << "\"\nidentity = \"" << so.identity << "\"\nknown_hosts = \"" << so.known_hosts
-          << "\"\nremote_apbasil = \"" << testing::emulator_path() << "\"\nremote_args = [\"--state\", \"@EMU@\"]\n"
-          << "gateway_helper = \"" << BASIL_BINARY_DIR << "/basild/basil_gateway\"\n"
-          << "reconnect_min = \"50ms\"\nreconnect_max = \"300ms\"\n";
+  const std::string conduit =
+      testing::conduit_conf(sshd, "ssh-gateway", testing::emulator_path(), "@EMU@", BASIL_BINARY_DIR) +
+      "reconnect_min = \"50ms\"\nreconnect_max = \"300ms\"\n";
   JobTable table("0\n");
-  Daemon d("linkcut", "xc30-2256", "", conduit.str() + campaign_reconcile() + table.source(), fast_polls("300ms"));
-  edit_conf(d, "@EMU@", d.emu());
+  Daemon d("linkcut", "xc30-2256", "", conduit + campaign_reconcile() + table.source(), fast_polls("300ms"));
+  edit_conf(d, "@EMU@", d.emu());  // apbasil's state
+  edit_conf(d, "@EMU@", d.emu());  // apkill's
   const pid_t pid = d.start();
   ASSERT_TRUE(wait_until([&] { return d.get("/v1/health").value("alps_reachable", false); }, 20s)) << d.log();
 

@@ -4,6 +4,7 @@
 
 #include <fstream>
 
+#include "basild/conduit/sshd_fixture.h"
 #include "basild/daemon/daemon_support.h"
 
 namespace basild {
@@ -172,6 +173,33 @@ TEST(ReconcileTest, AnOrphanWhoseApplicationNeverEndsIsApkilledThenReleased) {
   ASSERT_TRUE(wait_until([&] { return !events_of(d, "release", id).empty(); }, 15s));
   EXPECT_EQ(d.get("/v1/stats")["reconcile"].value("apkills", 0), 1);
 }
+
+// basild on an external login node: apkill runs on the main system through
+// the ssh conduit ([conduit] remote_apkill), never [reconcile] apkill (a path
+// that does not exist here).
+void apkill_over_the_conduit(const std::string& mode) {
+  testing::TestSshd sshd;
+  ASSERT_TRUE(sshd.Start()) << sshd.error();
+  JobTable jobs;
+  Daemon d("apkill-" + mode, "tds-8", "", "", fast_polls());
+  {
+    std::ofstream conf(d.dir() + "/basild.conf", std::ios::app);
+    conf << testing::conduit_conf(sshd, mode, testing::emulator_path(), d.emu(), BASIL_BINARY_DIR)
+         << reconcile("300ms", "claims_timeout = \"1s\"\napkill = \"/nonexistent/apkill\"\n") << jobs.source();
+  }
+  d.start();
+  const auto id = admin_reserve(d, "--batch-id 6667 --pagg 98");
+  const auto apid = std::stoull(emulator_admin(d.emu(), "app start --resid " + std::to_string(id)));
+  ASSERT_TRUE(wait_until([&] { return d.alps_reservations().count(id) == 0; }, 20s)) << d.log();
+  EXPECT_FALSE(testing::application_running(d.emu(), apid));
+  ASSERT_EQ(events_of(d, "apkill", id).size(), 1u) << d.get("/v1/events").dump();
+  ASSERT_TRUE(wait_until([&] { return !events_of(d, "release", id).empty(); }, 15s));
+  EXPECT_EQ(d.log().find("B0422"), std::string::npos) << "apkill failed: " << d.log();
+  EXPECT_EQ(d.get("/v1/health")["conduit"].value("mode", ""), mode.substr(4));
+}
+
+TEST(ReconcileTest, OverTheSshExecConduitApkillRunsOnTheMainSystem) { apkill_over_the_conduit("ssh-exec"); }
+TEST(ReconcileTest, OverTheSshGatewayConduitApkillRunsOnTheMainSystem) { apkill_over_the_conduit("ssh-gateway"); }
 
 // The scheduler reserves through the forwarded path (apbasil_proxy); the
 // first answer is lost and it retries. The first reservation is a stray:

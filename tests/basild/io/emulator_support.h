@@ -61,6 +61,18 @@ inline std::string init_emulator(const std::string& tag, const std::string& pres
   return dir;
 }
 
+// A reservation with one application running in it, in the emulated system
+// at `state`; returns the application's apid.
+inline std::uint64_t start_application(const std::string& state) {
+  const auto resid = emulator_admin(state, "reserve --user bob --width 1 --batch-id 77 --pagg 77");
+  return std::stoull(emulator_admin(state, "app start --resid " + resid));
+}
+
+// True while `show` lists the application.
+inline bool application_running(const std::string& state, std::uint64_t apid) {
+  return emulator_admin(state, "show").find("application " + std::to_string(apid) + " ") != std::string::npos;
+}
+
 // An executable shell script in a temp dir.
 inline std::string write_script(const std::string& tag, const std::string& body) {
   const auto dir = make_temp_dir(tag);
