@@ -317,6 +317,9 @@ void SshTransport::Impl::try_connect() {
     if (stopping && fd >= 0) ::shutdown(fd, SHUT_RDWR);
   };
   auto s = open_session(options.ssh, control);
+  // The TCP connect may have drained a wake-up meant for calls submitted
+  // meanwhile: the loop looks at the inbox again before it sleeps.
+  wake();
   if (!s) {
     down_error = s.status().message();
     delay = delay.count() == 0 ? options.reconnect_min : std::min(delay * 2, options.reconnect_max);
