@@ -547,13 +547,9 @@ std::unique_ptr<basild::testing::TestSshd> study_sshd(Options& o, const std::vec
     std::cerr << "basil-bench: sshd: " << sshd->error() << ": the remote scenarios will be skipped\n";
     return nullptr;
   }
-  const auto so = sshd->options();
   for (const auto& name : wanted) {
     const std::string path = sshd->dir() + "/conduit-" + name + ".conf";
-    std::ofstream(path) << "[conduit]\nmode = \"ssh-" << name << "\"\nhost = \"" << so.host << "\"\nport = " << so.port
-                        << "\nuser = \"" << so.user << "\"\nidentity = \"" << so.identity << "\"\nknown_hosts = \""
-                        << so.known_hosts << "\"\nremote_apbasil = \"@EMULATOR@\"\nremote_args = [\"--state\", \"@STATE@\"]\n"
-                        << "gateway_helper = \"" << o.bin << "/basild/basil_gateway\"\n";
+    std::ofstream(path) << basild::testing::conduit_conf(*sshd, "ssh-" + name, "@EMULATOR@", "@STATE@", o.bin);
     o.conduit_files[name] = path;
   }
   return sshd;

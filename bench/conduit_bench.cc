@@ -168,12 +168,8 @@ struct Basild {
 bool start_basild(Basild& b, const TestSshd& sshd, const std::string& mode, const std::string& state) {
   b.dir = basild::testing::sshd_temp_dir("cbench");
   b.config = b.dir + "/basild.conf";
-  const auto o = sshd.options();
   std::ofstream(b.config) << "[apbasil]\ntimeout = \"60s\"\n"
-                          << "[conduit]\nmode = \"" << mode << "\"\nhost = \"127.0.0.1\"\nport = " << o.port
-                          << "\nuser = \"" << o.user << "\"\nidentity = \"" << o.identity << "\"\nknown_hosts = \""
-                          << o.known_hosts << "\"\nremote_apbasil = \"" << g_emulator << "\"\nremote_args = [\"--state\", \""
-                          << state << "\"]\ngateway_helper = \"" << g_bin << "/basild/basil_gateway\"\n"
+                          << basild::testing::conduit_conf(sshd, mode, g_emulator, state, g_bin)
                           << "[state]\ndatabase = \"" << b.dir << "/state.db\"\n"
                           << "[control]\nsocket = \"" << b.dir << "/control.sock\"\n"
                           << "[log]\ndirectory = \"" << b.dir << "\"\n"

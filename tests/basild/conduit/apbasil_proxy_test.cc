@@ -94,14 +94,10 @@ class ProxyTest : public ::testing::Test {
 
   // basild.conf for both basild and the proxy: ssh conduit to the test sshd.
   std::string write_config(const std::string& mode, const std::string& socket) {
-    const auto o = sshd.options();
     const std::string path = dir + "/basild.conf";
     std::ofstream(path) << "[apbasil]\ntimeout = \"20s\"\n"
-                        << "[conduit]\nmode = \"" << mode << "\"\nhost = \"127.0.0.1\"\nport = " << o.port
-                        << "\nuser = \"" << o.user << "\"\nidentity = \"" << o.identity << "\"\nknown_hosts = \""
-                        << o.known_hosts << "\"\nremote_apbasil = \"" << emulator_path()
-                        << "\"\nremote_args = [\"--state\", \"" << state << "\"]\ngateway_helper = \""
-                        << BASIL_BINARY_DIR << "/basild/basil_gateway\"\nreconnect_min = \"100ms\"\n"
+                        << testing::conduit_conf(sshd, mode, emulator_path(), state, BASIL_BINARY_DIR)
+                        << "reconnect_min = \"100ms\"\n"
                         << "[state]\ndatabase = \"" << dir << "/state.db\"\n"
                         << "[control]\nsocket = \"" << socket << "\"\n"
                         << "[log]\ndirectory = \"" << dir << "\"\n";
