@@ -106,6 +106,19 @@ TEST_F(GatewayHelperTest, ReportsAnApbasilThatCannotRunAndAnOversizedAnswer) {
   EXPECT_TRUE(std::get<conduit::GatewayAnswer>(frames[1]).out.empty());
 }
 
+TEST_F(GatewayHelperTest, NoDescriptorItsParentLeftOpenReachesApbasil) {
+  // The shell that starts the helper leaves descriptors 7 and 300 open (not
+  // close-on-exec); apbasil, a shell here, reports which of them it has.
+  auto frames = run(conduit::encode_request_frame(1, "x"),
+                    "/bin/sh -c 'for f in 7 300; do [ -e /proc/$$/fd/$f ] && echo leaked $f; done; echo checked' "
+                    "7</dev/null 300</dev/null");
+  EXPECT_EQ(exit_code_, 0);
+  ASSERT_EQ(frames.size(), 2u);
+  const auto& a = std::get<conduit::GatewayAnswer>(frames[1]);
+  EXPECT_EQ(a.how, conduit::ExitHow::kExited);
+  EXPECT_EQ(a.out, "checked\n");
+}
+
 TEST_F(GatewayHelperTest, RefusesAnOversizedRequestOrABadFrame) {
   auto frames = run("Q 1 5000\n" + std::string(5000, 'x'), "--max-request 1000 /bin/cat");
   EXPECT_EQ(exit_code_, 1);
