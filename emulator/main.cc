@@ -35,7 +35,7 @@ namespace {
 
 constexpr const char* kUsage = R"(usage: basil-emulator [--state DIR]            (apbasil mode: request on stdin)
        basil-emulator init --preset NAME|--system FILE --state DIR [--cle VERSION]
-                           [--inventory-forms on|off] [--force]
+                           [--inventory-forms on|off] [--fsync on|off] [--force]
        basil-emulator node --nids LIST [--set-state STATE] [--role ROLE]
                            [--accel-state UP|DOWN] [--sched]
        basil-emulator reserve --user NAME --width N [--depth N] [--nppn N] [--nppcu N]
@@ -49,7 +49,7 @@ constexpr const char* kUsage = R"(usage: basil-emulator [--state DIR]           
                            [--transient P] [--hang P] [--truncate P] [--garbage P]
                            [--exit P] [--exit-code N] [--stderr P] [--seed N]
                            [--cscs-model on|off] [--cscs-scale X] [--clear]
-       basil-emulator system [--cle VERSION] [--inventory-forms on|off]
+       basil-emulator system [--cle VERSION] [--inventory-forms on|off] [--fsync on|off]
        basil-emulator check | show
 Every command takes --state DIR (default: $BASIL_EMULATOR_STATE).
 )";
@@ -252,6 +252,7 @@ int cmd_init(const po::variables_map& vm, const std::string& dir) {
   }
   if (vm.count("inventory-forms") && !on_off(vm["inventory-forms"].as<std::string>(), &sys->inventory_forms))
     return fail("--inventory-forms takes on or off");
+  if (vm.count("fsync") && !on_off(vm["fsync"].as<std::string>(), &sys->fsync)) return fail("--fsync takes on or off");
   auto store = emu::Store::create(dir, emu::initial_state(*sys), vm.count("force") > 0);
   if (!store) return fail(store.status().message());
   return 0;
@@ -427,6 +428,8 @@ int cmd_system(const po::variables_map& vm, const std::string& dir) {
     }
     if (vm.count("inventory-forms") && !on_off(vm["inventory-forms"].as<std::string>(), &sys.inventory_forms))
       return Status(basil::Code::kInvalidValue, "--inventory-forms takes on or off");
+    if (vm.count("fsync") && !on_off(vm["fsync"].as<std::string>(), &sys.fsync))
+      return Status(basil::Code::kInvalidValue, "--fsync takes on or off");
     emu::Delta d;
     d.system = sys;
     return d;
@@ -452,7 +455,7 @@ int cmd_show(const std::string& dir) {
   const auto cle = basil::cle_release(s->system.cle);
   std::cout << "system " << s->system.mpp_host << ": CLE " << s->system.cle << " (engine "
             << (cle ? cle->engine_version : "?") << "), " << s->node_count() << " nodes, inventory forms "
-            << (s->system.inventory_forms ? "on" : "off") << "\n";
+            << (s->system.inventory_forms ? "on" : "off") << ", fsync " << (s->system.fsync ? "on" : "off") << "\n";
   std::cout << "changecount " << s->counters.changecount << " schedchangecount " << s->counters.schedchangecount
             << " next resId " << s->counters.next_reservation_id << " next apid "
             << s->counters.next_application_id << " requests " << s->counters.request_seq << "\n";
@@ -487,6 +490,7 @@ int admin(int argc, char** argv) {
       ("system", po::value<std::string>())
       ("cle", po::value<std::string>())
       ("inventory-forms", po::value<std::string>())
+      ("fsync", po::value<std::string>())
       ("force", "replace an existing state")
       ("nids", po::value<std::string>())
       ("set-state", po::value<std::string>())

@@ -279,7 +279,7 @@ json faults_json(const FaultConfig& f) {
 
 System system_from(const json& j, bool require_nodes) {
   check_keys(j, "system",
-             {"mpp_host", "cle", "interconnect", "inventory_forms", "geometry", "layouts", "nodes", "faults"});
+             {"mpp_host", "cle", "interconnect", "inventory_forms", "fsync", "geometry", "layouts", "nodes", "faults"});
   System s;
   s.mpp_host = get_string(j, "mpp_host", "UNKNOWN", "system");
   s.cle = get_string(j, "cle", "5.2", "system");
@@ -289,6 +289,7 @@ System system_from(const json& j, bool require_nodes) {
     throw JsonError{"system.interconnect: expected aries, gemini or seastar"};
   s.gemini = ic == "gemini";
   s.inventory_forms = get_bool(j, "inventory_forms", true, "system");
+  s.fsync = get_bool(j, "fsync", false, "system");
   if (j.contains("geometry")) {
     const json& g = j.at("geometry");
     check_keys(g, "geometry", {"rows", "chassis_per_cabinet", "slots_per_chassis", "nodes_per_slot", "cabinet_stride"});
@@ -424,6 +425,7 @@ std::string system_to_json(const System& s) {
   j["cle"] = s.cle;
   j["interconnect"] = s.gemini ? "gemini" : "aries";
   j["inventory_forms"] = s.inventory_forms;
+  j["fsync"] = s.fsync;
   j["geometry"] = json{{"rows", s.geometry.rows},
                        {"chassis_per_cabinet", s.geometry.chassis_per_cabinet},
                        {"slots_per_chassis", s.geometry.slots_per_chassis},

@@ -113,6 +113,7 @@ struct System {
   std::string cle = "5.2";
   bool gemini = false;              // router_id on nodes (1.1+ and 1.2)
   bool inventory_forms = true;      // honour DECISIONS.md section 5 request forms
+  bool fsync = false;               // each change on disk before the answer (store.h)
   Geometry geometry;
   std::vector<Layout> layouts;
   std::vector<NodeRange> nodes;     // initial node ranges

@@ -232,6 +232,20 @@ TEST_F(EmulatorTest, AdminReservationsNodeChangesAndShow) {
   EXPECT_NE(emu("node --nids 3 --set-state DOWN").rc, 0) << "NID 3 is no node of tds-8";
 }
 
+TEST_F(EmulatorTest, FsyncIsOffUntilTheSystemCommandTurnsItOn) {
+  init("tds-8");
+  EXPECT_NE(emu("show").out.find(", fsync off\n"), std::string::npos);
+  Ran bad = emu("system --fsync sometimes");
+  EXPECT_NE(bad.rc, 0);
+  EXPECT_NE(bad.err.find("--fsync takes on or off"), std::string::npos) << bad.err;
+  ASSERT_EQ(emu("system --fsync on").rc, 0);
+  Ran show = emu("show");
+  EXPECT_NE(show.out.find(", fsync on\n"), std::string::npos) << show.out;
+  // Writes still answer and commit with it on.
+  ASSERT_TRUE(ask(basil::Dialect::k1_3, reserve(1)).ok());
+  EXPECT_NE(emu("show").out.find("reservation 1 "), std::string::npos);
+}
+
 // ---------------------------------------------------------------- dialects
 
 TEST_F(EmulatorTest, EveryDialectDecodesStrictly) {
