@@ -11,8 +11,10 @@
 // The paths take turns call by call (see measure()), all against one emulated
 // system, with both basilds and the in-process conduit up throughout.
 //
-//   build/bench/conduit_bench [CALLS]     (default 40; INVENTORY: CALLS/4, at least 10;
-//                                          ssh per call: a quarter of each, INVENTORY half)
+//   build/bench/conduit_bench [CALLS] [--fsync]
+//     CALLS: default 40; INVENTORY: CALLS/4, at least 10; ssh per call: a
+//     quarter of each, INVENTORY half. --fsync: the emulator syncs every
+//     change to disk (basil-emulator system --fsync on; off by default).
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -207,7 +209,12 @@ void row(const char* path, const char* what, const std::vector<double>& v, doubl
 }  // namespace
 
 int main(int argc, char** argv) {
-  const int calls = argc > 1 ? std::max(5, std::atoi(argv[1])) : 40;
+  int calls = 40;
+  bool fsync = false;
+  for (int i = 1; i < argc; ++i) {
+    if (std::string(argv[i]) == "--fsync") fsync = true;
+    else calls = std::max(5, std::atoi(argv[i]));
+  }
   const int inv_calls = std::max(10, calls / 4);
   TestSshd sshd;
   if (!sshd.Start()) {
@@ -215,7 +222,8 @@ int main(int argc, char** argv) {
     return 1;
   }
   const std::string state = basild::testing::sshd_temp_dir("cbench-emu");
-  if (basild::testing::shell(g_emulator + " init --preset xc30-2256 --state " + state + " --force >/dev/null") != 0)
+  if (basild::testing::shell(g_emulator + " init --preset xc30-2256 --state " + state + " --force --fsync " +
+                             (fsync ? "on" : "off") + " >/dev/null") != 0)
     return 1;
   int seq = 0;
   const std::string proxy = g_bin + "/apbasil_proxy/apbasil_proxy";
@@ -288,7 +296,8 @@ int main(int argc, char** argv) {
 
   const auto& direct = results["direct"];
   const auto& ssh = results["ssh per call"];
-  std::printf("conduit_bench: xc30-2256, %d calls per path interleaved (INVENTORY %d), times in ms\n", calls, inv_calls);
+  std::printf("conduit_bench: xc30-2256, emulator fsync %s, %d calls per path interleaved (INVENTORY %d), times in ms\n",
+              fsync ? "on" : "off", calls, inv_calls);
   std::printf("%-14s %-16s %5s %9s %9s %9s %9s\n", "path", "call", "n", "median", "p95", "vs direct", "ssh/this");
   for (const char* path : {"direct", "proxy+exec", "proxy+gateway", "gateway", "ssh per call"}) {
     const auto& s = results[path];
