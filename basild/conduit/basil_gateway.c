@@ -407,9 +407,10 @@ static int parse_numbers(const char *s, unsigned long long *v, int max) {
 static struct buf inbuf;
 
 /* Marks every descriptor above 2 close-on-exec, once at start, so that no
-   descriptor sshd or a wrapper left open reaches apbasil, without a close()
-   loop in every child (a loop of 253 closes was 0.1 ms of a call). The
-   open ones are listed in /proc/self/fd; without /proc, the first 1024. */
+   descriptor sshd or a wrapper left open reaches apbasil, without a loop of
+   253 close() calls in every child (about 0.03 ms of a call, 1000 calls of
+   /bin/true). The open ones are listed in /proc/self/fd; without /proc,
+   the first 1024. */
 static void close_inherited_on_exec(void) {
   DIR *d = opendir("/proc/self/fd");
   if (d) {
