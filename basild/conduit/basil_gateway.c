@@ -40,6 +40,7 @@
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -71,13 +72,16 @@ struct call {
   unsigned long long apid;
 };
 
+extern char **environ;
+
 static struct call slots[MAX_SLOTS];
 static size_t max_running = 4;
 static size_t max_output = 256u << 20;
 static size_t max_request = 1u << 20;
 static char **apbasil_argv;
-/* APKILL [ARGS...] then the two words below, written in the child before
-   execv (its own copy of memory), then NULL; NULL without --apkill. */
+/* APKILL [ARGS...] then the two words below, written just before
+   posix_spawn (which returns once the child has exec'd), then NULL; NULL
+   without --apkill. */
 static char **apkill_argv;
 static char apkill_signal_word[8], apkill_apid_word[24];
 
@@ -270,42 +274,54 @@ static void start_call(unsigned long long id, char *req, size_t len, int sig, un
     fcntl(pout[i], F_SETFD, FD_CLOEXEC);
     fcntl(perr[i], F_SETFD, FD_CLOEXEC);
   }
-  pid = fork();
-  if (pid < 0) {
-    close(pin[0]);
-    close(pin[1]);
-    close(pout[0]);
-    close(pout[1]);
-    close(perr[0]);
-    close(perr[1]);
-    goto fail;
-  }
-  if (pid == 0) {
-    sigset_t none;
+  /* posix_spawn, not fork: where the C library spawns without copying the
+     helper (glibc 2.24 and later use a vfork-like clone) each call costs
+     less; measured under sshd, an emulated RESERVE ran 1.75 ms from spawn
+     to answer against 2.62 ms after fork. The child gets its own process
+     group, an empty signal mask and SIGPIPE back to default. A program that
+     cannot be run is then reported as "could not be started" (how 2, its
+     errno); a C library that spawns with fork reports it as exit status 127. */
+  {
+    posix_spawn_file_actions_t fa;
+    posix_spawnattr_t at;
+    sigset_t none, dfl;
     char **run = apbasil_argv;
+    int e;
     if (sig) {
       snprintf(apkill_signal_word, sizeof apkill_signal_word, "-%d", sig);
       snprintf(apkill_apid_word, sizeof apkill_apid_word, "%llu", apid);
       run = apkill_argv;
     }
-    setpgid(0, 0);
-    signal(SIGPIPE, SIG_DFL);
     sigemptyset(&none);
-    sigprocmask(SIG_SETMASK, &none, NULL);
-    dup2(pin[0], 0);
-    dup2(pout[1], 1);
-    dup2(perr[1], 2);
-    /* Every other descriptor is close-on-exec: the helper's own from
-       their creation, any its parent left open from the start (main). */
-    execv(run[0], run);
-    {
-      const char *e = strerror(errno);
-      write_all(2, run[0], strlen(run[0]));
-      write_all(2, ": ", 2);
-      write_all(2, e, strlen(e));
-      write_all(2, "\n", 1);
+    sigemptyset(&dfl);
+    sigaddset(&dfl, SIGPIPE);
+    e = posix_spawn_file_actions_init(&fa);
+    if (e == 0) {
+      if (posix_spawnattr_init(&at) == 0) {
+        if ((e = posix_spawn_file_actions_adddup2(&fa, pin[0], 0)) == 0 &&
+            (e = posix_spawn_file_actions_adddup2(&fa, pout[1], 1)) == 0 &&
+            (e = posix_spawn_file_actions_adddup2(&fa, perr[1], 2)) == 0 &&
+            (e = posix_spawnattr_setsigmask(&at, &none)) == 0 &&
+            (e = posix_spawnattr_setsigdefault(&at, &dfl)) == 0 && (e = posix_spawnattr_setpgroup(&at, 0)) == 0 &&
+            (e = posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK |
+                                                   POSIX_SPAWN_SETSIGDEF)) == 0)
+          e = posix_spawn(&pid, run[0], &fa, &at, run, environ);
+        posix_spawnattr_destroy(&at);
+      } else {
+        e = ENOMEM;
+      }
+      posix_spawn_file_actions_destroy(&fa);
     }
-    _exit(127);
+    if (e != 0) {
+      close(pin[0]);
+      close(pin[1]);
+      close(pout[0]);
+      close(pout[1]);
+      close(perr[0]);
+      close(perr[1]);
+      errno = e;
+      goto fail;
+    }
   }
   setpgid(pid, pid); /* also in the parent: no race with a kill */
   close(pin[0]);
