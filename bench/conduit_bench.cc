@@ -212,8 +212,15 @@ int main(int argc, char** argv) {
   int calls = 40;
   bool fsync = false;
   for (int i = 1; i < argc; ++i) {
-    if (std::string(argv[i]) == "--fsync") fsync = true;
-    else calls = std::max(5, std::atoi(argv[i]));
+    const std::string arg = argv[i];
+    if (arg == "--fsync") {
+      fsync = true;
+    } else if (!arg.empty() && arg.find_first_not_of("0123456789") == std::string::npos) {
+      calls = std::max(5, std::atoi(arg.c_str()));
+    } else {
+      std::fprintf(stderr, "usage: conduit_bench [CALLS] [--fsync]\n");
+      return 2;
+    }
   }
   const int inv_calls = std::max(10, calls / 4);
   TestSshd sshd;
