@@ -60,16 +60,16 @@ basild::CallOutcome via_own_session(const basild::Config& c, const std::string& 
 }  // namespace
 
 int main(int argc, char** argv) {
+  // The request first: every answer, even to bad arguments, is in its protocol.
+  const auto request = apbasil_proxy::read_request(0);
   const auto handover = apbasil_proxy::parse_fallback_args(std::vector<std::string>(argv, argv + argc));
-  if (!handover) return fail("", false, handover.status().message());
+  if (!handover) return fail(request.value_or(""), false, handover.status().message());
   apbasil_proxy::Handover h = *handover;
   if (h.config_path == apbasil_proxy::Handover{}.config_path) {
     if (const char* e = std::getenv("APBASIL_PROXY_CONFIG"); e != nullptr && *e != '\0') h.config_path = e;
   }
-
-  const auto request = apbasil_proxy::read_request(0);
   if (!request || request->size() > apbasil_proxy::kMaxRequestBytes)
-    return fail("", false, "the request on stdin is unreadable or over 1 MiB");
+    return fail(request.value_or(""), false, "the request on stdin is unreadable or over 1 MiB");
   if (h.outcome == SocketOutcome::kNotTried) return fail(*request, h.transient, h.why);
 
   std::ifstream in(h.config_path);

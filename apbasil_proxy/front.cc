@@ -6,7 +6,10 @@
 //
 // The split is for start-up time: the scheduler pays this program's start on
 // every call, and libssh, libxml2 and ICU cost about 4 ms of dynamic loading
-// and relocation (issue 6, conduit_bench). This program links none of them.
+// and relocation. This program links no libssh, and libxml2 only statically,
+// for the one answer it writes itself: the FAILURE when the fallback cannot
+// be run, which must carry the request's protocol (a client whose request
+// said 1.3 stops on any other).
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -22,6 +25,7 @@
 
 #include "daemon/config.h"
 #include "handover.h"
+#include "proxy.h"
 
 namespace {
 
@@ -44,7 +48,7 @@ int hand_over(const apbasil_proxy::Handover& h, const std::string& request) {
   if (fd < 0 || !write_all(fd, request) || ::lseek(fd, 0, SEEK_SET) != 0 || ::dup2(fd, 0) != 0) {
     const std::string why = std::string("apbasil_proxy: cannot pass the request on: ") + std::strerror(errno) + "\n";
     write_all(2, why);
-    write_all(1, apbasil_proxy::kInstallFailure);
+    write_all(1, apbasil_proxy::failure_response(request, true, apbasil_proxy::kInstallFailureMessage));
     return 0;
   }
   if (fd != 0) ::close(fd);
@@ -57,9 +61,7 @@ int hand_over(const apbasil_proxy::Handover& h, const std::string& request) {
   const std::string why = "apbasil_proxy: cannot run apbasil_proxy-fallback beside " + dir +
                           " or in ../libexec/basild (" + std::strerror(errno) + ")\n";
   write_all(2, why);
-  // No XML library here: a fixed, pre-encoded FAILURE (a test compares it
-  // with basil_proto's encoding).
-  write_all(1, apbasil_proxy::kInstallFailure);
+  write_all(1, apbasil_proxy::failure_response(request, true, apbasil_proxy::kInstallFailureMessage));
   return 0;
 }
 
@@ -86,7 +88,8 @@ int main(int argc, char** argv) {
     h.outcome = apbasil_proxy::SocketOutcome::kNotTried;
     h.why = "the request on stdin is unreadable or over 1 MiB";
     h.transient = false;
-    return hand_over(h, {});
+    // Its first MiB still tells the fallback which protocol to answer in.
+    return hand_over(h, request ? *request : std::string());
   }
 
   // Any trouble with the configuration: the fallback reads it again and says

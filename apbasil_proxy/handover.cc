@@ -25,14 +25,6 @@ constexpr std::array<std::pair<SocketOutcome, std::string_view>, 5> kNames{{
 
 }  // namespace
 
-const char kInstallFailure[] =
-    "<?xml version=\"1.0\"?>\n"
-    "<BasilResponse protocol=\"1.0\">\n"
-    " <ResponseData status=\"FAILURE\" method=\"UNDEFINED\" error_class=\"TRANSIENT\" error_source=\"SYSTEM\">\n"
-    "  <Message severity=\"ERROR\">apbasil_proxy: cannot run apbasil_proxy-fallback (see standard error)</Message>\n"
-    " </ResponseData>\n"
-    "</BasilResponse>\n";
-
 std::optional<std::string> read_request(int fd) {
   std::string in;
   char buf[65536];
@@ -82,7 +74,10 @@ Attempt judge_reply(const basild::control::ClientReply& r) {
                     : SocketOutcome::kBroken;
     return a;
   }
-  if (r.status == 200) {
+  // 200: ALPS's answer. Another status with a BASIL document: basild's own
+  // FAILURE for a call it took and could not carry out (failures=basil),
+  // already in the request's protocol.
+  if (r.status == 200 || r.content_type == "application/xml") {
     a.outcome = SocketOutcome::kAnswered;
     a.body = r.body;
     return a;
@@ -103,7 +98,7 @@ Attempt try_basild(const basild::Config& config, const std::string& request) {
   }
   basild::control::Client client(config.control.socket);
   return judge_reply(
-      client.request("POST", "/v1/basil", request, "application/xml", config.apbasil.timeout * 2 + 5s));
+      client.request("POST", "/v1/basil?failures=basil", request, "application/xml", config.apbasil.timeout * 2 + 5s));
 }
 
 std::vector<std::string> fallback_argv(const Handover& h) {

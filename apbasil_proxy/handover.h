@@ -29,8 +29,8 @@ bool write_all(int fd, std::string_view s);
 
 // How a control-socket attempt ended.
 enum class SocketOutcome {
-  kAnswered,     // HTTP 200 with the raw BASIL answer
-  kRefusedCall,  // basild answered with an error (HTTP status != 200)
+  kAnswered,     // a BASIL answer: ALPS's (HTTP 200), or basild's own FAILURE (an error status)
+  kRefusedCall,  // basild refused the call with a JSON error (HTTP status != 200)
   kUnreachable,  // no socket file, or nothing listening: nothing was sent
   kBroken,       // connected, then timed out or closed: the request may have been acted on
   kNotTried,     // nothing to send (unreadable request): write the failure `why`
@@ -73,10 +73,8 @@ basil::Result<Handover> parse_fallback_args(const std::vector<std::string>& args
 // front: beside it, then in ../libexec/basild.
 std::vector<std::string> fallback_paths(const std::string& self_dir);
 
-// The answer when the fallback cannot be run at all: a fixed BASIL FAILURE
-// (TRANSIENT, SYSTEM), protocol 1.0. No XML library is linked here, so it is
-// a constant; handover_test checks it against basil_proto's encoding.
-extern const char kInstallFailure[];
+// The message of the FAILURE (TRANSIENT, SYSTEM, in the request's protocol)
+// that apbasil_proxy writes itself when the fallback cannot be run at all.
 inline constexpr std::string_view kInstallFailureMessage =
     "apbasil_proxy: cannot run apbasil_proxy-fallback (see standard error)";
 

@@ -12,8 +12,9 @@
 namespace apbasil_proxy {
 
 // A well-formed BASIL FAILURE answering `request` (its protocol and method
-// when it decodes; protocol 1.0 and no method otherwise), error class
-// TRANSIENT or PERMANENT, source SYSTEM, with one ERROR message.
+// when its root start tag can be read, even if the rest does not decode;
+// protocol "" and method UNDEFINED otherwise), error class TRANSIENT or
+// PERMANENT, source SYSTEM, with one ERROR message.
 std::string failure_response(std::string_view request, bool transient, std::string_view message);
 
 enum class Next {

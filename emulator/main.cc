@@ -109,16 +109,23 @@ std::string encode_or_internal(const basil::Response& r) {
   basil::Response f = basil::make_failure(r.dialect, r.protocol, r.method, basil::ErrorClass::kPermanent,
                                           basil::ErrorSource::kInternal,
                                           "emulator could not encode its answer: " + xml.status().message());
-  auto again = basil::encode_response(f);
-  return again ? std::move(*again) : std::string("<?xml version=\"1.0\"?>\n");
+  if (auto again = basil::encode_response(f)) return std::move(*again);
+  // The encoder's message quoted what it could not write: say less.
+  f.messages.front().text = "emulator could not encode its answer";
+  if (auto plain = basil::encode_response(f)) return std::move(*plain);
+  f.protocol.clear();  // only a protocol that is not valid text is left
+  return basil::encode_response(f).value();
 }
 
 int apbasil_mode(const std::string& state_dir) {
   std::string input = read_fd(0);
-  auto system_failure = [](const std::string& text) {
-    return encode_or_internal(basil::make_failure(basil::Dialect::k1_0, "", basil::Method::kUndefined,
-                                                  basil::ErrorClass::kPermanent, basil::ErrorSource::kSystem,
-                                                  text));
+  // Failures that are not about the request still answer it in its protocol.
+  auto request_failure = [&input](basil::ErrorClass cls, const std::string& text) {
+    const auto envelope = basil::read_request_envelope(input);
+    return basil::failure_for(envelope ? &*envelope : nullptr, cls, basil::ErrorSource::kSystem, text);
+  };
+  auto system_failure = [&](const std::string& text) {
+    return encode_or_internal(request_failure(basil::ErrorClass::kPermanent, text));
   };
   if (state_dir.empty()) {
     write_all(1, system_failure("basil-emulator: no state directory (--state DIR or BASIL_EMULATOR_STATE)"));
@@ -189,9 +196,7 @@ int apbasil_mode(const std::string& state_dir) {
   if (!st) {
     // The store failed (busy beyond the budget, corrupt): ALPS would answer a
     // TRANSIENT SYSTEM error.
-    response = basil::make_failure(basil::Dialect::k1_0, "", basil::Method::kUndefined,
-                                   basil::ErrorClass::kTransient, basil::ErrorSource::kSystem,
-                                   "basil-emulator: " + st.message());
+    response = request_failure(basil::ErrorClass::kTransient, "basil-emulator: " + st.message());
     plan = emu::FaultPlan{};
   }
   if (plan.hang) {

@@ -217,6 +217,7 @@ struct Decoder::Impl {
   bool finished = false;
   bool root_seen = false;
   bool root_done = false;
+  std::optional<RequestEnvelope> envelope;  // a BasilRequest's root start tag, as read
 
   std::size_t fed = 0;
   std::size_t depth = 0;
@@ -232,7 +233,7 @@ struct Decoder::Impl {
   Dialect dialect = Dialect::k1_3;
   DMask dmask = kD13;
   OpMask ops = kOpAny;
-  bool empty_protocol = false;
+  bool failure_only_protocol = false;  // "" or a protocol the codec does not speak
 
   // Text of data elements (NID lists) and of Message elements.
   std::string text;
@@ -784,9 +785,11 @@ struct Decoder::Impl {
       dialect = Dialect::k1_3;
       ext = kDExt;
       warn("protocol " + proto + " is decoded as dialect 1.3");
-    } else if (p.empty() && kind == DocumentKind::kResponse) {
+    } else if (kind == DocumentKind::kResponse) {
+      // A FAILURE echoes whatever protocol its request named, or "" (ALPS);
+      // checked against ResponseData@status.
       dialect = Dialect::k1_3;
-      empty_protocol = true;  // checked against ResponseData@status
+      failure_only_protocol = true;
     } else {
       fail(Code::kUnsupportedProtocol, "unsupported BASIL protocol " + quote(p));
       return false;
@@ -800,9 +803,31 @@ struct Decoder::Impl {
     return true;
   }
 
+  // Before anything about the request is judged: its protocol and method as
+  // written, so that even a request refused further on gets a FAILURE its
+  // client accepts.
+  void note_envelope(int nb_attributes, const xmlChar** attributes) {
+    RequestEnvelope e;
+    std::string value;
+    for (int k = 0; k < nb_attributes; ++k) {
+      const xmlChar** at = attributes + static_cast<std::ptrdiff_t>(k) * 5;
+      if (at[1] != nullptr) continue;
+      const std::string_view aname = sv(at[0]);
+      if (aname != "protocol" && aname != "method") continue;
+      unescape_amp(sv(at[3], at[4]), value);
+      if (aname == "protocol") {
+        e.protocol = value;
+      } else if (auto m = parse_enum<Method>(value)) {
+        e.method = *m;
+      }
+    }
+    envelope = std::move(e);
+  }
+
   void start_root(std::string_view name, bool namespaced, int nb_attributes,
                   const xmlChar** attributes) {
     root_seen = true;
+    if (!namespaced && name == "BasilRequest") note_envelope(nb_attributes, attributes);
     if (!namespaced && name == "BasilResponse") {
       kind = DocumentKind::kResponse;
     } else if (!namespaced && name == "BasilRequest") {
@@ -973,8 +998,11 @@ struct Decoder::Impl {
           }
         }
         ops = op_of(m, m == Method::kQuery ? resp->type : std::nullopt);
-        if (empty_protocol && resp->status != ResponseStatus::kFailure) {
-          fail(Code::kUnsupportedProtocol, "protocol \"\" is allowed on a FAILURE response only");
+        if (failure_only_protocol && resp->status != ResponseStatus::kFailure) {
+          fail(Code::kUnsupportedProtocol,
+               resp->protocol.empty() ? std::string("protocol \"\" is allowed on a FAILURE response only")
+                                      : "unsupported BASIL protocol " + quote(resp->protocol) +
+                                            " (allowed on a FAILURE response only)");
         }
         return;
       }
@@ -1740,6 +1768,25 @@ Result<Decoded> Decoder::finish() {
     impl_->out_of_memory();
     return impl_->status;
   }
+}
+
+const std::optional<RequestEnvelope>& Decoder::request_envelope() const { return impl_->envelope; }
+
+std::optional<RequestEnvelope> read_request_envelope(std::string_view xml) {
+  // The root start tag comes first, so a few small pieces are enough
+  // however long the document is.
+  constexpr std::size_t kPiece = 4096;
+  DecodeOptions o;
+  o.max_document_bytes = xml.size();
+  Decoder d(o, Decoder::Expect::kRequest);
+  while (!xml.empty() && !d.request_envelope()) {
+    const std::size_t n = std::min(xml.size(), kPiece);
+    const bool fed = d.feed(xml.substr(0, n)).is_ok();
+    xml.remove_prefix(n);
+    if (!fed) break;
+  }
+  if (!d.request_envelope() && xml.empty()) (void)d.finish();
+  return d.request_envelope();
 }
 
 namespace {

@@ -336,4 +336,17 @@ Response make_failure(Dialect dialect, std::string protocol, Method method, Erro
   return r;
 }
 
+Response failure_for(const RequestEnvelope* request, ErrorClass cls, ErrorSource source,
+                     std::string message) {
+  if (request == nullptr)
+    return make_failure(Dialect::k1_3, "", Method::kUndefined, cls, source, std::move(message));
+  Dialect dialect = Dialect::k1_3;
+  for (Dialect d : kAllDialects)
+    if (protocol_string(d) == request->protocol) {
+      dialect = d;
+      break;
+    }
+  return make_failure(dialect, request->protocol, request->method, cls, source, std::move(message));
+}
+
 }  // namespace basil

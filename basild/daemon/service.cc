@@ -65,6 +65,25 @@ control::Response error_reply(const basil::Status& s) {
       result_of(s));
 }
 
+// basild's own answer to a forwarded request it could not carry out, for a
+// caller that passes BASIL answers on (apbasil_proxy): a FAILURE in the
+// request's protocol (its client stops on any other), SYSTEM, TRANSIENT or
+// PERMANENT as the cause is; the HTTP status still says it is basild's.
+control::Response basil_failure_reply(const std::string& request_xml, const basil::Status& s) {
+  const auto envelope = basil::read_request_envelope(request_xml);
+  auto failure = basil::failure_for(envelope ? &*envelope : nullptr,
+                                    s.transient() ? basil::ErrorClass::kTransient : basil::ErrorClass::kPermanent,
+                                    basil::ErrorSource::kSystem, "basild: " + s.to_string());
+  auto xml = basil::encode_response(failure);
+  if (!xml) {  // the cause's text was not writable (it quoted bad bytes)
+    failure.messages.front().text = "basild: the call could not be carried out (" +
+                                    std::string(basil::code_name(s.code())) + ")";
+    xml = basil::encode_response(failure);
+  }
+  if (!xml) return error_reply(s);
+  return control::Response::text(std::move(*xml), "application/xml", result_of(s));
+}
+
 json record_json(const ReservationRecord& r) {
   json j = {{"reservation_id", r.res_id}, {"batch_id", r.batch_id},   {"user", r.user},
             {"account", r.account},       {"nodes", r.nodes.format()}, {"node_count", r.nodes.size()},
@@ -911,9 +930,13 @@ struct Service::Impl : std::enable_shared_from_this<Impl> {
     registry.add(Method::kPost, "/v1/basil", BodyKind::kRaw, "forward a raw BASIL request to ALPS",
                  [self](const control::Request& req, control::Responder reply) {
                    std::string request = req.body;
+                   const auto f = req.query.find("failures");
+                   const bool basil_failures = f != req.query.end() && f->second == "basil";
                    self->spawn<std::string>(self->client->forward(req.body),
-                                            [self, reply, request](basil::Result<std::string> r) {
-                                              if (!r) return reply(error_reply(r.status()));
+                                            [self, reply, request, basil_failures](basil::Result<std::string> r) {
+                                              if (!r)
+                                                return reply(basil_failures ? basil_failure_reply(request, r.status())
+                                                                            : error_reply(r.status()));
                                               self->learn_from_forward(request, *r);
                                               reply(control::Response::text(std::move(*r), "application/xml"));
                                             });

@@ -5,6 +5,7 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "basil_proto/codec.h"
 #include "core/placement.h"
 
 namespace emu {
@@ -321,38 +322,18 @@ std::string supported_protocols(const State& state) {
   return out;
 }
 
-namespace {
-
-// The value of the root's protocol attribute, found without a parser (the
-// decoder refused the document): `protocol`, optional blanks, `=`, a quote.
-std::string protocol_attribute(std::string_view doc) {
-  for (std::size_t at = doc.find("protocol"); at != std::string_view::npos; at = doc.find("protocol", at + 1)) {
-    std::size_t i = at + 8;
-    while (i < doc.size() && (doc[i] == ' ' || doc[i] == '\t' || doc[i] == '\n' || doc[i] == '\r')) ++i;
-    if (i >= doc.size() || doc[i] != '=') continue;
-    ++i;
-    while (i < doc.size() && (doc[i] == ' ' || doc[i] == '\t' || doc[i] == '\n' || doc[i] == '\r')) ++i;
-    if (i >= doc.size() || (doc[i] != '"' && doc[i] != '\'')) continue;
-    const char quote = doc[i];
-    const std::size_t end = doc.find(quote, i + 1);
-    if (end == std::string_view::npos || end - i - 1 > 32) continue;
-    return std::string(doc.substr(i + 1, end - i - 1));
-  }
-  return {};
-}
-
-}  // namespace
-
 Response decode_failure(const State& state, const basil::Status& status, std::string_view document) {
+  const auto envelope = basil::read_request_envelope(document);
+  const basil::RequestEnvelope* request = envelope ? &*envelope : nullptr;
   if (status.code() == basil::Code::kUnsupportedProtocol) {
-    std::string them = protocol_attribute(document);
-    if (them.empty()) them = status.message();
-    return basil::make_failure(Dialect::k1_0, "", Method::kUndefined, ErrorClass::kPermanent,
-                               ErrorSource::kBackend,
-                               "BASIL version mismatch: us=" + supported_protocols(state) + ", them=" + them);
+    const std::string them = envelope ? envelope->protocol : status.message();
+    Response r = basil::failure_for(request, ErrorClass::kPermanent, ErrorSource::kBackend,
+                                    "BASIL version mismatch: us=" + supported_protocols(state) + ", them=" + them);
+    r.method = Method::kUndefined;
+    return r;
   }
   const ErrorSource src = status.code() == basil::Code::kMalformed ? ErrorSource::kParser : ErrorSource::kSyntax;
-  return basil::make_failure(Dialect::k1_0, "", Method::kUndefined, ErrorClass::kPermanent, src, status.to_string());
+  return basil::failure_for(request, ErrorClass::kPermanent, src, status.to_string());
 }
 
 namespace {
@@ -417,7 +398,7 @@ Handled handle(const basil::Request& req, const State& state, std::uint64_t now)
   const basil::CleRelease cle = cle_of(state);
   auto dialect = basil::dialect_for(cle.engine_version, req.protocol);
   if (!dialect) {
-    out.response = basil::make_failure(req.dialect, "", Method::kUndefined, ErrorClass::kPermanent,
+    out.response = basil::make_failure(req.dialect, req.protocol, Method::kUndefined, ErrorClass::kPermanent,
                                        ErrorSource::kBackend,
                                        "BASIL version mismatch: us=" + supported_protocols(state) +
                                            ", them=" + req.protocol);

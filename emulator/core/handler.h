@@ -22,9 +22,10 @@ Handled handle(const basil::Request& request, const State& state, std::uint64_t 
 
 // The FAILURE for a request the decoder refused: PARSER for XML that is not
 // well-formed, SYNTAX otherwise, the decoder's located message; or the
-// version mismatch for an unsupported protocol.
-// `document` is the raw request, where the mismatch names the client's protocol.
-basil::Response decode_failure(const State& state, const basil::Status& status, std::string_view document = {});
+// version mismatch for an unsupported protocol. `document` is the raw
+// request: the answer carries its protocol (and method) when its root start
+// tag could be read, protocol "" only when it could not.
+basil::Response decode_failure(const State& state, const basil::Status& status, std::string_view document);
 
 // "us=..." list of DECISIONS.md section 6 for this CLE.
 std::string supported_protocols(const State& state);

@@ -344,11 +344,11 @@ TEST(HandlerTest, DialectFollowsProtocolAndCle) {
   EXPECT_EQ(run(old, request("1.1", basil::InventoryQuery{})).dialect, Dialect::k1_1);
 }
 
-TEST(HandlerTest, UnsupportedProtocolFails) {
+TEST(HandlerTest, UnsupportedProtocolFailsInTheRequestsProtocol) {
   State s = world("xt5-1844");  // CLE 2.2: 1.0 and 1.1 only
   auto r = run(s, request("1.3", basil::InventoryQuery{}));
   ASSERT_FALSE(r.ok());
-  EXPECT_EQ(r.protocol, "");
+  EXPECT_EQ(r.protocol, "1.3") << "a client stops on an answer whose protocol differs from its request's";
   EXPECT_EQ(r.method, basil::Method::kUndefined);
   EXPECT_EQ(message(r), "BASIL version mismatch: us=1.1,1.0, them=1.3");
   EXPECT_EQ(r.error_class, basil::ErrorClass::kPermanent);

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <variant>
@@ -62,11 +63,21 @@ class Decoder {
 
   Status feed(std::string_view chunk);
   Result<Decoded> finish();
+  // Once a BasilRequest's root start tag has been read: what it says, even
+  // when the document fails later (see read_request_envelope).
+  const std::optional<RequestEnvelope>& request_envelope() const;
 
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
+
+// The envelope of a BasilRequest, read no further than its root start tag:
+// nullopt when `xml` ends before that tag is complete, is not XML up to
+// there, or its root is not a BasilRequest. The rest of the document is not
+// looked at, so this answers for a request that does not decode (or is over
+// any size limit) as well. Unsupported protocols are returned as written.
+std::optional<RequestEnvelope> read_request_envelope(std::string_view xml);
 
 // Whole-buffer conveniences over Decoder.
 Result<Decoded> decode(std::string_view xml, const DecodeOptions& options = {});

@@ -391,6 +391,23 @@ struct Response {
 Response make_failure(Dialect dialect, std::string protocol, Method method, ErrorClass cls,
                       ErrorSource source, std::string message);
 
+// What a request's root start tag says, known as soon as that tag has been
+// read, whatever follows it (an error further on, or no more bytes). A client
+// checks the answer's protocol against its request's, so every FAILURE
+// answering a request carries the envelope's protocol (codec.h,
+// read_request_envelope).
+struct RequestEnvelope {
+  std::string protocol;                 // BasilRequest@protocol as written ("" when absent)
+  Method method = Method::kUndefined;   // BasilRequest@method when it names one
+};
+
+// A FAILURE answering a request: the envelope's protocol and method, or
+// protocol "" and method UNDEFINED when the request could not be read as
+// far as its root start tag (nullptr). The dialect is the protocol's (1.3
+// for one the codec does not speak); a FAILURE reads alike in every dialect.
+Response failure_for(const RequestEnvelope* request, ErrorClass cls, ErrorSource source,
+                     std::string message);
+
 // ---------------------------------------------------------------- names
 
 std::string_view to_string(Method v);

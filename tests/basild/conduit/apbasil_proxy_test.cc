@@ -45,7 +45,12 @@ TEST(ApbasilProxyTest, FailureIsAWellFormedTransientSystemErrorAnsweringTheReque
   auto junk = basil::decode_response(failure_response("not a request", false, "bad"));
   ASSERT_TRUE(junk);
   EXPECT_EQ(junk->error_class, basil::ErrorClass::kPermanent);
-  EXPECT_EQ(junk->protocol, "1.0");
+  EXPECT_EQ(junk->protocol, "") << "not a request: no protocol to echo";
+  // A request that does not decode still names its protocol in its root.
+  auto broken = basil::decode_response(failure_response("<BasilRequest protocol=\"1.2\" method=\"RELEASE\"><", true, "x"));
+  ASSERT_TRUE(broken);
+  EXPECT_EQ(broken->protocol, "1.2");
+  EXPECT_EQ(broken->method, basil::Method::kRelease);
 }
 
 TEST(ApbasilProxyTest, SendsItselfOnlyWhenBasildWasNeverReached) {

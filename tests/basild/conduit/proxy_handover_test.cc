@@ -1,6 +1,6 @@
 // apbasil_proxy's two programs: the fast front the scheduler runs and
 // apbasil_proxy-fallback it hands calls to. First the pure hand-over (its
-// arguments, the control-socket verdict, the fixed FAILURE), then the real
+// arguments, the control-socket verdict), then the real
 // front executing the real fallback (no sshd: a local configuration).
 #include <gtest/gtest.h>
 #include <sys/stat.h>
@@ -67,18 +67,6 @@ TEST(ProxyHandoverTest, TheFallbackIsLookedForBesideTheFrontThenInLibexec) {
             (std::vector<std::string>{"/usr/bin/apbasil_proxy-fallback",
                                       "/usr/bin/../libexec/basild/apbasil_proxy-fallback"}));
   EXPECT_TRUE(apbasil_proxy::fallback_paths("").empty());
-}
-
-TEST(ProxyHandoverTest, TheFixedFailureIsExactlyWhatBasilProtoEncodes) {
-  const auto expected = basil::encode_response(basil::make_failure(
-      basil::Dialect::k1_0, "1.0", basil::Method::kUndefined, basil::ErrorClass::kTransient,
-      basil::ErrorSource::kSystem, std::string(apbasil_proxy::kInstallFailureMessage)));
-  ASSERT_TRUE(expected);
-  EXPECT_EQ(std::string(apbasil_proxy::kInstallFailure), *expected);
-  const auto d = basil::decode_response(apbasil_proxy::kInstallFailure);
-  ASSERT_TRUE(d);
-  EXPECT_EQ(d->error_class, basil::ErrorClass::kTransient);
-  EXPECT_EQ(d->error_source, basil::ErrorSource::kSystem);
 }
 
 TEST(ProxyHandoverTest, ControlSocketRepliesAreJudgedByWhetherTheRequestWasSent) {
@@ -171,9 +159,15 @@ TEST_F(ProxyFrontTest, AFrontInstalledWithoutItsFallbackStillAnswersWellFormed) 
   ASSERT_EQ(testing::run_command("cp " + front() + " " + alone).exit_code, 0);
   const auto r = testing::run_piped({"/bin/sh", "-c", "exec \"$0\" --config \"$1\" 2>\"$2\"", alone, config,
                                      dir + "/stderr"},
-                                    "<BasilRequest/>");
+                                    "<BasilRequest protocol=\"1.2\" method=\"QUERY\" type=\"ENGINE\"/>");
   EXPECT_EQ(r.exit_code, 0);
-  EXPECT_EQ(r.out, apbasil_proxy::kInstallFailure);
+  const auto d = basil::decode_response(r.out);
+  ASSERT_TRUE(d) << r.out;
+  EXPECT_EQ(d->protocol, "1.2");
+  EXPECT_EQ(d->error_class, basil::ErrorClass::kTransient);
+  EXPECT_EQ(d->error_source, basil::ErrorSource::kSystem);
+  ASSERT_FALSE(d->messages.empty());
+  EXPECT_EQ(d->messages[0].text, apbasil_proxy::kInstallFailureMessage);
   EXPECT_NE(testing::read_file(dir + "/stderr").find("cannot run apbasil_proxy-fallback"), std::string::npos);
 }
 

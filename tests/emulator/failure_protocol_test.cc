@@ -1,0 +1,93 @@
+// Every FAILURE the emulator writes answers in its request's protocol, as a
+// strict client (Slurm's select/alps) demands: "Version mismatch: expected
+// 1.3, but got ..." ends its controller. Protocol "" only for a request whose
+// root start tag could not be read.
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "basil_proto/codec.h"
+#include "emulator/emulator_fixture.h"
+#include "support/request_kinds.h"
+
+namespace {
+
+using namespace emulator_testing;
+
+// The request cut right after its root start tag, followed by a stray '<':
+// never well-formed, but its envelope is readable.
+std::string broken_after_root(const std::string& xml) {
+  const auto root = xml.find("<BasilRequest");
+  auto end = xml.find('>', root);
+  std::string head = xml.substr(0, end);
+  if (!head.empty() && head.back() == '/') head.pop_back();
+  return head + "><";
+}
+
+class EmulatorFailureProtocolTest : public EmulatorTest {
+ protected:
+  // What a strict client checks first: the answer decodes, is a FAILURE with
+  // class and source, and carries `protocol`.
+  basil::Response expect_failure_in(const std::string& answer, const std::string& protocol, const std::string& what) {
+    auto d = basil::decode_response(answer);
+    EXPECT_TRUE(d) << what << ": " << d.status().to_string() << "\n" << answer;
+    if (!d) return {};
+    EXPECT_FALSE(d->ok()) << what;
+    EXPECT_EQ(d->protocol, protocol) << what << "\n" << answer;
+    EXPECT_TRUE(d->error_class.has_value()) << what;
+    EXPECT_TRUE(d->error_source.has_value()) << what;
+    return *d;
+  }
+};
+
+TEST_F(EmulatorFailureProtocolTest, ARequestThatDoesNotDecodeIsAnsweredInItsProtocol) {
+  init("tds-8");
+  for (const auto& k : basil::testing::every_request_kind()) {
+    Ran r = emu("", broken_after_root(k.xml));
+    EXPECT_EQ(r.rc, 0);
+    const auto d = expect_failure_in(r.out, k.protocol, k.name);
+    EXPECT_EQ(d.error_source, basil::ErrorSource::kParser) << k.name;
+    EXPECT_EQ(d.method, k.method) << k.name;
+  }
+}
+
+TEST_F(EmulatorFailureProtocolTest, TheVersionMismatchCarriesTheRequestsProtocol) {
+  init("tds-8", "--cle 2.2");  // engine 1.2.0: protocols 1.0 and 1.1 only
+  for (const auto& k : basil::testing::every_request_kind()) {
+    if (k.protocol == "1.0" || k.protocol == "1.1") continue;
+    Ran r = emu("", k.xml);
+    const auto d = expect_failure_in(r.out, k.protocol, k.name);
+    ASSERT_FALSE(d.messages.empty());
+    EXPECT_EQ(d.messages[0].text, "BASIL version mismatch: us=1.1,1.0, them=" + k.protocol);
+  }
+  // A protocol the codec itself does not speak: refused by the decoder, still echoed.
+  for (const std::string p : {"1.7", "2.0", "banana"}) {
+    Ran r = emu("", "<BasilRequest protocol=\"" + p + "\" method=\"QUERY\" type=\"ENGINE\"/>");
+    const auto d = expect_failure_in(r.out, p, p);
+    ASSERT_FALSE(d.messages.empty());
+    EXPECT_EQ(d.messages[0].text, "BASIL version mismatch: us=1.1,1.0, them=" + p);
+  }
+}
+
+TEST_F(EmulatorFailureProtocolTest, FailuresOfTheEmulatorItselfAnswerInTheRequestsProtocol) {
+  const auto kinds = basil::testing::every_request_kind();
+  // No state directory at all, then a directory holding no emulated system.
+  for (const auto& k : kinds) {
+    Ran none = sh("env -u BASIL_EMULATOR_STATE " + kBinary, k.xml);
+    EXPECT_EQ(none.rc, 0);
+    expect_failure_in(none.out, k.protocol, "no state: " + k.name);
+    Ran empty = emu("--state '" + dir_ + "'", k.xml);
+    const auto d = expect_failure_in(empty.out, k.protocol, "empty state: " + k.name);
+    EXPECT_EQ(d.error_source, basil::ErrorSource::kSystem);
+  }
+}
+
+TEST_F(EmulatorFailureProtocolTest, OnlyARequestWhoseRootWasNotReadGetsAnEmptyProtocol) {
+  init("tds-8");
+  for (const std::string bad : {"", "not xml", "<BasilRequest protocol=\"1.3\"", "<Other protocol=\"1.3\"/>"}) {
+    Ran r = emu("", bad);
+    expect_failure_in(r.out, "", "'" + bad + "'");
+  }
+}
+
+}  // namespace
