@@ -114,24 +114,49 @@ std::optional<Dialect> negotiate(std::string_view engine_version,
   return std::nullopt;
 }
 
+bool memory_under_node_in_1_3(std::string_view engine_version) {
+  const auto e = parse_engine(engine_version);
+  if (!e || e->latest || e->major != 5 || e->minor != 2) return false;
+  // "5.2.UP03" names the update where "5.2.44" has a patch number.
+  if (const auto up = engine_version.find(".UP"); up != std::string_view::npos) {
+    int update = 0;
+    const auto digits = engine_version.substr(up + 3);
+    const auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), update);
+    return ec == std::errc() && update < 3;
+  }
+  return e->patch < 3;
+}
+
+namespace {
+
+struct CleRow {
+  std::string_view cle, engine, support;
+};
+
+constexpr CleRow kCleRows[] = {
+    {"2.0", "1.1.0", ""},
+    {"2.2", "1.2.0", ""},
+    {"3.0", "1.3.0", ""},
+    {"3.1", "3.1.0", "1.1,1.0"},
+    {"4.0", "4.0.0", "1.2,1.1,1.0"},
+    {"4.1", "4.1.0", "1.2,1.1,1.0"},
+    {"4.2", "4.2.0", "1.2,1.1,1.0"},
+    {"5.0", "5.0.0", "1.2,1.1,1.0"},
+    {"5.1", "5.1.0", "1.3,1.2,1.1,1.0"},
+    {"5.2.0", "5.2.0", "1.3,1.2,1.1,1.0"},  // before UP03: MemoryArray under Node
+    {"5.2", "5.2.44", "1.3,1.2,1.1,1.0"},   // 5.2.UP03 and later
+};
+
+}  // namespace
+
+std::vector<std::string> cle_release_names() {
+  std::vector<std::string> out;
+  for (const CleRow& r : kCleRows) out.emplace_back(r.cle);
+  return out;
+}
+
 std::optional<CleRelease> cle_release(std::string_view cle) {
-  struct Row {
-    std::string_view cle, engine, support;
-  };
-  static constexpr Row kRows[] = {
-      {"2.0", "1.1.0", ""},
-      {"2.2", "1.2.0", ""},
-      {"3.0", "1.3.0", ""},
-      {"3.1", "3.1.0", "1.1,1.0"},
-      {"4.0", "4.0.0", "1.2,1.1,1.0"},
-      {"4.1", "4.1.0", "1.2,1.1,1.0"},
-      {"4.2", "4.2.0", "1.2,1.1,1.0"},
-      {"5.0", "5.0.0", "1.2,1.1,1.0"},
-      {"5.1", "5.1.0", "1.3,1.2,1.1,1.0"},
-      {"5.2.0", "5.2.0", "1.3,1.2,1.1,1.0"},  // before UP03: MemoryArray under Node
-      {"5.2", "5.2.44", "1.3,1.2,1.1,1.0"},   // 5.2.UP03 and later
-  };
-  for (const Row& r : kRows) {
+  for (const CleRow& r : kCleRows) {
     if (r.cle != cle) continue;
     CleRelease out{std::string(r.cle), std::string(r.engine), {}};
     std::string_view s = r.support;

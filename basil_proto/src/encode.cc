@@ -861,6 +861,10 @@ class ResponseEncoder {
 
   Status write_segments(const Node& n, const std::vector<Segment>& segments) {
     const bool cus = d_ == Dialect::k1_3;
+    // CLE 5.2 before UP03: the node's memory is under Node, and a Segment has
+    // no MemoryArray at all (a client of that engine finds one at depth 9
+    // where it expects depth 5, and stops).
+    const bool memory_on_node = cus && !n.memory.empty();
     w_.start("SegmentArray");
     for (const Segment& g : segments) {
       if (cus && !g.processors.empty())
@@ -882,7 +886,9 @@ class ResponseEncoder {
       } else {
         write_processors(g.processors);
       }
-      write_memory(g.memory);
+      if (memory_on_node && !g.memory.empty())
+        return node_refused(n, "Memory under both Node and Segment", "one place per engine in 1.3");
+      if (!memory_on_node) write_memory(g.memory);
       BASIL_RETURN_IF_ERROR(write_labels(g.labels));
       w_.end();
     }

@@ -45,8 +45,10 @@ Response failure(const basil::Request& req, Dialect d, ErrorClass cls, std::stri
 
 // ---------------------------------------------------------------- inventory
 
-// A node of a layout, without allocations, in a dialect's shape.
-basil::Node node_template(const Layout& l, Dialect d, bool with_accel) {
+// A node of a layout, without allocations, in a dialect's shape. With
+// `memory_under_node` (dialect 1.3 of CLE 5.2 before UP03) each segment's
+// Memory is written in the Node's own MemoryArray instead, in segment order.
+basil::Node node_template(const Layout& l, Dialect d, bool with_accel, bool memory_under_node) {
   basil::Node n;
   const std::uint64_t total_pages = l.pages();
   const std::uint32_t segs = l.segments();
@@ -99,7 +101,7 @@ basil::Node node_template(const Layout& l, Dialect d, bool with_accel) {
           }
           seg.compute_units.push_back(std::move(c));
         }
-        seg.memory.push_back(seg_memory(s));
+        (memory_under_node ? n.memory : seg.memory).push_back(seg_memory(s));
         if (s == 0) seg.labels = l.labels;
         sock.segments.push_back(std::move(seg));
       }
@@ -210,8 +212,11 @@ basil::Inventory build_inventory(const State& state, Dialect d, const basil::Inv
     inv.schedchangecount.reset();
   } else {
     const bool accel_ok = basil::at_least(d, Dialect::k1_2);
+    // The layout of the engine the emulator advertises (QUERY ENGINE).
+    const bool memory_under_node = d == Dialect::k1_3 && basil::memory_under_node_in_1_3(cle_of(state).engine_version);
     std::vector<basil::Node> templates;
-    for (const Layout& l : state.system.layouts) templates.push_back(node_template(l, d, accel_ok));
+    for (const Layout& l : state.system.layouts)
+      templates.push_back(node_template(l, d, accel_ok, memory_under_node));
     std::unordered_map<std::uint32_t, std::vector<const Allocation*>> by_node;
     for (const auto& [resid, allocs] : state.allocations)
       for (const Allocation& a : allocs) by_node[a.nid].push_back(&a);

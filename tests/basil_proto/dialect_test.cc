@@ -69,5 +69,15 @@ TEST(DialectTest, CleReleasesCarryEngineAndSupport) {
   EXPECT_FALSE(cle_release("9.9"));
 }
 
+TEST(DialectTest, OnlyCle52BeforeUp03PutsMemoryUnderNodeIn13) {
+  for (const char* v : {"5.2.0", "5.2.1", "5.2.2", "5.2.UP00", "5.2.UP02"})
+    EXPECT_TRUE(memory_under_node_in_1_3(v)) << v;
+  for (const char* v : {"5.2.3", "5.2.44", "5.2.UP03", "5.2.UP04", "5.1.0", "5.0.0", "6.0.0", "latest", "4.1.0", "x"})
+    EXPECT_FALSE(memory_under_node_in_1_3(v)) << v;
+  // The emulator's CLE releases: "5.2.0" is the one before UP03.
+  EXPECT_TRUE(memory_under_node_in_1_3(cle_release("5.2.0")->engine_version));
+  EXPECT_FALSE(memory_under_node_in_1_3(cle_release("5.2")->engine_version));
+}
+
 }  // namespace
 }  // namespace basil

@@ -52,8 +52,17 @@ std::optional<Dialect> negotiate(std::string_view engine_version,
                                  const std::vector<std::string>& basil_support,
                                  std::optional<Dialect> pinned = std::nullopt);
 
-// The engine version, basil_support and "1.3 memory quirk" of a CLE release
-// name ("2.2", "3.1", "4.1", "5.0", "5.1", "5.2"); nullopt when unknown.
+// True for an engine of CLE 5.2 before UP03 (engine 5.2.0 to 5.2.2): its
+// dialect-1.3 INVENTORY puts MemoryArray directly under Node (depth 5)
+// instead of under Segment (depth 9), and a client that negotiated such an
+// engine (Slurm's BV_5_2) expects it there. Engine 5.2.3 ("5.2.UP03",
+// 5.2.44) and later moved it back under Segment.
+bool memory_under_node_in_1_3(std::string_view engine_version);
+
+// The engine version and basil_support of a CLE release name ("2.2", "3.1",
+// "4.1", "5.0", "5.1", "5.2.0" before UP03, "5.2"); nullopt when unknown.
 std::optional<CleRelease> cle_release(std::string_view cle);
+// Every name cle_release() knows, oldest first.
+std::vector<std::string> cle_release_names();
 
 }  // namespace basil
