@@ -9,7 +9,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -17,6 +16,7 @@
 #include "core/sdb.h"
 #include "core/state.h"
 #include "run_program.h"
+#include "support/temp_dir.h"
 
 namespace emu {
 namespace {
@@ -33,17 +33,14 @@ std::string slurp(const std::string& path) {
 class SdbCommandTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    char tmpl[] = "/tmp/basil-sdb-cmd-XXXXXX";
-    ASSERT_NE(::mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
+    ASSERT_FALSE(tmp_.path().empty());
+    dir_ = tmp_.path();
     state_ = dir_ + "/state";
     client_ = dir_ + "/fake-mysql";
     std::ofstream(dir_ + "/my.cnf") << "[client]\nhost=127.0.0.1\n";
     client_behaves("exit 0");
     ASSERT_EQ(emu({"init", "--preset", "xc30-2256", "--state", state_}).exit_code, 0);
   }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-
   // The fake client records its arguments (one a line), its input and how
   // many times it ran, then runs `then`.
   void client_behaves(const std::string& then) {
@@ -80,6 +77,7 @@ class SdbCommandTest : public ::testing::Test {
     return sdb_sql(processor_rows(sys, initial_state(sys).nodes), database);
   }
 
+  basil_test::TempDir tmp_{"basil-sdb-cmd"};
   std::string dir_, state_, client_;
 };
 

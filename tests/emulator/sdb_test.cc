@@ -28,6 +28,12 @@ std::vector<ProcessorRow> rows_of(const char* name) {
 
 std::tuple<std::uint32_t, std::uint32_t, std::uint32_t> key(const Coordinates& c) { return {c.x, c.y, c.z}; }
 
+// No two rows, service rows included, share a triple.
+void expect_unique_triples(const std::vector<ProcessorRow>& rows) {
+  std::set<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t>> seen;
+  for (const ProcessorRow& r : rows) EXPECT_TRUE(seen.insert(key(r.coordinates)).second) << "NID " << r.processor_id;
+}
+
 std::set<std::uint32_t> nids(const std::vector<ProcessorRow>& rows, bool service) {
   std::set<std::uint32_t> out;
   for (const ProcessorRow& r : rows)
@@ -57,9 +63,7 @@ TEST(SdbCoordinates, SeaStarFollowsTheXtTorusWithOneTriplePerNode) {
   EXPECT_EQ(sdb_coordinates(g, Interconnect::kSeaStar, 149), (Coordinates{0, 5, 5}));    // c0-1c0s5n1
   EXPECT_EQ(sdb_coordinates(g, Interconnect::kSeaStar, 455), (Coordinates{1, 7, 17}));   // c1-1c2s1n3
   EXPECT_EQ(sdb_coordinates(g, Interconnect::kSeaStar, 1024), (Coordinates{4, 0, 0}));   // c4-0c0s0n0
-  std::set<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t>> seen;
-  for (const ProcessorRow& r : rows_of("xt5-1844"))
-    EXPECT_TRUE(seen.insert(key(r.coordinates)).second) << "NID " << r.processor_id;
+  expect_unique_triples(rows_of("xt5-1844"));
 }
 
 TEST(SdbCoordinates, GeminiGivesTheTwoNodesOfAChipOneTriple) {
@@ -85,9 +89,7 @@ TEST(SdbCoordinates, AriesGivesEveryNodeItsOwnTriple) {
   // (column, (row * 3 + chassis) * 4 + node, slot)
   EXPECT_EQ(sdb_coordinates(g, Interconnect::kAries, 24), (Coordinates{0, 0, 6}));     // c0-0c0s6n0
   EXPECT_EQ(sdb_coordinates(g, Interconnect::kAries, 1031), (Coordinates{2, 19, 1}));  // c2-1c1s1n3
-  std::set<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t>> seen;
-  for (const ProcessorRow& r : rows_of("xc30-2256"))
-    EXPECT_TRUE(seen.insert(key(r.coordinates)).second) << "NID " << r.processor_id;
+  expect_unique_triples(rows_of("xc30-2256"));
 }
 
 TEST(SdbRows, EveryEmulatedNidIsAComputeRowWithItsPosition) {

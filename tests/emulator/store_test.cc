@@ -12,6 +12,7 @@
 #include "core/state.h"
 #include "core/system.h"
 #include "store/store.h"
+#include "support/temp_dir.h"
 
 namespace emu {
 namespace {
@@ -217,15 +218,13 @@ TEST_F(StoreSyncTest, SwitchingFsyncOnSyncsThatChangeAndEveryWriteAfterIt) {
 class StoreSettingsTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    char tmpl[] = "/tmp/emu-settings-XXXXXX";
-    ASSERT_NE(::mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
+    ASSERT_FALSE(dir_.empty());
     auto sys = preset("tds-8");
     ASSERT_TRUE(sys.is_ok());
     ASSERT_TRUE(Store::create(dir_, initial_state(*sys)).is_ok());
   }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-  std::string dir_;
+  basil_test::TempDir tmp_{"emu-settings"};
+  std::string dir_ = tmp_.path();
 };
 
 TEST_F(StoreSettingsTest, ASettingOutlivesTheProcessAndErasingRemovesIt) {

@@ -3,9 +3,9 @@
 // mariadbd on 127.0.0.1 with a free port and its own socket, pid file and
 // error log there, a user with a password and a my.cnf for it. The
 // destructor stops the server (TERM, then KILL past a deadline) and removes
-// the directory; the server also gets SIGKILL if the test process dies
-// first (PR_SET_PDEATHSIG). Programs run through emu::run_program; no gtest
-// here. Needs Debian's mariadb-server and mariadb-client (scripts/setup.sh
+// the directory (TempDir); the server also gets SIGKILL if the test process
+// dies first (PR_SET_PDEATHSIG). Programs run through emu::run_program; no
+// gtest here. Needs Debian's mariadb-server and mariadb-client (scripts/setup.sh
 // installs them): without them error() says so, and the test is to fail.
 #pragma once
 
@@ -18,7 +18,6 @@
 #include <unistd.h>
 
 #include <chrono>
-#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -27,6 +26,7 @@
 
 #include "run_program.h"
 #include "support/net.h"
+#include "support/temp_dir.h"
 
 namespace basil_test {
 
@@ -38,30 +38,22 @@ class MariaDb {
   static constexpr const char* kUser = "basil";
   static constexpr const char* kPassword = "sdb-test-pw";
 
-  explicit MariaDb(const std::string& parent, std::chrono::seconds start_budget = std::chrono::seconds(30)) {
+  explicit MariaDb(const std::string& parent, std::chrono::seconds start_budget = std::chrono::seconds(30))
+      : tmp_("mariadb", parent), dir_(tmp_.path()) {
     for (const char* program : {kServer, kInstallDb, kClient}) {
       if (::access(program, X_OK) != 0) {
         error_ = std::string(program) + " is not installed (scripts/setup.sh installs mariadb-server and mariadb-client)";
         return;
       }
     }
-    std::filesystem::create_directories(parent);
-    std::string tmpl = parent + "/mariadb-XXXXXX";
-    if (::mkdtemp(tmpl.data()) == nullptr) {
+    if (tmp_.path().empty()) {
       error_ = "cannot make a directory under " + parent;
       return;
     }
-    dir_ = tmpl;
     port_ = free_tcp_port();
     if (install() && start(start_budget) && add_user()) write_defaults_file();
   }
-  ~MariaDb() {
-    stop();
-    if (!dir_.empty() && std::getenv("BASIL_TEST_KEEP_MARIADB") == nullptr) {
-      std::error_code ec;
-      std::filesystem::remove_all(dir_, ec);
-    }
-  }
+  ~MariaDb() { stop(); }  // then tmp_ goes
   MariaDb(const MariaDb&) = delete;
   MariaDb& operator=(const MariaDb&) = delete;
 
@@ -205,6 +197,7 @@ class MariaDb {
                                    << "\npassword=" << kPassword << "\n";
   }
 
+  TempDir tmp_;
   std::string dir_;
   int port_ = 0;
   pid_t pid_ = -1;
