@@ -25,6 +25,7 @@
 #include "core/handler.h"
 #include "core/state.h"
 #include "core/system.h"
+#include "sdb_command.h"
 #include "store/store.h"
 
 namespace po = boost::program_options;
@@ -51,6 +52,7 @@ constexpr const char* kUsage = R"(usage: basil-emulator [--state DIR]           
                            [--cscs-model on|off] [--cscs-scale X] [--clear]
        basil-emulator system [--cle VERSION] [--inventory-forms on|off] [--fsync on|off]
        basil-emulator check | show
+       basil-emulator sdb print|load|sync|forget|show [options]   (sdb --help)
 Every command takes --state DIR (default: $BASIL_EMULATOR_STATE).
 )";
 
@@ -275,7 +277,8 @@ int cmd_node(const po::variables_map& vm, const std::string& dir) {
   if (!change.state && !change.role && !change.accel_state)
     return fail("node needs --set-state, --role or --accel-state");
   change.by_scheduler = vm.count("sched") > 0;
-  return run_txn(dir, [&](const emu::State& s) { return emu::change_nodes(s, *nids, change); });
+  const int rc = run_txn(dir, [&](const emu::State& s) { return emu::change_nodes(s, *nids, change); });
+  return rc != 0 ? rc : emu::sdb_follow_node_change(dir);
 }
 
 int cmd_reserve(const po::variables_map& vm, const std::string& dir) {
@@ -597,6 +600,7 @@ int main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
     if (a == "apkill") return apkill_main(argc, argv, i);
+    if (a == "sdb") return emu::sdb_main(argc, argv, i);
     if (a == "--state") {
       ++i;
       continue;

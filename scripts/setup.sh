@@ -13,6 +13,7 @@ packages=(
   libssh-dev libsqlite3-dev sqlite3
   libgtest-dev libgmock-dev libbenchmark-dev nlohmann-json3-dev libtomlplusplus-dev libsystemd-dev
   openssh-server openssh-client procps curl
+  mariadb-server mariadb-client
   clang-14 libclang-rt-14-dev
   gnuplot-nox
 )

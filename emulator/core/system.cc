@@ -16,21 +16,26 @@ bool Geometry::valid(std::uint32_t nid) const {
   return in_cab < chassis_per_cabinet * chassis_stride();
 }
 
-std::string Geometry::cname(std::uint32_t nid) const {
+Position Geometry::position(std::uint32_t nid) const {
   const std::uint32_t cab = nid / cab_stride();
   const std::uint32_t in_cab = nid % cab_stride();
-  const std::uint32_t chassis = in_cab / chassis_stride();
   const std::uint32_t in_chassis = in_cab % chassis_stride();
+  return Position{cab / rows, cab % rows, in_cab / chassis_stride(), in_chassis / nodes_per_slot,
+                  in_chassis % nodes_per_slot};
+}
+
+std::string Geometry::cname(std::uint32_t nid) const {
+  const Position p = position(nid);
   std::string out = "c";
-  out += std::to_string(cab / rows);
+  out += std::to_string(p.column);
   out += '-';
-  out += std::to_string(cab % rows);
+  out += std::to_string(p.row);
   out += 'c';
-  out += std::to_string(chassis);
+  out += std::to_string(p.chassis);
   out += 's';
-  out += std::to_string(in_chassis / nodes_per_slot);
+  out += std::to_string(p.slot);
   out += 'n';
-  out += std::to_string(in_chassis % nodes_per_slot);
+  out += std::to_string(p.node);
   return out;
 }
 

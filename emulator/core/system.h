@@ -18,6 +18,16 @@ namespace emu {
 // cabinet = column * rows + row (PROTOCOL.md section 9). XT cabinets have a stride of
 // 128 with 96 nodes (3 chassis x 8 slots x 4), so their NIDs have gaps; XC cabinets
 // (3 chassis x 16 slots x 4 = 192) have none.
+// Where a NID sits: cabinet column and row, chassis, slot and node in the slot.
+struct Position {
+  std::uint32_t column = 0;
+  std::uint32_t row = 0;
+  std::uint32_t chassis = 0;
+  std::uint32_t slot = 0;
+  std::uint32_t node = 0;
+  bool operator==(const Position&) const = default;
+};
+
 struct Geometry {
   std::uint32_t rows = 2;
   std::uint32_t chassis_per_cabinet = 3;
@@ -31,6 +41,7 @@ struct Geometry {
   }
   // True when the NID names a node position that exists in this geometry.
   bool valid(std::uint32_t nid) const;
+  Position position(std::uint32_t nid) const;
   // "c<col>-<row>c<chassis>s<slot>n<node>".
   std::string cname(std::uint32_t nid) const;
   // The first `count` valid NIDs from `first` on, as inclusive ranges.

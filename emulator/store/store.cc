@@ -101,6 +101,8 @@ constexpr const char* kInsertSchemaVersion = "INSERT INTO schema_version(version
 constexpr const char* kSelectSchemaVersion = "SELECT version FROM schema_version";
 constexpr const char* kPutMeta = "INSERT OR REPLACE INTO meta(key, value) VALUES(?, ?)";
 constexpr const char* kSelectMeta = "SELECT key, value FROM meta";
+constexpr const char* kSelectSetting = "SELECT value FROM meta WHERE key = ?";
+constexpr const char* kDeleteSetting = "DELETE FROM meta WHERE key = ?";
 constexpr const char* kSelectCounters =
     "SELECT changecount, schedchangecount, next_reservation_id, next_application_id, request_seq "
     "FROM counters WHERE id = 1";
@@ -607,6 +609,42 @@ Result<State> Store::load() {
   Status st = read([&](const State& loaded) { s = loaded; });
   if (!st) return st;
   return s;
+}
+
+namespace {
+
+Status check_setting_key(const std::string& key) {
+  if (key.empty() || key == "system" || key == "faults")
+    return Status(Code::kInvalidValue, "'" + key + "' is not a setting");
+  return Status::ok();
+}
+
+}  // namespace
+
+Result<std::optional<std::string>> Store::setting(const std::string& key) {
+  if (Status st = check_setting_key(key); !st) return st;
+  try {
+    Stmt st(impl_->db.get(), kSelectSetting);
+    st.bind(1, key);
+    if (!st.step()) return std::optional<std::string>();
+    return std::optional<std::string>(st.s(0));
+  } catch (const SqlError& e) {
+    return Status(is_busy(e.rc) ? Code::kBusy : Code::kInternal, "database: " + e.message);
+  }
+}
+
+Status Store::put_setting(const std::string& key, const std::optional<std::string>& value) {
+  if (Status st = check_setting_key(key); !st) return st;
+  try {
+    if (value) {
+      Stmt(impl_->db.get(), kPutMeta).bind(1, key).bind(2, *value).run();
+    } else {
+      Stmt(impl_->db.get(), kDeleteSetting).bind(1, key).run();
+    }
+  } catch (const SqlError& e) {
+    return Status(is_busy(e.rc) ? Code::kBusy : Code::kInternal, "database: " + e.message);
+  }
+  return Status::ok();
 }
 
 Result<std::vector<std::string>> Store::check() {

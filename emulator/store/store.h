@@ -5,6 +5,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -46,6 +47,14 @@ class Store {
 
   // Read-only snapshot (still one transaction).
   basil::Result<State> load();
+
+  // Settings kept beside the world in the meta table, each read or written
+  // in a statement of its own (busy timeout as above): the SDB target of
+  // `sdb load` is one (key "sdb"). Absent: nullopt; putting nullopt erases.
+  // The world's own keys ("system", "faults") are refused. A state directory
+  // from before a setting existed simply has none: no migration.
+  basil::Result<std::optional<std::string>> setting(const std::string& key);
+  basil::Status put_setting(const std::string& key, const std::optional<std::string>& value);
 
   // PRAGMA integrity_check plus the emulator's own consistency check.
   basil::Result<std::vector<std::string>> check();

@@ -12,6 +12,7 @@
 #include "core/state.h"
 #include "core/system.h"
 #include "store/store.h"
+#include "support/temp_dir.h"
 
 namespace emu {
 namespace {
@@ -210,6 +211,63 @@ TEST_F(StoreSyncTest, SwitchingFsyncOnSyncsThatChangeAndEveryWriteAfterIt) {
   }
   EXPECT_GE(g_syncs.load(), 2);
   EXPECT_GE(syncs_of_one_write().at_commit, 1);
+}
+
+// ---------------------------------------------------------------- settings
+
+class StoreSettingsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_FALSE(dir_.empty());
+    auto sys = preset("tds-8");
+    ASSERT_TRUE(sys.is_ok());
+    ASSERT_TRUE(Store::create(dir_, initial_state(*sys)).is_ok());
+  }
+  basil_test::TempDir tmp_{"emu-settings"};
+  std::string dir_ = tmp_.path();
+};
+
+TEST_F(StoreSettingsTest, ASettingOutlivesTheProcessAndErasingRemovesIt) {
+  {
+    auto store = Store::open(dir_);
+    ASSERT_TRUE(store.is_ok());
+    auto none = (*store)->setting("sdb");
+    ASSERT_TRUE(none.is_ok()) << none.status().message();
+    EXPECT_FALSE(none->has_value());
+    ASSERT_TRUE((*store)->put_setting("sdb", std::string("{\"a\":1}")).is_ok());
+    ASSERT_TRUE((*store)->put_setting("sdb", std::string("{\"a\":2}")).is_ok());
+  }
+  auto store = Store::open(dir_);
+  ASSERT_TRUE(store.is_ok());
+  auto v = (*store)->setting("sdb");
+  ASSERT_TRUE(v.is_ok());
+  EXPECT_EQ(v->value_or(""), "{\"a\":2}");
+  ASSERT_TRUE((*store)->put_setting("sdb", std::nullopt).is_ok());
+  EXPECT_FALSE((*store)->setting("sdb")->has_value());
+}
+
+TEST_F(StoreSettingsTest, SettingsLeaveTheWorldAndItsCheckAlone) {
+  auto store = Store::open(dir_);
+  ASSERT_TRUE(store.is_ok());
+  auto before = (*store)->load();
+  ASSERT_TRUE(before.is_ok());
+  ASSERT_TRUE((*store)->put_setting("sdb", std::string("x")).is_ok());
+  auto after = (*store)->load();
+  ASSERT_TRUE(after.is_ok());
+  EXPECT_EQ(after->nodes.size(), before->nodes.size());
+  EXPECT_EQ(after->counters, before->counters);
+  auto problems = (*store)->check();
+  ASSERT_TRUE(problems.is_ok());
+  EXPECT_TRUE(problems->empty());
+}
+
+TEST_F(StoreSettingsTest, TheWorldsOwnKeysAreNoSettings) {
+  auto store = Store::open(dir_);
+  ASSERT_TRUE(store.is_ok());
+  EXPECT_FALSE((*store)->put_setting("system", std::string("{}")).is_ok());
+  EXPECT_FALSE((*store)->put_setting("faults", std::nullopt).is_ok());
+  EXPECT_FALSE((*store)->setting("system").is_ok());
+  EXPECT_TRUE((*store)->load().is_ok());
 }
 
 }  // namespace
