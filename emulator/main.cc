@@ -229,7 +229,7 @@ int run_txn(const std::string& dir, const emu::Store::TxnFn& fn) {
 template <typename E>
 bool parse_opt_enum(const po::variables_map& vm, const char* key, std::optional<E>* out, std::string* err) {
   if (!vm.count(key)) return true;
-  auto v = basil::parse_enum<E>(vm[key].as<std::string>());
+  auto v = basil::parse_known_enum<E>(vm[key].as<std::string>());
   if (!v) {
     *err = std::string("--") + key + ": unknown value '" + vm[key].as<std::string>() + "'";
     return false;
@@ -295,7 +295,7 @@ int cmd_reserve(const po::variables_map& vm, const std::string& dir) {
   if (vm.count("nppcu")) p.nppcu = vm["nppcu"].as<std::uint32_t>();
   if (vm.count("memory")) p.memory.push_back(basil::MemoryParam{basil::MemoryType::kOS, vm["memory"].as<std::uint64_t>()});
   if (vm.count("mode")) {
-    auto m = basil::parse_enum<basil::ReservationMode>(vm["mode"].as<std::string>());
+    auto m = basil::parse_known_enum<basil::ReservationMode>(vm["mode"].as<std::string>());
     if (!m) return fail("--mode takes EXCLUSIVE or SHARED");
     p.reservation_mode = *m;
   }

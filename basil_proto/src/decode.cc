@@ -497,12 +497,10 @@ struct Decoder::Impl {
     }
     std::string m =
         std::string(top_name()) + "@" + std::string(a.name) + ": unknown value " + quote(a.value);
-    if constexpr (requires { E::kUnknown; }) {
-      if (!opt.strict) {
-        out_value = E::kUnknown;
-        warn(m + ", read as " + std::string(to_string(E::kUnknown)));
-        return true;
-      }
+    if (!opt.strict) {
+      out_value = unknown_value<E>();
+      warn(m + ", read as " + std::string(to_string(out_value)));
+      return true;
     }
     fail(Code::kInvalidValue, std::move(m));
     return false;
@@ -986,6 +984,10 @@ struct Decoder::Impl {
           return;
         }
         resp->method = m;
+        // A method read as UNDEFINED that did not say so (tolerant mode): its
+        // body, if any, tells what the answer is.
+        const bool method_unknown =
+            m == Method::kUndefined && a[ix(kRespDataAttrs, "method")].value != to_string(Method::kUndefined);
         const DecodeAttr& t = a[ix(kRespDataAttrs, "type")];
         if (t.present) {
           if (auto qt = parse_enum<QueryType>(t.value)) {
@@ -997,8 +999,8 @@ struct Decoder::Impl {
             warn("ResponseData@type: unknown value " + quote(t.value) + " (ignored)");
           }
         }
-        ops = op_of(m, m == Method::kQuery ? resp->type : std::nullopt);
-        if (failure_only_protocol && resp->status != ResponseStatus::kFailure) {
+        ops = method_unknown ? kOpAny : op_of(m, m == Method::kQuery ? resp->type : std::nullopt);
+        if (failure_only_protocol && resp->status == ResponseStatus::kSuccess) {
           fail(Code::kUnsupportedProtocol,
                resp->protocol.empty() ? std::string("protocol \"\" is allowed on a FAILURE response only")
                                       : "unsupported BASIL protocol " + quote(resp->protocol) +

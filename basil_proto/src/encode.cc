@@ -710,14 +710,15 @@ class ResponseEncoder {
   ResponseEncoder(XmlWriter& w, const Response& r) : w_(w), r_(r), d_(r.dialect) {}
 
   Status run() {
-    const bool failure = r_.status == ResponseStatus::kFailure;
+    // An UNKNOWN status (decoded from a value outside the list) is no SUCCESS.
+    const bool failure = r_.status != ResponseStatus::kSuccess;
     if (r_.type)
       return not_in_dialect(d_, "ResponseData@type", "a 1.4/1.7 attribute: decoded, never written");
     if (!failure && (r_.error_class || r_.error_source))
       return refused("error_class/error_source are only written on a FAILURE");
     if (!failure && r_.protocol.empty())
       return refused("BasilResponse@protocol may only be empty on a FAILURE");
-    if (failure && r_.body.index() != 0)
+    if (r_.status == ResponseStatus::kFailure && r_.body.index() != 0)
       return refused(std::string("a FAILURE carries no ") + body_name(r_.body));
     if (r_.body.index() != 0 && method_of(r_.body) != r_.method)
       return refused(std::string(body_name(r_.body)) + " does not answer method " +

@@ -34,6 +34,7 @@ std::string_view to_string(ResponseStatus v) {
   switch (v) {
     case ResponseStatus::kSuccess: return "SUCCESS";
     case ResponseStatus::kFailure: return "FAILURE";
+    case ResponseStatus::kUnknown: return "UNKNOWN";
   }
   return "";
 }
@@ -42,6 +43,7 @@ std::string_view to_string(ErrorClass v) {
   switch (v) {
     case ErrorClass::kPermanent: return "PERMANENT";
     case ErrorClass::kTransient: return "TRANSIENT";
+    case ErrorClass::kUnknown: return "UNKNOWN";
   }
   return "";
 }
@@ -53,6 +55,7 @@ std::string_view to_string(ErrorSource v) {
     case ErrorSource::kParser: return "PARSER";
     case ErrorSource::kSyntax: return "SYNTAX";
     case ErrorSource::kBackend: return "BACKEND";
+    case ErrorSource::kUnknown: return "UNKNOWN";
   }
   return "";
 }
@@ -62,6 +65,7 @@ std::string_view to_string(Severity v) {
     case Severity::kError: return "ERROR";
     case Severity::kWarning: return "WARNING";
     case Severity::kDebug: return "DEBUG";
+    case Severity::kUnknown: return "UNKNOWN";
   }
   return "";
 }
@@ -112,6 +116,7 @@ std::string_view to_string(MemoryType v) {
     case MemoryType::kOS: return "OS";
     case MemoryType::kHugepage: return "HUGEPAGE";
     case MemoryType::kVirtual: return "VIRTUAL";
+    case MemoryType::kUnknown: return "UNKNOWN";
   }
   return "";
 }
@@ -120,6 +125,7 @@ std::string_view to_string(LabelType v) {
   switch (v) {
     case LabelType::kHard: return "HARD";
     case LabelType::kSoft: return "SOFT";
+    case LabelType::kUnknown: return "UNKNOWN";
   }
   return "";
 }
@@ -128,6 +134,7 @@ std::string_view to_string(LabelDisposition v) {
   switch (v) {
     case LabelDisposition::kAttract: return "ATTRACT";
     case LabelDisposition::kRepel: return "REPEL";
+    case LabelDisposition::kUnknown: return "UNKNOWN";
   }
   return "";
 }
@@ -145,6 +152,7 @@ std::string_view to_string(ReservationMode v) {
   switch (v) {
     case ReservationMode::kExclusive: return "EXCLUSIVE";
     case ReservationMode::kShared: return "SHARED";
+    case ReservationMode::kUnknown: return "UNKNOWN";
   }
   return "";
 }
@@ -155,6 +163,7 @@ std::string_view to_string(GpcMode v) {
     case GpcMode::kProcessor: return "PROCESSOR";
     case GpcMode::kLocal: return "LOCAL";
     case GpcMode::kGlobal: return "GLOBAL";
+    case GpcMode::kUnknown: return "UNKNOWN";
   }
   return "";
 }
@@ -165,6 +174,7 @@ std::string_view to_string(PGovernor v) {
     case PGovernor::kPowersave: return "powersave";
     case PGovernor::kOndemand: return "ondemand";
     case PGovernor::kConservative: return "conservative";
+    case PGovernor::kUnknown: return "UNKNOWN";
   }
   return "";
 }
@@ -173,6 +183,7 @@ std::string_view to_string(SwitchAction v) {
   switch (v) {
     case SwitchAction::kOut: return "OUT";
     case SwitchAction::kIn: return "IN";
+    case SwitchAction::kUnknown: return "UNKNOWN";
   }
   return "";
 }
@@ -298,6 +309,29 @@ bool Node::allocated() const {
   for_each_memory(*this, [&](const Memory& m) { any = any || !m.allocations.empty(); });
   for (const auto& a : accelerators) any = any || !a.allocations.empty();
   return any;
+}
+
+std::optional<std::string> unknown_value_in(const Request& request) {
+  auto is_unknown = [](auto v) { return v == unknown_value<decltype(v)>(); };
+  if (const auto* r = std::get_if<ReserveRequest>(&request.body)) {
+    for (const ReserveParam& p : r->params) {
+      if (p.reservation_mode && is_unknown(*p.reservation_mode)) return "ReserveParam@reservation_mode";
+      if (p.gpc_mode && is_unknown(*p.gpc_mode)) return "ReserveParam@gpc_mode";
+      if (p.p_governor && is_unknown(*p.p_governor)) return "ReserveParam@p-governor";
+      for (const MemoryParam& m : p.memory)
+        if (is_unknown(m.type)) return "MemoryParam@type";
+      for (const LabelParam& l : p.labels) {
+        if (is_unknown(l.type)) return "LabelParam@type";
+        if (is_unknown(l.disposition)) return "LabelParam@disposition";
+      }
+    }
+  } else if (const auto* sw = std::get_if<SwitchRequest>(&request.body)) {
+    for (const SwitchItem& i : sw->reservations)
+      if (is_unknown(i.action)) return "Reservation@action";
+    for (const SwitchItem& i : sw->applications)
+      if (is_unknown(i.action)) return "Application@action";
+  }
+  return std::nullopt;
 }
 
 // ---------------------------------------------------------------- responses

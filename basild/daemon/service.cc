@@ -129,7 +129,7 @@ basil::Result<basil::ReserveRequest> reserve_from_json(const json& j) {
       if (!list->empty()) rp.nodes.push_back(*list);
     }
     if (p.contains("mode")) {
-      auto mode = p["mode"].is_string() ? basil::parse_enum<basil::ReservationMode>(p["mode"].get<std::string>())
+      auto mode = p["mode"].is_string() ? basil::parse_known_enum<basil::ReservationMode>(p["mode"].get<std::string>())
                                         : std::nullopt;
       if (!mode) return bad("reserve: \"mode\" must be EXCLUSIVE or SHARED");
       rp.reservation_mode = *mode;

@@ -411,6 +411,12 @@ Handled handle(const basil::Request& req, const State& state, std::uint64_t now)
   }
   const Dialect d = *dialect;
   Response& resp = out.response;
+  // The tolerant decoder kept a value it did not know; ALPS cannot act on one.
+  if (auto bad = basil::unknown_value_in(req)) {
+    resp = basil::make_failure(d, req.protocol, req.method(), ErrorClass::kPermanent, ErrorSource::kSyntax,
+                               "Illegal attribute assignment: " + *bad + " (a value ALPS does not know)");
+    return out;
+  }
 
   if (std::holds_alternative<basil::EngineQuery>(req.body)) {
     resp = success(req, d, Method::kQuery);

@@ -220,7 +220,7 @@ template <typename E>
 E get_enum(const json& j, const char* key, E def, std::string_view where) {
   if (!j.contains(key)) return def;
   const std::string s = get_string(j, key, "", where);
-  auto e = basil::parse_enum<E>(s);
+  auto e = basil::parse_known_enum<E>(s);
   if (!e) throw JsonError{std::string(where) + "." + key + ": unknown value '" + s + "'"};
   return *e;
 }

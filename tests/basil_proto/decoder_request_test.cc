@@ -361,11 +361,16 @@ TEST(DecoderRequestTest, SwitchReservationsAndApplications) {
       "<Reservation reservation_id=\"4\"/></ReservationArray></BasilRequest>");
   ASSERT_FALSE(no_action.is_ok());
   EXPECT_EQ(no_action.status().code(), Code::kStructure);
-  auto bad_action = decode_request(
+  const std::string sideways =
       "<BasilRequest protocol=\"1.2\" method=\"SWITCH\"><ReservationArray>"
-      "<Reservation reservation_id=\"4\" action=\"SIDEWAYS\"/></ReservationArray></BasilRequest>");
+      "<Reservation reservation_id=\"4\" action=\"SIDEWAYS\"/></ReservationArray></BasilRequest>";
+  auto bad_action = decode_request(sideways, strict_mode());
   ASSERT_FALSE(bad_action.is_ok());
   EXPECT_EQ(bad_action.status().code(), Code::kInvalidValue);
+  // Tolerant: kept as UNKNOWN, which a server refuses (unknown_value_in).
+  auto kept = decode_request(sideways);
+  ASSERT_TRUE(kept.is_ok()) << kept.status().to_string();
+  EXPECT_EQ(body_of<SwitchRequest>(kept).reservations.at(0).action, SwitchAction::kUnknown);
 }
 
 TEST(DecoderRequestTest, DeclaredEncodingCommentsAndCdataAreHandled) {

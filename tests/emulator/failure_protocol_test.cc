@@ -91,3 +91,29 @@ TEST_F(EmulatorFailureProtocolTest, OnlyARequestWhoseRootWasNotReadGetsAnEmptyPr
 }
 
 }  // namespace
+
+namespace {
+
+using namespace emulator_testing;
+
+// The tolerant decoder keeps a value it does not know as UNKNOWN; the
+// emulator, like ALPS, cannot act on it and names it.
+TEST_F(EmulatorTest, ARequestHoldingAnUnknownValueIsRefusedNamingTheAttribute) {
+  init("tds-8");
+  const std::string reserve =
+      "<BasilRequest protocol=\"1.3\" method=\"RESERVE\"><ReserveParamArray user_name=\"a\" batch_id=\"1\">"
+      "<ReserveParam architecture=\"XT\" width=\"1\"><MemoryParamArray><MemoryParam type=\"FOO\" size_mb=\"10\"/>"
+      "</MemoryParamArray></ReserveParam></ReserveParamArray></BasilRequest>";
+  Ran r = emu("", reserve);
+  const auto d = basil::decode_response(r.out);
+  ASSERT_TRUE(d) << r.out;
+  EXPECT_FALSE(d->ok());
+  EXPECT_EQ(d->protocol, "1.3");
+  EXPECT_EQ(d->method, basil::Method::kReserve);
+  EXPECT_EQ(d->error_class, basil::ErrorClass::kPermanent);
+  EXPECT_EQ(d->error_source, basil::ErrorSource::kSyntax);
+  EXPECT_NE(text(*d).find("MemoryParam@type"), std::string::npos) << text(*d);
+  EXPECT_EQ(emu("show").out.find("reservation 1"), std::string::npos) << "nothing was reserved";
+}
+
+}  // namespace

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <variant>
 #include <vector>
 
@@ -17,25 +18,31 @@ namespace basil {
 
 // ---------------------------------------------------------------- enums
 
+// Every enum of an attribute value has a member for a value outside its
+// list: kUnknown, written "UNKNOWN" (Method: kUndefined, "UNDEFINED", as ALPS
+// itself writes it). The tolerant decoder reads a value it does not know as
+// that member, with a warning; the strict decoder refuses it. Only a
+// request's method and query type, which say what the document is, are
+// refused in both modes.
 enum class Method : std::uint8_t { kReserve, kConfirm, kRelease, kQuery, kSwitch, kUndefined };
 enum class QueryType : std::uint8_t { kEngine, kInventory, kSummary, kStatus };
-enum class ResponseStatus : std::uint8_t { kSuccess, kFailure };
-enum class ErrorClass : std::uint8_t { kPermanent, kTransient };
-enum class ErrorSource : std::uint8_t { kInternal, kSystem, kParser, kSyntax, kBackend };
-enum class Severity : std::uint8_t { kError, kWarning, kDebug };
+enum class ResponseStatus : std::uint8_t { kSuccess, kFailure, kUnknown };
+enum class ErrorClass : std::uint8_t { kPermanent, kTransient, kUnknown };
+enum class ErrorSource : std::uint8_t { kInternal, kSystem, kParser, kSyntax, kBackend, kUnknown };
+enum class Severity : std::uint8_t { kError, kWarning, kDebug, kUnknown };
 
 enum class NodeArch : std::uint8_t { kXT, kX2, kUnknown };        // Node@architecture
 enum class NodeRole : std::uint8_t { kInteractive, kBatch, kUnknown };
 enum class NodeState : std::uint8_t { kUp, kDown, kUnavailable, kRouting, kSuspect, kAdmin, kUnknown };
 enum class ProcArch : std::uint8_t { kX86_64, kCrayX2, kAarch64, kUnknown };  // Processor/Socket
-enum class MemoryType : std::uint8_t { kOS, kHugepage, kVirtual };
-enum class LabelType : std::uint8_t { kHard, kSoft };
-enum class LabelDisposition : std::uint8_t { kAttract, kRepel };
+enum class MemoryType : std::uint8_t { kOS, kHugepage, kVirtual, kUnknown };
+enum class LabelType : std::uint8_t { kHard, kSoft, kUnknown };
+enum class LabelDisposition : std::uint8_t { kAttract, kRepel, kUnknown };
 enum class AccelState : std::uint8_t { kUp, kDown, kUnknown };
-enum class ReservationMode : std::uint8_t { kExclusive, kShared };
-enum class GpcMode : std::uint8_t { kNone, kProcessor, kLocal, kGlobal };
-enum class PGovernor : std::uint8_t { kPerformance, kPowersave, kOndemand, kConservative };
-enum class SwitchAction : std::uint8_t { kOut, kIn };  // OUT = suspend, IN = resume
+enum class ReservationMode : std::uint8_t { kExclusive, kShared, kUnknown };
+enum class GpcMode : std::uint8_t { kNone, kProcessor, kLocal, kGlobal, kUnknown };
+enum class PGovernor : std::uint8_t { kPerformance, kPowersave, kOndemand, kConservative, kUnknown };
+enum class SwitchAction : std::uint8_t { kOut, kIn, kUnknown };  // OUT = suspend, IN = resume
 // Per-item status of SWITCH and QUERY STATUS answers.
 enum class ItemStatus : std::uint8_t {
   kSuccess, kFailure, kEmpty, kInvalid, kMix, kRun, kSuspend, kSwitch, kUnknown
@@ -433,5 +440,29 @@ std::string_view to_string(ItemStatus v);
 // Parsing the same names back; nullopt for anything else (case-sensitive).
 template <typename E>
 std::optional<E> parse_enum(std::string_view text);
+
+// The member standing for a value outside the enum's list.
+template <typename E>
+constexpr E unknown_value() {
+  if constexpr (std::is_same_v<E, Method>) {
+    return Method::kUndefined;
+  } else {
+    return E::kUnknown;
+  }
+}
+
+// parse_enum for input that must name a real value (configuration, command
+// lines, JSON): the unknown member's name is refused too.
+template <typename E>
+std::optional<E> parse_known_enum(std::string_view text) {
+  auto v = parse_enum<E>(text);
+  if (v && *v == unknown_value<E>()) return std::nullopt;
+  return v;
+}
+
+// "Element@attribute" of the first enumerated value in `request` that is
+// the unknown member (a value the decoder did not know), or nullopt. A
+// server cannot carry such a request out.
+std::optional<std::string> unknown_value_in(const Request& request);
 
 }  // namespace basil
