@@ -285,10 +285,25 @@ Awaitable<Result<ReleaseOutcome>> Client::release(basil::ReleaseRequest request)
   }
 }
 
+std::optional<std::string> switch_not_done(const basil::Switched& answer) {
+  auto first_not_done = [](const std::vector<basil::ItemResult>& items, std::string_view what)
+      -> std::optional<std::string> {
+    for (const auto& i : items)
+      if (i.status != basil::ItemStatus::kSuccess)
+        return "SWITCH of " + std::string(what) + " " + std::to_string(i.id) + " did not happen: " +
+               std::string(basil::to_string(i.status));
+    return std::nullopt;
+  };
+  if (auto r = first_not_done(answer.reservations, "reservation")) return r;
+  return first_not_done(answer.applications, "application");
+}
+
 Awaitable<Result<basil::Switched>> Client::switch_state(basil::SwitchRequest request) {
   BASILD_ENSURE_DIALECT();
-  co_return co_await typed_call<basil::Switched>(CallKind::kSwitch,
-                                                 basil::make_request(*dialect_, std::move(request)));
+  auto r = co_await typed_call<basil::Switched>(CallKind::kSwitch, basil::make_request(*dialect_, std::move(request)));
+  if (!r) co_return r;
+  if (auto why = switch_not_done(*r)) co_return Status(Code::kAlpsPermanent, std::move(*why));
+  co_return r;
 }
 
 Awaitable<Result<std::string>> Client::forward(std::string request_xml) {

@@ -81,6 +81,11 @@ struct ReleaseOutcome {
   std::optional<std::uint64_t> last_claims;
 };
 
+// Why a SWITCH answer does not mean done: the first item whose status is
+// not SUCCESS ("SWITCH of reservation 7 did not happen: FAILURE"); nullopt
+// when every item switched.
+std::optional<std::string> switch_not_done(const basil::Switched& answer);
+
 class Client {
  public:
   // `transport`, `timings` and the observer must outlive the client.
@@ -113,6 +118,9 @@ class Client {
   // retried with the policy's backoff; a permanent error ends the loop; the
   // limit ends it with kTimeout.
   Awaitable<basil::Result<ReleaseOutcome>> release(basil::ReleaseRequest request);
+  // One SWITCH. Done only when ALPS answered SUCCESS and every item's own
+  // status is SUCCESS: an item that did not switch (FAILURE, INVALID, ...) is
+  // kAlpsPermanent naming it, whatever ResponseData said.
   Awaitable<basil::Result<basil::Switched>> switch_state(basil::SwitchRequest request);
   // Request XML in, response XML out, untouched (logged and timed as RAW).
   // Only the transport's errors are errors; a BASIL FAILURE is a response.

@@ -398,6 +398,48 @@ basil::Result<Delta> create_reservation(const State& state, const basil::Reserve
   return d;
 }
 
+namespace {
+
+// SWITCH: every item must name a reservation (or an aprun application) ALPS
+// holds, else nothing is switched and the whole request fails PERMANENT,
+// BACKEND with "No entry for resId R" ("... for apid A"), the form of
+// CONFIRM's and RELEASE's answers, which clients recognise. A per-item
+// FAILURE inside a SUCCESS would be read as done by a client that only
+// looks at ResponseData (Slurm), so the emulator never writes one.
+Response switch_reservations(const basil::Request& req, const basil::SwitchRequest& sw, const State& state, Dialect d,
+                             Delta& delta) {
+  std::map<std::uint64_t, ReservationRec> changed;
+  auto switch_res = [&](std::uint64_t id, basil::SwitchAction action) {
+    ReservationRec r = changed.count(id) ? changed[id] : state.reservations.at(id);
+    r.suspended = action == basil::SwitchAction::kOut;
+    changed[id] = r;
+  };
+  for (const auto& item : sw.reservations)
+    if (!state.reservations.count(item.id))
+      return failure(req, d, ErrorClass::kPermanent, "ALPS error: apsched: No entry for resId " + std::to_string(item.id));
+  for (const auto& item : sw.applications) {
+    auto app = state.applications.find(item.id);
+    if (app == state.applications.end() || app->second.time_stamp == 0 ||
+        !state.reservations.count(app->second.reservation_id))
+      return failure(req, d, ErrorClass::kPermanent, "ALPS error: apsched: No entry for apid " + std::to_string(item.id));
+  }
+  basil::Switched result;
+  for (const auto& item : sw.reservations) {
+    switch_res(item.id, item.action);
+    result.reservations.push_back({item.id, basil::ItemStatus::kSuccess});
+  }
+  for (const auto& item : sw.applications) {
+    switch_res(state.applications.at(item.id).reservation_id, item.action);
+    result.applications.push_back({item.id, basil::ItemStatus::kSuccess});
+  }
+  for (auto& [id, r] : changed) delta.put_reservations.push_back(r);
+  Response resp = success(req, d, Method::kSwitch);
+  resp.body = std::move(result);
+  return resp;
+}
+
+}  // namespace
+
 Handled handle(const basil::Request& req, const State& state, std::uint64_t now) {
   Handled out;
   const basil::CleRelease cle = cle_of(state);
@@ -511,27 +553,7 @@ Handled handle(const basil::Request& req, const State& state, std::uint64_t now)
     if (basil::at_least(d, Dialect::k1_2)) rel.claims = claims;
     resp.body = rel;
   } else if (const auto* sw = std::get_if<basil::SwitchRequest>(&req.body)) {
-    resp = success(req, d, Method::kSwitch);
-    basil::Switched result;
-    std::map<std::uint64_t, ReservationRec> changed;
-    auto switch_res = [&](std::uint64_t id, basil::SwitchAction action) {
-      auto it = state.reservations.find(id);
-      if (it == state.reservations.end()) return basil::ItemStatus::kFailure;
-      ReservationRec r = changed.count(id) ? changed[id] : it->second;
-      r.suspended = action == basil::SwitchAction::kOut;
-      changed[id] = r;
-      return basil::ItemStatus::kSuccess;
-    };
-    for (const auto& item : sw->reservations) result.reservations.push_back({item.id, switch_res(item.id, item.action)});
-    for (const auto& item : sw->applications) {
-      auto app = state.applications.find(item.id);
-      basil::ItemStatus st = basil::ItemStatus::kFailure;
-      if (app != state.applications.end() && app->second.time_stamp != 0)
-        st = switch_res(app->second.reservation_id, item.action);
-      result.applications.push_back({item.id, st});
-    }
-    for (auto& [id, r] : changed) out.delta.put_reservations.push_back(r);
-    resp.body = std::move(result);
+    resp = switch_reservations(req, *sw, state, d, out.delta);
   } else {
     resp = failure(req, d, ErrorClass::kPermanent, "ALPS error: unsupported method");
   }

@@ -521,6 +521,27 @@ TEST(HandlerTest, SwitchAndStatus) {
   EXPECT_TRUE(s.reservations.at(1).suspended);
 }
 
+TEST(HandlerTest, ASwitchNamingAReservationAlpsDoesNotHoldFailsWholeAndSwitchesNothing) {
+  State s = world("tds-8");
+  ASSERT_TRUE(run(s, request("1.3", reserve_req(1))).ok());
+  basil::SwitchRequest sw;
+  sw.reservations.push_back({1, basil::SwitchAction::kOut});
+  sw.reservations.push_back({9, basil::SwitchAction::kOut});
+  auto r = run(s, request("1.3", sw));
+  ASSERT_FALSE(r.ok()) << "a SUCCESS would be read as done";
+  EXPECT_EQ(r.method, basil::Method::kSwitch);
+  EXPECT_EQ(r.error_class, basil::ErrorClass::kPermanent);
+  EXPECT_EQ(r.error_source, basil::ErrorSource::kBackend);
+  EXPECT_EQ(message(r), "ALPS error: apsched: No entry for resId 9");
+  EXPECT_EQ(r.error().code(), basil::Code::kReservationGone);
+  EXPECT_FALSE(s.reservations.at(1).suspended) << "nothing was switched";
+  basil::SwitchRequest by_app;
+  by_app.applications.push_back({4242, basil::SwitchAction::kOut});
+  auto a = run(s, request("1.2", by_app));
+  ASSERT_FALSE(a.ok());
+  EXPECT_EQ(message(a), "ALPS error: apsched: No entry for apid 4242");
+}
+
 TEST(HandlerTest, AdminReservationsForOrphansAndInteractive) {
   State s = world("tds-8");
   auto req = reserve_req(1);

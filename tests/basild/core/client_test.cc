@@ -197,6 +197,37 @@ TEST_F(ClientTest, AnAnswerOfTheWrongMethodOrProtocolIsRefused) {
   EXPECT_NE(c2.status().message().find("protocol mismatch"), std::string::npos) << c2.status().message();
 }
 
+// A SWITCH that did not happen is never reported as done: whether ALPS says
+// so in ResponseData (FAILURE) or only in the item's own status.
+TEST_F(ClientTest, ASwitchIsDoneOnlyWhenEveryItemSwitched) {
+  basil::SwitchRequest sw;
+  sw.reservations.push_back({7, basil::SwitchAction::kOut});
+  basil::Switched done;
+  done.reservations.push_back({7, basil::ItemStatus::kSuccess});
+  basil::Switched item_failed;
+  item_failed.reservations.push_back({7, basil::ItemStatus::kFailure});
+  basil::Switched app_invalid = done;
+  app_invalid.applications.push_back({230893, basil::ItemStatus::kInvalid});
+
+  fake.script.push_back(answer(engine("5.2.44", {"1.3", "1.2", "1.1", "1.0"})));
+  fake.script.push_back(answer(done));
+  fake.script.push_back(answer(item_failed));
+  fake.script.push_back(answer(app_invalid));
+  fake.script.push_back(failure("ALPS error: apsched: No entry for resId 7"));
+  Client c(io.get_executor(), fake);
+  EXPECT_TRUE(run(io, c.switch_state(sw)));
+  const auto per_item = run(io, c.switch_state(sw));
+  ASSERT_FALSE(per_item);
+  EXPECT_EQ(per_item.status().code(), basil::Code::kAlpsPermanent);
+  EXPECT_EQ(per_item.status().message(), "SWITCH of reservation 7 did not happen: FAILURE");
+  const auto app = run(io, c.switch_state(sw));
+  ASSERT_FALSE(app);
+  EXPECT_EQ(app.status().message(), "SWITCH of application 230893 did not happen: INVALID");
+  const auto whole = run(io, c.switch_state(sw));
+  ASSERT_FALSE(whole);
+  EXPECT_EQ(whole.status().code(), basil::Code::kReservationGone);
+}
+
 TEST_F(ClientTest, ReserveNeedsABatchId) {
   Client c(io.get_executor(), fake);
   basil::ReserveRequest req;

@@ -101,6 +101,22 @@ TEST(ClientEmulatorTest, ReserveConfirmReleaseCycle) {
   EXPECT_EQ(rig.timings.of(CallKind::kRelease).errors, 1u);
 }
 
+TEST(ClientEmulatorTest, ASwitchOfAReservationAlpsDoesNotHoldIsNeverDone) {
+  const auto state = init_emulator("cl-switch");
+  Rig rig(state);
+  auto reserved = run_sync(rig.io, rig.client.reserve(small_job("1002")));
+  ASSERT_TRUE(reserved) << reserved.status().message();
+  basil::SwitchRequest out;
+  out.reservations.push_back({reserved->reservation_id, basil::SwitchAction::kOut});
+  auto done = run_sync(rig.io, rig.client.switch_state(out));
+  EXPECT_TRUE(done) << done.status().message();
+  basil::SwitchRequest gone;
+  gone.reservations.push_back({reserved->reservation_id + 100, basil::SwitchAction::kIn});
+  auto not_done = run_sync(rig.io, rig.client.switch_state(gone));
+  ASSERT_FALSE(not_done);
+  EXPECT_EQ(not_done.status().code(), basil::Code::kReservationGone) << not_done.status().message();
+}
+
 TEST(ClientEmulatorTest, NegotiatesTheDialectOfEachCleRelease) {
   const auto state = init_emulator("cl-neg");
   const std::pair<const char*, basil::Dialect> cases[] = {
