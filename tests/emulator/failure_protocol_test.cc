@@ -117,3 +117,40 @@ TEST_F(EmulatorTest, ARequestHoldingAnUnknownValueIsRefusedNamingTheAttribute) {
 }
 
 }  // namespace
+
+namespace {
+
+using namespace emulator_testing;
+
+// A request part the dialect cannot honour is refused, naming it, never
+// dropped: accelerators before 1.2 (basild's encoder refuses to write them,
+// EncoderTest.RefusesAccelParamBeforeOnePointTwo), nppcu before 1.3.
+TEST_F(EmulatorTest, ARequestPartTheDialectCannotHonourIsRefusedNotDropped) {
+  init("xk7-gpu");  // CLE 4.1, GPUs: protocol 1.1 is answered in 1.1+
+  const auto reserve = [](const std::string& protocol, const std::string& param_attrs, const std::string& children) {
+    return "<BasilRequest protocol=\"" + protocol + "\" method=\"RESERVE\"><ReserveParamArray user_name=\"a\">"
+           "<ReserveParam architecture=\"XT\" width=\"1\"" + param_attrs + ">" + children +
+           "</ReserveParam></ReserveParamArray></BasilRequest>";
+  };
+  const std::string gpu = "<AccelParamArray><AccelParam type=\"GPU\"/></AccelParamArray>";
+  for (const auto& [xml, part] : std::vector<std::pair<std::string, std::string>>{
+           {reserve("1.0", "", gpu), "AccelParam"},
+           {reserve("1.1", "", gpu), "AccelParam"},
+           {reserve("1.2", " nppcu=\"1\"", ""), "nppcu"}}) {
+    Ran r = emu("", xml);
+    const auto d = basil::decode_response(r.out);
+    ASSERT_TRUE(d) << r.out;
+    EXPECT_FALSE(d->ok()) << xml;
+    EXPECT_EQ(d->error_class, basil::ErrorClass::kPermanent) << xml;
+    EXPECT_NE(text(*d).find(part), std::string::npos) << text(*d);
+  }
+  Ran inv = emu("show");
+  EXPECT_EQ(inv.out.find("reservation 1"), std::string::npos) << "nothing was reserved:\n" << inv.out;
+  // The same accelerator request at 1.2 is carried out.
+  Ran ok = emu("", reserve("1.2", "", gpu));
+  const auto d = basil::decode_response(ok.out);
+  ASSERT_TRUE(d) << ok.out;
+  EXPECT_TRUE(d->ok()) << ok.out;
+}
+
+}  // namespace
