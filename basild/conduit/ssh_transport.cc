@@ -16,7 +16,7 @@
 #include <thread>
 
 #include "conduit/frames.h"
-#include "conduit/request_kind.h"
+#include "core/request_kind.h"
 #include "core/apbasil_output.h"
 
 namespace basild::conduit {
@@ -214,7 +214,6 @@ struct SshTransport::Impl {
   milliseconds delay{0};
   Clock::time_point next_keepalive{};
   std::string down_error;
-  std::map<std::string, std::string> engine_cache;  // protocol -> last good answer
   std::array<char, 64 * 1024> buf{};
 };
 
@@ -420,18 +419,6 @@ void SshTransport::Impl::fail_or_serve_while_down() {
       continue;
     }
     queued_count.fetch_sub(1);
-    if (j.kind.engine) {
-      const auto it = engine_cache.find(j.kind.protocol);
-      if (it != engine_cache.end()) {
-        {
-          std::lock_guard lock(mu);
-          ++st.engine_from_cache;
-        }
-        complete(j, Status::ok(), it->second,
-                 "answered from the last good QUERY ENGINE answer: " + down_error);
-        continue;
-      }
-    }
     const std::string msg = j.retried ? down_error + "; the " + j.what() + " was not answered before its timeout"
                                       : "main system unreachable: " + down_error;
     complete(j, Status(j.retried ? Code::kTimeout : Code::kTransport, msg), {}, {});
@@ -816,7 +803,6 @@ void SshTransport::Impl::keepalive() {
 
 void SshTransport::Impl::complete(Job& job, Status status, std::string response, std::string diagnostics) {
   CallOutcome o;
-  if (status.is_ok() && job.kind.engine && is_good_engine_answer(response)) engine_cache[job.kind.protocol] = response;
   o.status = std::move(status);
   o.response = std::move(response);
   o.diagnostics = std::move(diagnostics);

@@ -24,8 +24,8 @@
 // closed, kTimeout returned).
 //
 // Failures: while the link is down new calls fail at once (kTransport,
-// transient) naming the cause, except QUERY ENGINE, answered from the last
-// good answer when there is one. A dropped link is reconnected at once, then
+// transient) naming the cause (the daemon answers QUERY ENGINE from the last
+// good answer, core/last_good_engine.h). A dropped link is reconnected at once, then
 // with exponential backoff (reconnect_min .. reconnect_max) for as long as
 // the transport lives. Calls running when the link drops: a QUERY is sent
 // again after the reconnect (it waits for it within its own timeout); any
@@ -86,7 +86,6 @@ struct ConduitStatus {
   std::uint64_t helper_starts = 0;     // gateway helpers started (restarts = starts - connects)
   std::uint64_t retried_queries = 0;   // QUERY calls sent again after a drop
   std::uint64_t lost_calls = 0;        // non-QUERY calls failed by a drop
-  std::uint64_t engine_from_cache = 0; // QUERY ENGINE answered from the last good answer
   std::optional<std::chrono::system_clock::time_point> since;  // state entered at
 };
 

@@ -1,5 +1,7 @@
 #include "core/client.h"
 
+#include "core/request_kind.h"
+
 #include <algorithm>
 #include "core/asio.h"
 #include <memory>
@@ -136,6 +138,8 @@ Awaitable<Result<basil::Response>> Client::exchange(CallKind kind, const basil::
     co_return fail(response.error());
   }
   if (timings_) timings_->record(kind, outcome.elapsed, decode_time, false);
+  if (kind == CallKind::kEngine && options_.engine_memory != nullptr)
+    options_.engine_memory->learn(request.protocol, outcome.response);
   co_return std::move(response);
 }
 
@@ -308,8 +312,15 @@ Awaitable<Result<basil::Switched>> Client::switch_state(basil::SwitchRequest req
 
 Awaitable<Result<std::string>> Client::forward(std::string request_xml) {
   std::uint64_t call_id = 0;
+  const RequestKind kind = options_.engine_memory != nullptr ? classify_request(request_xml) : RequestKind{};
   CallOutcome outcome = co_await transport_call(CallKind::kRaw, std::move(request_xml), call_id);
   if (timings_) timings_->record(CallKind::kRaw, outcome.elapsed, {}, !outcome.status);
+  if (kind.engine) {
+    if (outcome.status) options_.engine_memory->learn(kind.protocol, outcome.response);
+    if (!outcome.status || !is_good_engine_answer(outcome.response)) {
+      if (auto kept = options_.engine_memory->recall(kind.protocol)) co_return std::move(*kept);
+    }
+  }
   if (!outcome.status) {
     co_return Status(outcome.status.code(),
                      with_diagnostics(outcome.status.message(), outcome.diagnostics));

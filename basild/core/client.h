@@ -25,6 +25,7 @@
 #include "basil_proto/codec.h"
 #include "basil_proto/model.h"
 #include "basil_proto/status.h"
+#include "core/engine_memory.h"
 #include "core/timings.h"
 #include "core/transport.h"
 
@@ -46,6 +47,9 @@ struct ClientOptions {
   std::optional<basil::Dialect> pinned;  // configured BASIL version
   ReleasePolicy release;
   basil::DecodeOptions decode;
+  // Learns every good ENGINE answer; forward() answers an ENGINE that ALPS
+  // does not answer from it. Must outlive the client; null: none.
+  EngineMemory* engine_memory = nullptr;
 };
 
 // One event per request sent and per answer received (or failure), for the
@@ -124,6 +128,9 @@ class Client {
   Awaitable<basil::Result<basil::Switched>> switch_state(basil::SwitchRequest request);
   // Request XML in, response XML out, untouched (logged and timed as RAW).
   // Only the transport's errors are errors; a BASIL FAILURE is a response.
+  // A QUERY ENGINE that fails, or is answered with anything but an Engine,
+  // is answered from the engine memory when it has an answer for the
+  // request's protocol (see core/engine_memory.h).
   Awaitable<basil::Result<std::string>> forward(std::string request_xml);
 
   const ClientOptions& options() const { return options_; }

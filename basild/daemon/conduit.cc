@@ -50,8 +50,7 @@ class SshConduit final : public Conduit {
                         {"drops", s.drops},
                         {"helper_starts", s.helper_starts},
                         {"retried_queries", s.retried_queries},
-                        {"lost_calls", s.lost_calls},
-                        {"engine_from_cache", s.engine_from_cache}};
+                        {"lost_calls", s.lost_calls}};
     if (!s.last_error.empty()) j["last_error"] = s.last_error;
     if (s.since)
       j["since"] = std::chrono::duration_cast<std::chrono::seconds>(s.since->time_since_epoch()).count();
@@ -71,7 +70,6 @@ class SshConduit final : public Conduit {
     line("basild_conduit_helper_starts_total", "counter", s.helper_starts);
     line("basild_conduit_retried_queries_total", "counter", s.retried_queries);
     line("basild_conduit_lost_calls_total", "counter", s.lost_calls);
-    line("basild_conduit_engine_from_cache_total", "counter", s.engine_from_cache);
     return t;
   }
 

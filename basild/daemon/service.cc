@@ -211,6 +211,7 @@ struct Service::Impl : std::enable_shared_from_this<Impl> {
   Logger& log;
   std::unique_ptr<Store> store;
   std::unique_ptr<Conduit> transport;  // [conduit]: local apbasil or the ssh conduit
+  EngineMemory engine_memory;          // the last good ENGINE answers (persisted)
   Timings timings;
   std::unique_ptr<XmlLog> xml_log;
   std::unique_ptr<Client> client;
@@ -288,10 +289,23 @@ struct Service::Impl : std::enable_shared_from_this<Impl> {
 
     transport = make_conduit(io, config);
 
+    // The last good ENGINE answers a basild before this one kept.
+    EngineMemory::Answers known;
+    if (auto kept = store->load_engine_answers()) {
+      for (auto& [protocol, xml] : *kept) known.emplace(std::move(protocol), std::move(xml));
+    } else {
+      log.warning("B0105", "cannot read the last good QUERY ENGINE answers: " + kept.status().to_string());
+    }
+    engine_memory = EngineMemory(std::move(known), [this](const std::string& protocol, const std::string& xml) {
+      if (auto st = store->save_engine_answer(protocol, xml); !st)
+        log.warning("B0106", "cannot keep the QUERY ENGINE answer (protocol " + protocol + "): " + st.to_string());
+    });
+
     ClientOptions co;
     co.call_timeout = config.apbasil.timeout;
     co.pinned = config.basil.version;
     co.decode.strict = config.basil.strict_decode;
+    co.engine_memory = &engine_memory;
     client = std::make_unique<Client>(io.get_executor(), transport->get(), co, &timings,
                                       xml_log->enabled() ? xml_log->observer() : CallObserver{});
 
@@ -865,6 +879,10 @@ struct Service::Impl : std::enable_shared_from_this<Impl> {
                         text += "# TYPE basild_alps_reachable gauge\nbasild_alps_reachable " +
                                 std::to_string(self->alps_reachable ? 1 : 0) + "\n";
                         text += self->transport->prometheus();
+                        text += "# HELP basild_engine_from_memory_total QUERY ENGINE calls answered with the last "
+                                "good answer while ALPS could not answer\n"
+                                "# TYPE basild_engine_from_memory_total counter\nbasild_engine_from_memory_total " +
+                                std::to_string(self->engine_memory.answered_from_memory()) + "\n";
                         text += "# TYPE basild_reservations_gone_total counter\nbasild_reservations_gone_total " +
                                 std::to_string(self->gone_behind_back) + "\n";
                         text += self->poll_prometheus();
@@ -958,6 +976,7 @@ struct Service::Impl : std::enable_shared_from_this<Impl> {
     if (client && client->engine()) j["engine"] = client->engine()->version;
     j["transport"] = {{"name", transport->name()}, {"running", transport->running()}, {"queued", transport->queued()}};
     j["conduit"] = transport->status_json();
+    j["engine_from_memory"] = engine_memory.answered_from_memory();
     j["inventory_age_s"] = inventory ? json(age_seconds(inventory_at)) : json(nullptr);
     j["uptime_s"] = age_seconds(started_at);
     j["intents_in_flight"] = intents_in_flight.size();

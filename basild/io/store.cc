@@ -121,7 +121,17 @@ CREATE TABLE quarantine (
 );
 )sql";
 
-constexpr const char* kMigrations[] = {kSchemaV1};
+// v2: the last good QUERY ENGINE answer per request protocol, so that a
+// basild restarted while the main system is down still answers ENGINE.
+constexpr const char* kSchemaV2 = R"sql(
+CREATE TABLE engine_answers (
+  protocol   TEXT PRIMARY KEY,
+  xml        TEXT    NOT NULL,
+  updated_ms INTEGER NOT NULL
+);
+)sql";
+
+constexpr const char* kMigrations[] = {kSchemaV1, kSchemaV2};
 
 // Reservations. Column order matches decode_reservation.
 #define BASILD_RES_COLUMNS                                                                          \
@@ -200,6 +210,12 @@ constexpr char kUpsertTiming[] =
     "INSERT INTO timings (key, snapshot, updated_ms) VALUES (?1, ?2, ?3)"
     " ON CONFLICT (key) DO UPDATE SET snapshot = ?2, updated_ms = ?3";
 constexpr char kSelectTimings[] = "SELECT key, snapshot FROM timings ORDER BY key";
+
+// The last good ENGINE answers.
+constexpr char kUpsertEngineAnswer[] =
+    "INSERT INTO engine_answers (protocol, xml, updated_ms) VALUES (?1, ?2, ?3)"
+    " ON CONFLICT (protocol) DO UPDATE SET xml = ?2, updated_ms = ?3";
+constexpr char kSelectEngineAnswers[] = "SELECT protocol, xml FROM engine_answers ORDER BY protocol";
 
 // Quarantine.
 constexpr char kInsertQuarantine[] =
@@ -1295,6 +1311,20 @@ basil::Result<std::vector<std::pair<std::string, std::string>>> Store::load_timi
   using Row = std::pair<std::string, std::string>;
   return impl_->select_all<Row>(
       s, [](const Stmt& st) { return basil::Result<Row>(Row(st.text(0), st.text(1))); }, "load_timings");
+}
+
+basil::Status Store::save_engine_answer(const std::string& protocol, const std::string& xml) {
+  return impl_->db.transact("save_engine_answer", [&]() -> Status {
+    Stmt s(impl_->db, sql::kUpsertEngineAnswer, "save_engine_answer");
+    return s.bind(1, protocol).bind(2, xml).bind(3, impl_->db.now_ms()).run();
+  });
+}
+
+basil::Result<std::vector<std::pair<std::string, std::string>>> Store::load_engine_answers() {
+  Stmt s(impl_->db, sql::kSelectEngineAnswers, "load_engine_answers");
+  using Row = std::pair<std::string, std::string>;
+  return impl_->select_all<Row>(
+      s, [](const Stmt& st) { return basil::Result<Row>(Row(st.text(0), st.text(1))); }, "load_engine_answers");
 }
 
 }  // namespace basild

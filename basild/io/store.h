@@ -1,7 +1,8 @@
 // basild's state store: one SQLite database (WAL, synchronous=NORMAL) that
 // holds what basild must not forget across a restart or a kill -9:
 // reservations it made or saw, RESERVE intents, the scheduler's job table as
-// basild knows it, an audit log, node events and timing snapshots.
+// basild knows it, an audit log, node events, timing snapshots and the last
+// good QUERY ENGINE answers.
 //
 // - One basild per database: open() takes an exclusive flock on
 //   "<database>.lock" for the Store's lifetime and writes its pid there; a
@@ -226,6 +227,10 @@ class Store {
   // ---- timing aggregates: one JSON snapshot per key ("RESERVE", "QUERY/INVENTORY")
   basil::Status save_timings(const std::vector<std::pair<std::string, std::string>>& snapshots);
   basil::Result<std::vector<std::pair<std::string, std::string>>> load_timings();
+
+  // ---- the last good QUERY ENGINE answer per request protocol (raw XML)
+  basil::Status save_engine_answer(const std::string& protocol, const std::string& xml);
+  basil::Result<std::vector<std::pair<std::string, std::string>>> load_engine_answers();
 
   // PRAGMA quick_check now (open() already ran it): "ok" or the problems.
   basil::Result<std::vector<std::string>> quick_check();

@@ -2,7 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "conduit/request_kind.h"
+#include "core/request_kind.h"
 #include "conduit/ssh_session.h"
 
 namespace basild::conduit {

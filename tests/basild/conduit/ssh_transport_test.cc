@@ -270,8 +270,9 @@ TEST_P(ConduitModesTest, ReconnectsByItselfAfterSshdRestartsAndFailsFastMeanwhil
   ASSERT_TRUE(call(io, remote, engine_request()).status);
   ASSERT_TRUE(call(io, remote, inventory_request()).status);
   sshd.Kill();
-  // Down: other calls fail at once as transient; QUERY ENGINE comes from the
-  // last good answer.
+  // Down: calls fail at once as transient, QUERY ENGINE too (basild's client
+  // answers a forwarded ENGINE from its engine memory: EngineMemoryTest,
+  // EngineMemoryIntegrationTest).
   for (int i = 0; i < 100 && remote.status().state != "down"; ++i) std::this_thread::sleep_for(20ms);
   ASSERT_EQ(remote.status().state, "down");
   const auto t0 = std::chrono::steady_clock::now();
@@ -280,10 +281,7 @@ TEST_P(ConduitModesTest, ReconnectsByItselfAfterSshdRestartsAndFailsFastMeanwhil
   EXPECT_EQ(failed.status.code(), basil::Code::kTransport);
   EXPECT_NE(failed.status.message().find("unreachable"), std::string::npos) << failed.status.message();
   auto engine = call(io, remote, engine_request());
-  EXPECT_TRUE(engine.status) << engine.status.message();
-  EXPECT_NE(engine.response.find("<Engine"), std::string::npos);
-  EXPECT_NE(engine.diagnostics.find("last good"), std::string::npos);
-  EXPECT_EQ(remote.status().engine_from_cache, 1u);
+  EXPECT_EQ(engine.status.code(), basil::Code::kTransport) << engine.status.message();
 
   ASSERT_TRUE(sshd.Start()) << sshd.error();
   bool ok = false;

@@ -9,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-namespace basild::conduit {
+namespace basild {
 
 struct RequestKind {
   bool valid = false;         // decoded as a BASIL request
@@ -23,4 +23,4 @@ RequestKind classify_request(std::string_view xml);
 // True when `xml` decodes as a SUCCESS answer to QUERY ENGINE.
 bool is_good_engine_answer(std::string_view xml);
 
-}  // namespace basild::conduit
+}  // namespace basild

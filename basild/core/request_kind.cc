@@ -1,10 +1,10 @@
-#include "conduit/request_kind.h"
+#include "core/request_kind.h"
 
 #include <variant>
 
 #include "basil_proto/codec.h"
 
-namespace basild::conduit {
+namespace basild {
 
 RequestKind classify_request(std::string_view xml) {
   RequestKind k;
@@ -24,4 +24,4 @@ bool is_good_engine_answer(std::string_view xml) {
   return r && r->ok() && std::holds_alternative<basil::EngineInfo>(r->body);
 }
 
-}  // namespace basild::conduit
+}  // namespace basild

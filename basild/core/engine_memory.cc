@@ -1,0 +1,27 @@
+#include "core/engine_memory.h"
+
+#include <utility>
+
+#include "core/request_kind.h"
+
+namespace basild {
+
+EngineMemory::EngineMemory(Answers known, Remember remember)
+    : answers_(std::move(known)), remember_(std::move(remember)) {}
+
+void EngineMemory::learn(const std::string& protocol, const std::string& xml) {
+  if (!is_good_engine_answer(xml)) return;
+  auto& kept = answers_[protocol];
+  if (kept == xml) return;
+  kept = xml;
+  if (remember_) remember_(protocol, kept);
+}
+
+std::optional<std::string> EngineMemory::recall(const std::string& protocol) {
+  const auto it = answers_.find(protocol);
+  if (it == answers_.end()) return std::nullopt;
+  ++recalled_;
+  return it->second;
+}
+
+}  // namespace basild
