@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# The README's examples of "Running basild" and "Job geometry (nppcu)", run
+# in the order they are printed against a fresh ./scripts/run (its run
+# directory in a temporary place instead of build/run). Each must exit 0.
+#   readme_examples.sh SOURCE_DIR
+set -uo pipefail
+top=$(cd "${1:?usage: readme_examples.sh SOURCE_DIR}" && pwd)
+work=$(mktemp -d /tmp/basil-readme-XXXXXX)
+run="$work/run"
+pid=
+cleanup() {
+  [ -n "$pid" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+BASIL_RUN_DIR="$run" "$top/scripts/run" >"$work/run.log" 2>&1 &
+pid=$!
+ctl="$top/build/basild/basilctl"
+for _ in $(seq 1 600); do
+  "$ctl" --socket "$run/control.sock" health >/dev/null 2>&1 && break
+  kill -0 "$pid" 2>/dev/null || { echo "scripts/run ended:"; cat "$work/run.log"; exit 1; }
+  sleep 0.1
+done
+"$ctl" --socket "$run/control.sock" health >/dev/null || { echo "basild never became healthy"; cat "$work/run.log"; exit 1; }
+
+# The sh blocks of the two sections, as printed.
+awk '
+  /^## / { section = substr($0, 4) }
+  /^```sh$/ && (section == "Running basild" || section == "Job geometry (nppcu)") { inblock = 1; next }
+  /^```/ { inblock = 0; next }
+  inblock { print }
+' "$top/README.md" >"$work/examples.sh"
+[ -s "$work/examples.sh" ] || { echo "no examples found in README.md"; exit 1; }
+
+cd "$work"
+n=0
+failed=0
+while IFS= read -r line; do
+  [ -z "$line" ] && continue
+  n=$((n + 1))
+  cmd=${line//build\/run/$run}
+  cmd=${cmd//build\//$top/build/}
+  if ! out=$(bash -c "set -o pipefail; S='$run/control.sock'; $cmd" 2>&1); then
+    echo "FAILED ($n): $line"
+    echo "$out" | head -20
+    failed=$((failed + 1))
+  fi
+done <"$work/examples.sh"
+echo "$n README examples run, $failed failed"
+[ "$failed" = 0 ]
