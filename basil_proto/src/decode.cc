@@ -218,6 +218,7 @@ struct Decoder::Impl {
   bool root_seen = false;
   bool root_done = false;
   std::optional<RequestEnvelope> envelope;  // a BasilRequest's root start tag, as read
+  std::optional<ResponseStatus> seen_status;  // ResponseData@status, once read
 
   std::size_t fed = 0;
   std::size_t depth = 0;
@@ -984,6 +985,7 @@ struct Decoder::Impl {
           return;
         }
         resp->method = m;
+        seen_status = resp->status;
         // A method read as UNDEFINED that did not say so (tolerant mode): its
         // body, if any, tells what the answer is.
         const bool method_unknown =
@@ -1774,21 +1776,43 @@ Result<Decoded> Decoder::finish() {
 
 const std::optional<RequestEnvelope>& Decoder::request_envelope() const { return impl_->envelope; }
 
-std::optional<RequestEnvelope> read_request_envelope(std::string_view xml) {
-  // The root start tag comes first, so a few small pieces are enough
-  // however long the document is.
+std::optional<ResponseStatus> Decoder::response_status() const { return impl_->seen_status; }
+
+namespace {
+
+// Feeds `xml` in small pieces until `known(decoder)` holds or it is all
+// fed: a document's head comes first, so a few pieces are enough however
+// long it is.
+template <typename Known>
+void feed_until(Decoder& d, std::string_view xml, Known known) {
   constexpr std::size_t kPiece = 4096;
-  DecodeOptions o;
-  o.max_document_bytes = xml.size();
-  Decoder d(o, Decoder::Expect::kRequest);
-  while (!xml.empty() && !d.request_envelope()) {
+  while (!xml.empty() && !known()) {
     const std::size_t n = std::min(xml.size(), kPiece);
     const bool fed = d.feed(xml.substr(0, n)).is_ok();
     xml.remove_prefix(n);
-    if (!fed) break;
+    if (!fed) return;
   }
-  if (!d.request_envelope() && xml.empty()) (void)d.finish();
+  if (!known() && xml.empty()) (void)d.finish();
+}
+
+DecodeOptions head_options(std::string_view xml) {
+  DecodeOptions o;
+  o.max_document_bytes = xml.size();
+  return o;
+}
+
+}  // namespace
+
+std::optional<RequestEnvelope> read_request_envelope(std::string_view xml) {
+  Decoder d(head_options(xml), Decoder::Expect::kRequest);
+  feed_until(d, xml, [&] { return d.request_envelope().has_value(); });
   return d.request_envelope();
+}
+
+std::optional<ResponseStatus> read_response_status(std::string_view xml) {
+  Decoder d(head_options(xml), Decoder::Expect::kResponse);
+  feed_until(d, xml, [&] { return d.response_status().has_value(); });
+  return d.response_status();
 }
 
 namespace {

@@ -68,13 +68,15 @@ Client::Client(asio::any_io_executor executor, Transport& transport, ClientOptio
       timings_(timings),
       observer_(std::move(observer)) {}
 
-Awaitable<CallOutcome> Client::transport_call(CallKind kind, std::string xml, std::uint64_t& call_id) {
+Awaitable<CallOutcome> Client::transport_call(CallKind kind, std::string xml, std::uint64_t& call_id,
+                                              Caller caller) {
   call_id = next_call_id_++;
   if (observer_) {
     CallEvent ev;
     ev.phase = CallEvent::Phase::kRequest;
     ev.call_id = call_id;
     ev.kind = kind;
+    ev.caller = caller;
     ev.transport = transport_.name();
     ev.xml = xml;
     ev.when = std::chrono::system_clock::now();
@@ -87,6 +89,7 @@ Awaitable<CallOutcome> Client::transport_call(CallKind kind, std::string xml, st
     ev.phase = CallEvent::Phase::kResponse;
     ev.call_id = call_id;
     ev.kind = kind;
+    ev.caller = caller;
     ev.transport = transport_.name();
     ev.xml = outcome.response;
     ev.when = std::chrono::system_clock::now();
@@ -312,10 +315,13 @@ Awaitable<Result<basil::Switched>> Client::switch_state(basil::SwitchRequest req
 
 Awaitable<Result<std::string>> Client::forward(std::string request_xml) {
   std::uint64_t call_id = 0;
-  const RequestKind kind = options_.engine_memory != nullptr ? classify_request(request_xml) : RequestKind{};
-  CallOutcome outcome = co_await transport_call(CallKind::kRaw, std::move(request_xml), call_id);
-  if (timings_) timings_->record(CallKind::kRaw, outcome.elapsed, {}, !outcome.status);
-  if (kind.engine) {
+  const RequestKind kind = classify_request(request_xml);
+  CallOutcome outcome = co_await transport_call(kind.call, std::move(request_xml), call_id, Caller::kForwarded);
+  if (timings_) {
+    const bool failed = !outcome.status || !is_success_answer(outcome.response);
+    timings_->record(kind.call, outcome.elapsed, {}, failed, Caller::kForwarded);
+  }
+  if (kind.engine && options_.engine_memory != nullptr) {
     if (outcome.status) options_.engine_memory->learn(kind.protocol, outcome.response);
     if (!outcome.status || !is_good_engine_answer(outcome.response)) {
       if (auto kept = options_.engine_memory->recall(kind.protocol)) co_return std::move(*kept);

@@ -59,6 +59,7 @@ struct CallEvent {
   Phase phase = Phase::kRequest;
   std::uint64_t call_id = 0;
   CallKind kind = CallKind::kRaw;
+  Caller caller = Caller::kBasild;  // kForwarded for forward()
   std::string_view transport;
   std::string_view xml;
   std::chrono::system_clock::time_point when;
@@ -126,7 +127,9 @@ class Client {
   // status is SUCCESS: an item that did not switch (FAILURE, INVALID, ...) is
   // kAlpsPermanent naming it, whatever ResponseData said.
   Awaitable<basil::Result<basil::Switched>> switch_state(basil::SwitchRequest request);
-  // Request XML in, response XML out, untouched (logged and timed as RAW).
+  // Request XML in, response XML out, untouched; logged and timed as a
+  // forwarded call of its method and query type (RAW when it is no BASIL
+  // request), counted as an error when ALPS answers FAILURE.
   // Only the transport's errors are errors; a BASIL FAILURE is a response.
   // A QUERY ENGINE that fails, or is answered with anything but an Engine,
   // is answered from the engine memory when it has an answer for the
@@ -140,7 +143,8 @@ class Client {
   template <typename Body>
   Awaitable<basil::Result<Body>> typed_call(CallKind kind, basil::Request request);
   Awaitable<basil::Result<basil::Response>> exchange(CallKind kind, const basil::Request& request);
-  Awaitable<CallOutcome> transport_call(CallKind kind, std::string xml, std::uint64_t& call_id);
+  Awaitable<CallOutcome> transport_call(CallKind kind, std::string xml, std::uint64_t& call_id,
+                                        Caller caller = Caller::kBasild);
   Awaitable<basil::Status> ensure_dialect();
 
   boost::asio::any_io_executor executor_;

@@ -6,6 +6,29 @@
 
 namespace basild {
 
+namespace {
+
+CallKind call_kind_of(const basil::Request& r) {
+  switch (r.method()) {
+    case basil::Method::kQuery:
+      switch (*r.query_type()) {
+        case basil::QueryType::kEngine: return CallKind::kEngine;
+        case basil::QueryType::kInventory: return CallKind::kInventory;
+        case basil::QueryType::kSummary: return CallKind::kSummary;
+        case basil::QueryType::kStatus: return CallKind::kStatus;
+      }
+      break;
+    case basil::Method::kReserve: return CallKind::kReserve;
+    case basil::Method::kConfirm: return CallKind::kConfirm;
+    case basil::Method::kRelease: return CallKind::kRelease;
+    case basil::Method::kSwitch: return CallKind::kSwitch;
+    case basil::Method::kUndefined: break;
+  }
+  return CallKind::kRaw;
+}
+
+}  // namespace
+
 RequestKind classify_request(std::string_view xml) {
   RequestKind k;
   basil::DecodeOptions o;
@@ -15,6 +38,7 @@ RequestKind classify_request(std::string_view xml) {
   k.valid = true;
   k.query = r->method() == basil::Method::kQuery;
   k.engine = k.query && r->query_type() == basil::QueryType::kEngine;
+  k.call = call_kind_of(*r);
   k.protocol = r->protocol;
   return k;
 }
@@ -22,6 +46,10 @@ RequestKind classify_request(std::string_view xml) {
 bool is_good_engine_answer(std::string_view xml) {
   const auto r = basil::decode_response(xml);
   return r && r->ok() && std::holds_alternative<basil::EngineInfo>(r->body);
+}
+
+bool is_success_answer(std::string_view xml) {
+  return basil::read_response_status(xml) == basil::ResponseStatus::kSuccess;
 }
 
 }  // namespace basild

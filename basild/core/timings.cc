@@ -38,6 +38,14 @@ std::string fmt_ms(double seconds_value) {
 
 std::string_view call_kind_name(CallKind kind) { return kNames[static_cast<std::size_t>(kind)]; }
 
+std::string_view caller_name(Caller caller) { return caller == Caller::kBasild ? "basild" : "forwarded"; }
+
+std::optional<Caller> caller_from_name(std::string_view name) {
+  if (name == "basild") return Caller::kBasild;
+  if (name == "forwarded") return Caller::kForwarded;
+  return std::nullopt;
+}
+
 std::string_view call_kind_method(CallKind kind) {
   switch (kind) {
     case CallKind::kEngine:
@@ -130,36 +138,43 @@ TimingFigures figures_of(const DurationHistogram& h) {
 
 // ------------------------------------------------------------ aggregator
 
-void Timings::record(CallKind kind, std::chrono::nanoseconds transport,
-                     std::chrono::nanoseconds decode, bool error) {
-  auto& k = kinds_[static_cast<std::size_t>(kind)];
+void Timings::record(CallKind kind, std::chrono::nanoseconds transport, std::chrono::nanoseconds decode, bool error,
+                     Caller caller) {
+  auto& k = kinds_[static_cast<std::size_t>(caller)][static_cast<std::size_t>(kind)];
   ++k.count;
   if (error) ++k.errors;
   k.transport.add(transport);
   k.decode.add(decode);
 }
 
+template <typename F>
+void Timings::for_each_called(F&& f) const {
+  for (std::size_t c = 0; c < kCallerCount; ++c)
+    for (std::size_t i = 0; i < kCallKindCount; ++i)
+      if (kinds_[c][i].count != 0) f(static_cast<Caller>(c), static_cast<CallKind>(i), kinds_[c][i]);
+}
+
 nlohmann::json Timings::to_json() const {
   nlohmann::json calls = nlohmann::json::array();
-  for (std::size_t i = 0; i < kCallKindCount; ++i) {
-    const auto& k = kinds_[i];
-    if (k.count == 0) continue;
-    const auto kind = static_cast<CallKind>(i);
-    calls.push_back({{"kind", call_kind_name(kind)},
+  for_each_called([&](Caller caller, CallKind kind, const KindTimings& k) {
+    calls.push_back({{"caller", caller_name(caller)},
+                     {"kind", call_kind_name(kind)},
                      {"method", call_kind_method(kind)},
                      {"type", call_kind_type(kind)},
                      {"count", k.count},
                      {"errors", k.errors},
                      {"transport", figures_json(figures_of(k.transport))},
                      {"decode", figures_json(figures_of(k.decode))}});
-  }
+  });
   return {{"unit", "seconds"}, {"calls", std::move(calls)}};
 }
 
 std::string Timings::to_prometheus() const {
   std::string out;
-  auto labels = [](CallKind kind, std::string_view phase) {
-    std::string l = "method=\"";
+  auto labels = [](Caller caller, CallKind kind, std::string_view phase) {
+    std::string l = "caller=\"";
+    l += caller_name(caller);
+    l += "\",method=\"";
     l += call_kind_method(kind);
     l += "\",type=\"";
     l += call_kind_type(kind);
@@ -173,66 +188,56 @@ std::string Timings::to_prometheus() const {
   };
   out += "# HELP basild_basil_call_seconds Time of BASIL calls, transport and decode apart.\n";
   out += "# TYPE basild_basil_call_seconds summary\n";
-  for (std::size_t i = 0; i < kCallKindCount; ++i) {
-    const auto& k = kinds_[i];
-    if (k.count == 0) continue;
-    const auto kind = static_cast<CallKind>(i);
+  for_each_called([&](Caller caller, CallKind kind, const KindTimings& k) {
     for (auto [phase, hist] : {std::pair<std::string_view, const DurationHistogram*>{"transport", &k.transport},
                                {"decode", &k.decode}}) {
       const auto f = figures_of(*hist);
-      const auto l = labels(kind, phase);
+      const auto l = labels(caller, kind, phase);
       for (auto [q, v] : {std::pair<const char*, double>{"0.5", f.p50}, {"0.95", f.p95}, {"0.99", f.p99}}) {
         out += "basild_basil_call_seconds{" + l + ",quantile=\"" + q + "\"} " + fmt_double(v) + "\n";
       }
       out += "basild_basil_call_seconds_sum{" + l + "} " + fmt_double(f.sum) + "\n";
       out += "basild_basil_call_seconds_count{" + l + "} " + std::to_string(f.count) + "\n";
     }
-  }
+  });
   out += "# HELP basild_basil_calls_total BASIL calls made.\n";
   out += "# TYPE basild_basil_calls_total counter\n";
-  for (std::size_t i = 0; i < kCallKindCount; ++i) {
-    if (kinds_[i].count == 0) continue;
-    out += "basild_basil_calls_total{" + labels(static_cast<CallKind>(i), "") + "} " +
-           std::to_string(kinds_[i].count) + "\n";
-  }
+  for_each_called([&](Caller caller, CallKind kind, const KindTimings& k) {
+    out += "basild_basil_calls_total{" + labels(caller, kind, "") + "} " + std::to_string(k.count) + "\n";
+  });
   out += "# HELP basild_basil_call_errors_total BASIL calls that failed.\n";
   out += "# TYPE basild_basil_call_errors_total counter\n";
-  for (std::size_t i = 0; i < kCallKindCount; ++i) {
-    if (kinds_[i].count == 0) continue;
-    out += "basild_basil_call_errors_total{" + labels(static_cast<CallKind>(i), "") + "} " +
-           std::to_string(kinds_[i].errors) + "\n";
-  }
+  for_each_called([&](Caller caller, CallKind kind, const KindTimings& k) {
+    out += "basild_basil_call_errors_total{" + labels(caller, kind, "") + "} " + std::to_string(k.errors) + "\n";
+  });
   return out;
 }
 
 std::string Timings::to_table() const {
   std::string out;
   char line[256];
-  std::snprintf(line, sizeof line, "%-10s %8s %7s  %-9s %9s %9s %9s %9s %9s %9s\n", "CALL", "COUNT",
+  std::snprintf(line, sizeof line, "%-9s %-10s %8s %7s  %-9s %9s %9s %9s %9s %9s %9s\n", "CALLER", "CALL", "COUNT",
                 "ERRORS", "PHASE", "MIN", "MEAN", "P50", "P95", "P99", "MAX");
   out += "BASIL call timings (milliseconds)\n";
   out += line;
   bool any = false;
-  for (std::size_t i = 0; i < kCallKindCount; ++i) {
-    const auto& k = kinds_[i];
-    if (k.count == 0) continue;
+  for_each_called([&](Caller caller, CallKind kind, const KindTimings& k) {
     any = true;
-    const auto kind = static_cast<CallKind>(i);
     bool first = true;
     for (auto [phase, hist] : {std::pair<const char*, const DurationHistogram*>{"transport", &k.transport},
                                {"decode", &k.decode}}) {
       const auto f = figures_of(*hist);
       const std::string count = first ? std::to_string(k.count) : "";
       const std::string errors = first ? std::to_string(k.errors) : "";
-      std::snprintf(line, sizeof line, "%-10s %8s %7s  %-9s %9s %9s %9s %9s %9s %9s\n",
-                    first ? std::string(call_kind_name(kind)).c_str() : "", count.c_str(),
-                    errors.c_str(), phase, fmt_ms(f.min).c_str(), fmt_ms(f.mean).c_str(),
-                    fmt_ms(f.p50).c_str(), fmt_ms(f.p95).c_str(), fmt_ms(f.p99).c_str(),
-                    fmt_ms(f.max).c_str());
+      std::snprintf(line, sizeof line, "%-9s %-10s %8s %7s  %-9s %9s %9s %9s %9s %9s %9s\n",
+                    first ? std::string(caller_name(caller)).c_str() : "",
+                    first ? std::string(call_kind_name(kind)).c_str() : "", count.c_str(), errors.c_str(), phase,
+                    fmt_ms(f.min).c_str(), fmt_ms(f.mean).c_str(), fmt_ms(f.p50).c_str(), fmt_ms(f.p95).c_str(),
+                    fmt_ms(f.p99).c_str(), fmt_ms(f.max).c_str());
       out += line;
       first = false;
     }
-  }
+  });
   if (!any) out += "(no calls yet)\n";
   return out;
 }

@@ -28,7 +28,15 @@ enum class CallKind : std::uint8_t {
 };
 inline constexpr std::size_t kCallKindCount = 9;
 
-// "ENGINE", "INVENTORY", ..., "RAW".
+// Who asked: basild itself (polls, typed calls, the reconciler) or a caller
+// whose request basild forwarded (apbasil_proxy, POST /v1/basil).
+enum class Caller : std::uint8_t { kBasild, kForwarded };
+inline constexpr std::size_t kCallerCount = 2;
+// "basild", "forwarded".
+std::string_view caller_name(Caller caller);
+std::optional<Caller> caller_from_name(std::string_view name);
+
+// "ENGINE", "INVENTORY", ..., "RAW" (a forwarded request that is not BASIL).
 std::string_view call_kind_name(CallKind kind);
 // The BASIL method: "QUERY" for the four query types, "RAW" for raw forwards.
 std::string_view call_kind_method(CallKind kind);
@@ -86,23 +94,29 @@ class Timings {
   // the time spent decoding the answer (0 when nothing was decoded), `error`
   // whether the call failed (transport, decode or BASIL FAILURE).
   void record(CallKind kind, std::chrono::nanoseconds transport, std::chrono::nanoseconds decode,
-              bool error);
-  const KindTimings& of(CallKind kind) const { return kinds_[static_cast<std::size_t>(kind)]; }
+              bool error, Caller caller = Caller::kBasild);
+  const KindTimings& of(CallKind kind, Caller caller = Caller::kBasild) const {
+    return kinds_[static_cast<std::size_t>(caller)][static_cast<std::size_t>(kind)];
+  }
   void reset() { kinds_ = {}; }
 
-  // {"calls":[{"method","type","kind","count","errors","transport":{...},
-  //  "decode":{...}}]} with figures in seconds; kinds never called are left out.
+  // {"calls":[{"caller","method","type","kind","count","errors",
+  //  "transport":{...},"decode":{...}}]} with figures in seconds; kinds never
+  //  called are left out; basild's own calls first.
   nlohmann::json to_json() const;
   // Prometheus text exposition (format 0.0.4): summaries
-  // basild_basil_call_seconds{method,type,phase="transport"|"decode"} with
-  // quantiles 0.5/0.95/0.99, _sum and _count, plus the counters
+  // basild_basil_call_seconds{caller,method,type,phase="transport"|"decode"}
+  // with quantiles 0.5/0.95/0.99, _sum and _count, plus the counters
   // basild_basil_calls_total and basild_basil_call_errors_total.
   std::string to_prometheus() const;
-  // A table like sdiag's, times in milliseconds.
+  // A table like sdiag's, times in milliseconds, a row per caller and kind.
   std::string to_table() const;
 
  private:
-  std::array<KindTimings, kCallKindCount> kinds_{};
+  // Each (caller, kind) with calls, basild's first.
+  template <typename F>
+  void for_each_called(F&& f) const;
+  std::array<std::array<KindTimings, kCallKindCount>, kCallerCount> kinds_{};
 };
 
 }  // namespace basild

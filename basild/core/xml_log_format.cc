@@ -71,6 +71,7 @@ std::string format_xml_log_record(const XmlLogRecord& r) {
                       {"call", r.call_id},
                       {"dir", response ? "response" : "request"},
                       {"kind", r.kind},
+                      {"caller", r.caller},
                       {"transport", r.transport}};
   if (response) {
     if (r.duration_ms) h["duration_ms"] = *r.duration_ms;
@@ -138,6 +139,7 @@ XmlLogParse parse_xml_log(std::string_view text) {
       };
       r.time = str("time");
       r.kind = str("kind");
+      if (const auto caller = str("caller"); !caller.empty()) r.caller = caller;
       r.transport = str("transport");
       r.status = str("status");
       r.diagnostics = str("diagnostics");
@@ -190,8 +192,8 @@ std::string replay_text(const std::vector<XmlLogRecord>& records, const ReplayOp
       resp = &r;
     }
     const XmlLogRecord& first = req != nullptr ? *req : *resp;
-    out += first.time + " call " + std::to_string(first.call_id) + " " + first.kind + " " +
-           first.transport + " ";
+    out += first.time + " call " + std::to_string(first.call_id) + " " + first.kind +
+           (first.caller == "basild" ? std::string() : " " + first.caller) + " " + first.transport + " ";
     if (resp == nullptr) {
       out += "(no response logged)\n";
     } else {

@@ -30,6 +30,7 @@ struct XmlLogRecord {
   std::uint64_t call_id = 0;
   Direction direction = Direction::kRequest;
   std::string kind;       // call_kind_name(): "RESERVE", "INVENTORY", "RAW", ...
+  std::string caller = "basild";  // caller_name(): "basild", or "forwarded" (a scheduler's call)
   std::string transport;  // Transport::name()
   std::optional<double> duration_ms;  // responses
   std::string status;                 // responses: "ok" or a code name

@@ -220,6 +220,7 @@ std::vector<MethodRow> method_rows(const json& stats) {
     // "kind" since basild 0.1; before, a QUERY's type or the method.
     const std::string type = c.value("type", "");
     r.kind = c.value("kind", type.empty() || type == "-" ? c.value("method", "") : type);
+    r.caller = c.value("caller", "basild");
     r.count = c.value("count", std::uint64_t{0});
     r.errors = c.value("errors", std::uint64_t{0});
     r.transport = figures_json(c.value("transport", json::object()));
@@ -231,15 +232,20 @@ std::vector<MethodRow> method_rows(const json& stats) {
       if (k == kMethods[i]) return i;
     return std::size(kMethods);
   };
-  std::stable_sort(rows.begin(), rows.end(),
-                   [&](const MethodRow& a, const MethodRow& b) { return order(a.kind) < order(b.kind); });
+  std::stable_sort(rows.begin(), rows.end(), [&](const MethodRow& a, const MethodRow& b) {
+    return std::pair(a.caller != "basild", order(a.kind)) < std::pair(b.caller != "basild", order(b.kind));
+  });
   return rows;
 }
 
-const MethodRow* find_row(const std::vector<MethodRow>& rows, const std::string& kind) {
+const MethodRow* find_row(const std::vector<MethodRow>& rows, const std::string& kind, const std::string& caller) {
   for (const auto& r : rows)
-    if (r.kind == kind) return &r;
+    if (r.kind == kind && r.caller == caller) return &r;
   return nullptr;
+}
+
+std::string row_label(const MethodRow& row) {
+  return row.caller == "basild" ? row.kind : row.kind + " (" + row.caller + ")";
 }
 
 json stats_from_xml_log(const std::vector<basild::XmlLogRecord>& records) {
@@ -249,7 +255,8 @@ json stats_from_xml_log(const std::vector<basild::XmlLogRecord>& records) {
     auto kind = basild::call_kind_from_name(r.kind);
     if (!kind) continue;
     timings.record(*kind, std::chrono::nanoseconds(static_cast<std::int64_t>(*r.duration_ms * 1e6)),
-                   std::chrono::nanoseconds(0), r.status != "ok");
+                   std::chrono::nanoseconds(0), r.status != "ok",
+                   basild::caller_from_name(r.caller).value_or(basild::Caller::kBasild));
   }
   return timings.to_json();
 }
@@ -257,11 +264,11 @@ json stats_from_xml_log(const std::vector<basild::XmlLogRecord>& records) {
 std::string method_table_text(const std::vector<MethodRow>& rows) {
   std::ostringstream o;
   char line[256];
-  std::snprintf(line, sizeof line, "%-10s %7s %6s %10s %10s %10s %10s %11s\n", "method", "calls", "errors",
+  std::snprintf(line, sizeof line, "%-22s %7s %6s %10s %10s %10s %10s %11s\n", "method", "calls", "errors",
                 "mean ms", "p50 ms", "p95 ms", "max ms", "decode p50");
   o << line;
   for (const auto& r : rows) {
-    std::snprintf(line, sizeof line, "%-10s %7llu %6llu %10.2f %10.2f %10.2f %10.2f %11.3f\n", r.kind.c_str(),
+    std::snprintf(line, sizeof line, "%-22s %7llu %6llu %10.2f %10.2f %10.2f %10.2f %11.3f\n", row_label(r).c_str(),
                   static_cast<unsigned long long>(r.count), static_cast<unsigned long long>(r.errors),
                   r.transport.mean, r.transport.p50, r.transport.p95, r.transport.max, r.decode.p50);
     o << line;
@@ -396,7 +403,7 @@ Chart stats_chart(const std::vector<MethodRow>& rows, const std::string& title) 
   ChartSeries p50{"transport p50", {}}, mean{"transport mean", {}}, p95{"transport p95", {}},
       decode{"decode mean", {}};
   for (const auto& r : rows) {
-    c.categories.push_back(r.kind);
+    c.categories.push_back(row_label(r));
     p50.values.push_back(r.transport.p50);
     mean.values.push_back(r.transport.mean);
     p95.values.push_back(r.transport.p95);
@@ -601,7 +608,7 @@ std::string markdown_report(const json& study, const std::string& chart_dir) {
     o << "| method | calls | errors | mean | p50 | p95 | max | decode mean | decode p50 |\n"
          "|---|---|---|---|---|---|---|---|---|\n";
     for (const auto& r : rows_of(&s))
-      o << "| " << r.kind << " | " << r.count << " | " << r.errors << " | " << fmt(r.transport.mean, 2) << " | "
+      o << "| " << row_label(r) << " | " << r.count << " | " << r.errors << " | " << fmt(r.transport.mean, 2) << " | "
         << fmt(r.transport.p50, 2) << " | " << fmt(r.transport.p95, 2) << " | " << fmt(r.transport.max, 2) << " | "
         << fmt(r.decode.mean, 3) << " | " << fmt(r.decode.p50, 3) << " |\n";
     o << "\n";

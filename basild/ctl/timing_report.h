@@ -80,7 +80,8 @@ Figures figures_of(std::vector<double> values);
 
 // One method of a GET /v1/stats answer, in milliseconds.
 struct MethodRow {
-  std::string kind;  // "INVENTORY", "RESERVE", ...
+  std::string kind;              // "INVENTORY", "RESERVE", ...
+  std::string caller = "basild";  // or "forwarded": a scheduler's call through basild
   std::uint64_t count = 0, errors = 0;
   Figures transport;  // ms
   Figures decode;     // ms
@@ -88,7 +89,11 @@ struct MethodRow {
 };
 // The rows of a stats document, the study's methods first in a fixed order.
 std::vector<MethodRow> method_rows(const nlohmann::json& stats);
-const MethodRow* find_row(const std::vector<MethodRow>& rows, const std::string& kind);
+// The row of `kind` among basild's own calls (or the caller named).
+const MethodRow* find_row(const std::vector<MethodRow>& rows, const std::string& kind,
+                          const std::string& caller = "basild");
+// "RESERVE", or "RESERVE (forwarded)": a row's name in tables and charts.
+std::string row_label(const MethodRow& row);
 
 // A stats document ({"calls":[...]}) from the responses of an XML log: the
 // transport time is the logged duration; the log has no decode time.

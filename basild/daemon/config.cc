@@ -212,7 +212,35 @@ std::optional<std::uint32_t> parse_u32(std::string_view s) {
   return v;
 }
 
-// Names or numeric ids: "alice", "1000" or 1000.
+// A name or a numeric id: "alice", "1000" or 1000.
+std::optional<Principal> read_principal(const Field& f) {
+  if (f.node.is_integer()) {
+    auto id = read_u32(f, 0, std::numeric_limits<std::uint32_t>::max() - 1);
+    if (!id) return std::nullopt;
+    return Principal{{}, *id};
+  }
+  if (!f.node.is_string()) {
+    f.wrong_type("a name or a numeric id");
+    return std::nullopt;
+  }
+  auto s = read_string(f);
+  if (!s) return std::nullopt;
+  if (s->empty()) {
+    f.fail("must not be empty");
+    return std::nullopt;
+  }
+  if (std::all_of(s->begin(), s->end(), [](char c) { return c >= '0' && c <= '9'; })) {
+    auto id = parse_u32(*s);
+    if (!id || *id == std::numeric_limits<std::uint32_t>::max()) {
+      f.fail("is not a valid numeric id (got \"" + *s + "\")");
+      return std::nullopt;
+    }
+    return Principal{{}, *id};
+  }
+  return Principal{std::move(*s), std::nullopt};
+}
+
+// Names or numeric ids: ["alice", "1000", 1000].
 std::optional<std::vector<Principal>> read_principals(const Field& f) {
   const auto* a = f.node.as_array();
   if (!a) {
@@ -223,41 +251,11 @@ std::optional<std::vector<Principal>> read_principals(const Field& f) {
   bool good = true;
   for (std::size_t i = 0; i < a->size(); ++i) {
     Field item{f.key + "[" + std::to_string(i) + "]", *a->get(i), f.errors};
-    if (item.node.is_integer()) {
-      auto id = read_u32(item, 0, std::numeric_limits<std::uint32_t>::max() - 1);
-      if (!id) {
-        good = false;
-        continue;
-      }
-      out.push_back({{}, *id});
-      continue;
-    }
-    if (!item.node.is_string()) {
-      item.wrong_type("a name or a numeric id");
+    if (auto p = read_principal(item)) {
+      out.push_back(std::move(*p));
+    } else {
       good = false;
-      continue;
     }
-    auto s = read_string(item);
-    if (!s) {
-      good = false;
-      continue;
-    }
-    if (s->empty()) {
-      item.fail("must not be empty");
-      good = false;
-      continue;
-    }
-    if (std::all_of(s->begin(), s->end(), [](char c) { return c >= '0' && c <= '9'; })) {
-      auto id = parse_u32(*s);
-      if (!id || *id == std::numeric_limits<std::uint32_t>::max()) {
-        item.fail("is not a valid numeric id (got \"" + *s + "\")");
-        good = false;
-        continue;
-      }
-      out.push_back({{}, *id});
-      continue;
-    }
-    out.push_back({std::move(*s), std::nullopt});
   }
   if (!good) return std::nullopt;
   return out;
@@ -477,6 +475,14 @@ void read_control(const toml::table& t, ControlConfig& c, Errors& errors) {
   s.key("mode", [&](const Field& f) { assign(c.mode, read_mode(f)); });
   s.key("allowed_users", [&](const Field& f) { assign(c.allowed_users, read_principals(f)); });
   s.key("allowed_groups", [&](const Field& f) { assign(c.allowed_groups, read_principals(f)); });
+  s.key("group", [&](const Field& f) {
+    // "" (the default): basild's own group.
+    if (const auto* v = f.node.as_string(); v != nullptr && v->get().empty()) {
+      c.group.reset();
+    } else if (auto g = read_principal(f)) {
+      c.group = std::move(*g);
+    }
+  });
   s.key("max_request_bytes",
         [&](const Field& f) { assign(c.max_request_bytes, read_uint(f, 1024, 64ull << 20)); });
   s.key("idle_timeout", [&](const Field& f) { assign(c.idle_timeout, read_duration(f, 100ms, 1h)); });
@@ -868,11 +874,13 @@ std::string quote_list(const std::vector<std::string>& v) {
   return out + "]";
 }
 
+std::string principal_text(const Principal& p) { return p.id ? std::to_string(*p.id) : quote(p.name); }
+
 std::string principal_list(const std::vector<Principal>& v) {
   std::string out = "[";
   for (std::size_t i = 0; i < v.size(); ++i) {
     if (i) out += ", ";
-    out += v[i].id ? std::to_string(*v[i].id) : quote(v[i].name);
+    out += principal_text(v[i]);
   }
   return out + "]";
 }
@@ -932,6 +940,7 @@ std::string format_config(const Config& c) {
   o << "[control]\n"
     << "socket = " << quote(c.control.socket) << "\n"
     << "mode = " << quote(octal(c.control.mode)) << "\n"
+    << "group = " << (c.control.group ? principal_text(*c.control.group) : quote("")) << "\n"
     << "allowed_users = " << principal_list(c.control.allowed_users) << "\n"
     << "allowed_groups = " << principal_list(c.control.allowed_groups) << "\n"
     << "max_request_bytes = " << c.control.max_request_bytes << "\n"

@@ -93,6 +93,7 @@ struct Principal {
 struct ControlConfig {
   std::string socket = "/run/basild/control.sock";
   std::uint32_t mode = 0660;              // file mode of the socket, "0660"
+  std::optional<Principal> group;         // the socket's group (chown); unset: basild's own
   std::vector<Principal> allowed_users;   // peer uids allowed besides root and basild's own uid
   std::vector<Principal> allowed_groups;  // peer gids allowed
   std::uint64_t max_request_bytes = 1u << 20;   // headers and body; 1 KiB..64 MiB

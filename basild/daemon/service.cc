@@ -180,6 +180,12 @@ std::vector<std::uint32_t> resolve_users(const std::vector<Principal>& list, Log
   return out;
 }
 
+basil::Result<std::uint32_t> resolve_group(const Principal& p) {
+  if (p.id) return *p.id;
+  if (const group* gr = getgrnam(p.name.c_str())) return static_cast<std::uint32_t>(gr->gr_gid);
+  return basil::Status(basil::Code::kInvalidValue, "control.group: no such group '" + p.name + "'");
+}
+
 std::vector<std::uint32_t> resolve_groups(const std::vector<Principal>& list, Logger& log) {
   std::vector<std::uint32_t> out;
   for (const auto& p : list) {
@@ -319,6 +325,13 @@ struct Service::Impl : std::enable_shared_from_this<Impl> {
     so.socket_mode = config.control.mode;
     so.allowed_uids = resolve_users(config.control.allowed_users, log);
     so.allowed_gids = resolve_groups(config.control.allowed_groups, log);
+    if (config.control.group) {
+      // The scheduler's group must be able to open the socket: a group that
+      // does not resolve would lock it out, so basild does not start.
+      auto gid = resolve_group(*config.control.group);
+      if (!gid) return gid.status();
+      so.socket_gid = *gid;
+    }
     so.max_request_bytes = static_cast<std::size_t>(config.control.max_request_bytes);
     so.idle_timeout = config.control.idle_timeout;
     so.max_connections = static_cast<std::size_t>(config.control.max_connections);
@@ -1144,9 +1157,12 @@ struct Service::Impl : std::enable_shared_from_this<Impl> {
     if (!req) return;
     const auto* reserve = std::get_if<basil::ReserveRequest>(&req->body);
     const auto* confirm = std::get_if<basil::ConfirmRequest>(&req->body);
-    if (reserve == nullptr && confirm == nullptr) return;
+    const auto* release = std::get_if<basil::ReleaseRequest>(&req->body);
+    if (reserve == nullptr && confirm == nullptr && release == nullptr) return;
     auto resp = basil::decode_response(response_xml);
-    if (!resp || !resp->ok()) return;
+    if (!resp) return;
+    if (release != nullptr) return learn_forwarded_release(release->reservation_id, *resp);
+    if (!resp->ok()) return;
     if (confirm != nullptr) {
       auto rec = store->find(confirm->reservation_id);
       if (rec && *rec && !is_terminal((*rec)->state)) note(store->mark_confirmed(confirm->reservation_id, confirm->pagg_id));
@@ -1173,6 +1189,27 @@ struct Service::Impl : std::enable_shared_from_this<Impl> {
     }
     log.info("B0306", "ALPS reservation " + std::to_string(rec.res_id) + " for job " + rec.batch_id +
                           " (forwarded RESERVE) on " + rec.nodes.format());
+  }
+
+  // A scheduler's own RELEASE (slurmstepd at a job's end): the reservation
+  // is on its way out, so its disappearing from INVENTORY is no news.
+  // Proven gone by claims 0 or "No entry for resId"; releasing while claims
+  // remain (and before dialect 1.2, which has no claims).
+  void learn_forwarded_release(std::uint64_t res_id, const basil::Response& resp) {
+    auto rec = store->find(res_id);
+    if (!rec || !*rec || is_terminal((*rec)->state)) return;
+    if (!resp.ok()) {
+      if (resp.error().code() == basil::Code::kReservationGone)
+        note(store->mark_released(res_id, "forwarded RELEASE: ALPS has no entry for it"));
+      return;
+    }
+    const auto* released = std::get_if<basil::Released>(&resp.body);
+    if (released != nullptr && released->claims && *released->claims == 0) {
+      note(store->mark_released(res_id, "forwarded RELEASE: claims 0"));
+      log.info("B0307", "reservation " + std::to_string(res_id) + " released by the scheduler (forwarded RELEASE)");
+    } else if ((*rec)->state != ResState::kReleasing) {
+      note(store->mark_releasing(res_id, "forwarded RELEASE: claims remain"));
+    }
   }
 
   // ---------------------------------------------------------------- typed calls

@@ -113,6 +113,7 @@ CallObserver XmlLog::observer() {
     r.time = format_log_time(ev.when);
     r.call_id = ev.call_id;
     r.kind = std::string(call_kind_name(ev.kind));
+    r.caller = std::string(caller_name(ev.caller));
     r.transport = std::string(ev.transport);
     r.body = std::string(ev.xml);
     if (ev.phase == CallEvent::Phase::kResponse) {

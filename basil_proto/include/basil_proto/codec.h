@@ -66,6 +66,8 @@ class Decoder {
   // Once a BasilRequest's root start tag has been read: what it says, even
   // when the document fails later (see read_request_envelope).
   const std::optional<RequestEnvelope>& request_envelope() const;
+  // Once a BasilResponse's ResponseData start tag has been read: its status.
+  std::optional<ResponseStatus> response_status() const;
 
  private:
   struct Impl;
@@ -78,6 +80,11 @@ class Decoder {
 // looked at, so this answers for a request that does not decode (or is over
 // any size limit) as well. Unsupported protocols are returned as written.
 std::optional<RequestEnvelope> read_request_envelope(std::string_view xml);
+
+// The ResponseData@status of a BasilResponse, read no further than that
+// start tag (a few hundred bytes of an answer of any size): nullopt when
+// `xml` ends before it, is not XML up to there or is no BasilResponse.
+std::optional<ResponseStatus> read_response_status(std::string_view xml);
 
 // Whole-buffer conveniences over Decoder.
 Result<Decoded> decode(std::string_view xml, const DecodeOptions& options = {});

@@ -56,13 +56,13 @@ TEST(TimingsTest, CountsErrorsPerKindWithTransportAndDecodeApart) {
 
   const auto prom = t.to_prometheus();
   EXPECT_NE(prom.find("# TYPE basild_basil_call_seconds summary"), std::string::npos);
-  EXPECT_NE(prom.find("basild_basil_call_seconds_count{method=\"QUERY\",type=\"INVENTORY\",phase=\"transport\"} 2"),
+  EXPECT_NE(prom.find("basild_basil_call_seconds_count{caller=\"basild\",method=\"QUERY\",type=\"INVENTORY\",phase=\"transport\"} 2"),
             std::string::npos)
       << prom;
-  EXPECT_NE(prom.find("basild_basil_call_seconds_sum{method=\"QUERY\",type=\"INVENTORY\",phase=\"decode\"} 0.04"),
+  EXPECT_NE(prom.find("basild_basil_call_seconds_sum{caller=\"basild\",method=\"QUERY\",type=\"INVENTORY\",phase=\"decode\"} 0.04"),
             std::string::npos)
       << prom;
-  EXPECT_NE(prom.find("basild_basil_call_errors_total{method=\"QUERY\",type=\"INVENTORY\"} 1"), std::string::npos);
+  EXPECT_NE(prom.find("basild_basil_call_errors_total{caller=\"basild\",method=\"QUERY\",type=\"INVENTORY\"} 1"), std::string::npos);
   EXPECT_NE(prom.find("quantile=\"0.99\""), std::string::npos);
 
   const auto table = t.to_table();
@@ -79,6 +79,29 @@ TEST(TimingsTest, KindNamesRoundTrip) {
   EXPECT_EQ(call_kind_method(CallKind::kSummary), "QUERY");
   EXPECT_EQ(call_kind_method(CallKind::kRaw), "RAW");
   EXPECT_FALSE(call_kind_from_name("QUERY").has_value());
+}
+
+// A scheduler's calls forwarded through basild are timed per method and
+// query type too, apart from basild's own.
+TEST(TimingsTest, ForwardedCallsAreTimedPerKindApartFromBasildsOwn) {
+  Timings t;
+  t.record(CallKind::kInventory, 100ms, 10ms, false);
+  t.record(CallKind::kInventory, 40ms, 0ms, false, Caller::kForwarded);
+  t.record(CallKind::kRelease, 5ms, 0ms, true, Caller::kForwarded);
+  EXPECT_EQ(t.of(CallKind::kInventory).count, 1u);
+  EXPECT_EQ(t.of(CallKind::kInventory, Caller::kForwarded).count, 1u);
+  EXPECT_EQ(t.of(CallKind::kRelease, Caller::kForwarded).errors, 1u);
+  const auto j = t.to_json();
+  ASSERT_EQ(j["calls"].size(), 3u);
+  EXPECT_EQ(j["calls"][0]["caller"], "basild");
+  EXPECT_EQ(j["calls"][1]["caller"], "forwarded");
+  EXPECT_EQ(j["calls"][1]["kind"], "INVENTORY");
+  EXPECT_EQ(j["calls"][2]["kind"], "RELEASE");
+  const auto prom = t.to_prometheus();
+  EXPECT_NE(prom.find("basild_basil_calls_total{caller=\"forwarded\",method=\"RELEASE\",type=\"\"} 1"),
+            std::string::npos)
+      << prom;
+  EXPECT_NE(t.to_table().find("forwarded"), std::string::npos);
 }
 
 }  // namespace

@@ -100,6 +100,17 @@ class Daemon {
   }
   json get(const std::string& path) const { return call("GET", path); }
 
+  // The audit entries of `kind` ("release", "state", "orphan", ...) about
+  // reservation `res_id`, oldest first.
+  json events_of(const std::string& kind, std::uint64_t res_id) const {
+    json out = json::array();
+    for (const auto& e : get("/v1/events").value("events", json::array()))
+      if (e.value("kind", "") == kind && e["reservation_id"].is_number() &&
+          e["reservation_id"].get<std::uint64_t>() == res_id)
+        out.push_back(e);
+    return out;
+  }
+
   json reserve(const std::string& batch, unsigned* status = nullptr, std::uint64_t width = 32) const {
     json body = {{"batch_id", batch}, {"user", "alice"}, {"params", {{{"width", width}}}}};
     return call("POST", "/v1/reserve", body.dump(), status);

@@ -21,6 +21,9 @@ TEST(ForwardFailureTest, BasildsOwnFailureIsInTheRequestsProtocolForEveryKind) {
   emulator_admin(d.emu(), "fault --garbage 1");  // apbasil writes bytes that are not XML
   control::Client c(d.socket());
   for (const auto& k : basil::testing::every_request_kind()) {
+    // basild's own negotiation got a good ENGINE answer at 1.0: that one is
+    // answered from it (EngineMemoryIntegrationTest), not failed.
+    if (k.name == "QUERY ENGINE 1.0") continue;
     auto r = c.request("POST", "/v1/basil?failures=basil", k.xml, "application/xml", 30s);
     ASSERT_TRUE(r.ok()) << k.name << ": " << r.message;
     EXPECT_EQ(r.status, 503u) << k.name;
@@ -37,7 +40,7 @@ TEST(ForwardFailureTest, BasildsOwnFailureIsInTheRequestsProtocolForEveryKind) {
     EXPECT_NE(f->messages[0].text.find("not XML"), std::string::npos) << f->messages[0].text;
   }
   // A caller that did not ask for BASIL failures keeps the JSON error.
-  auto plain = c.request("POST", "/v1/basil", basil::testing::every_request_kind().front().xml, "application/xml", 30s);
+  auto plain = c.request("POST", "/v1/basil", basil::testing::every_request_kind().at(1).xml, "application/xml", 30s);
   ASSERT_TRUE(plain.ok());
   EXPECT_EQ(plain.status, 503u);
   const auto j = json::parse(plain.body, nullptr, false);
@@ -55,6 +58,7 @@ TEST(ForwardFailureTest, TheProxyPassesBasildsFailureOnWithoutItsFallback) {
   ASSERT_EQ(::mkdir(bin.c_str(), 0755), 0);
   ASSERT_EQ(run_command("cp " + std::string(BASIL_BINARY_DIR) + "/apbasil_proxy/apbasil_proxy " + bin).exit_code, 0);
   for (const auto& k : basil::testing::every_request_kind()) {
+    if (k.name == "QUERY ENGINE 1.0") continue;  // answered from the last good answer
     const auto r = run_piped({bin + "/apbasil_proxy", "--config", d.dir() + "/basild.conf"}, k.xml);
     EXPECT_EQ(r.exit_code, 0);
     const auto f = basil::decode_response(r.out);

@@ -25,15 +25,6 @@ std::uint64_t admin_reserve(const Daemon& d, const std::string& args) {
   return std::stoull(emulator_admin(d.emu(), "reserve --user bob --width 1 " + args));
 }
 
-json events_of(const Daemon& d, const std::string& kind, std::uint64_t res_id) {
-  json out = json::array();
-  auto ev = d.get("/v1/events");
-  for (const auto& e : ev.value("events", json::array()))
-    if (e.value("kind", "") == kind && e["reservation_id"].is_number() && e["reservation_id"].get<std::uint64_t>() == res_id)
-      out.push_back(e);
-  return out;
-}
-
 std::uint64_t reconcile_cycles(const Daemon& d) {
   return d.get("/v1/stats")["reconcile"].value("cycles", std::uint64_t{0});
 }
@@ -49,14 +40,14 @@ TEST(ReconcileTest, InjectedOrphanIsReleasedWithinIntervalTimesKPlusGraceAndAudi
   // interval x K + grace = 0.6 s + 1 s; one more interval to notice it, and slack for a loaded machine.
   EXPECT_LT(took, 1600ms + 200ms + 1500ms) << std::chrono::duration<double>(took).count();
   EXPECT_GE(took, 1s) << "released before the grace time";
-  auto orphan = events_of(d, "orphan", id);
+  auto orphan = d.events_of("orphan", id);
   ASSERT_EQ(orphan.size(), 1u) << d.get("/v1/events").dump();
   EXPECT_EQ(orphan[0]["batch_id"], "5555");
   EXPECT_EQ(orphan[0]["user"], "bob");
   EXPECT_FALSE(orphan[0]["nodes"].get<std::string>().empty());
   EXPECT_EQ(orphan[0]["detail"]["kind"], "orphan");
   EXPECT_GE(orphan[0]["detail"]["age_s"].get<double>(), 1.0);
-  ASSERT_TRUE(wait_until([&] { return !events_of(d, "release", id).empty(); }, 5s)) << d.get("/v1/events").dump();
+  ASSERT_TRUE(wait_until([&] { return !d.events_of("release", id).empty(); }, 5s)) << d.get("/v1/events").dump();
   EXPECT_EQ(d.get("/v1/stats")["reconcile"].value("orphans_released", 0), 1);
   EXPECT_NE(d.log().find("B0431"), std::string::npos);
 }
@@ -135,7 +126,7 @@ TEST(ReconcileTest, ReleaseKeepsTryingWhileClaimsRemainAndStopsWhenTheyEnd) {
   d.start();
   const auto id = admin_reserve(d, "--batch-id 5555 --pagg 99");
   const auto apid = std::stoull(emulator_admin(d.emu(), "app start --resid " + std::to_string(id)));
-  ASSERT_TRUE(wait_until([&] { return !events_of(d, "orphan", id).empty(); }, 15s)) << d.log();
+  ASSERT_TRUE(wait_until([&] { return !d.events_of("orphan", id).empty(); }, 15s)) << d.log();
   auto releases = [&] {
     const json stats = d.get("/v1/stats");
     for (const auto& c : stats["calls"])
@@ -146,12 +137,12 @@ TEST(ReconcileTest, ReleaseKeepsTryingWhileClaimsRemainAndStopsWhenTheyEnd) {
   EXPECT_EQ(d.alps_reservations().count(id), 1u) << "claims outstanding: still held";
   emulator_admin(d.emu(), "app end --apid " + std::to_string(apid));
   ASSERT_TRUE(wait_until([&] { return d.alps_reservations().count(id) == 0; }, 15s));
-  ASSERT_TRUE(wait_until([&] { return !events_of(d, "release", id).empty(); }, 15s)) << d.get("/v1/events").dump();
+  ASSERT_TRUE(wait_until([&] { return !d.events_of("release", id).empty(); }, 15s)) << d.get("/v1/events").dump();
   ASSERT_TRUE(wait_until([&] { return d.get("/v1/health").value("releases_running", 1) == 0; }, 15s));
   const auto after = releases();
   std::this_thread::sleep_for(1500ms);
   EXPECT_EQ(releases(), after) << "RELEASE stops once ALPS proves it gone";
-  EXPECT_TRUE(events_of(d, "apkill", id).empty());
+  EXPECT_TRUE(d.events_of("apkill", id).empty());
 }
 
 TEST(ReconcileTest, AnOrphanWhoseApplicationNeverEndsIsApkilledThenReleased) {
@@ -167,10 +158,10 @@ TEST(ReconcileTest, AnOrphanWhoseApplicationNeverEndsIsApkilledThenReleased) {
   const auto id = admin_reserve(d, "--batch-id 6666 --pagg 99");
   emulator_admin(d.emu(), "app start --resid " + std::to_string(id));
   ASSERT_TRUE(wait_until([&] { return d.alps_reservations().count(id) == 0; }, 20s)) << d.log();
-  auto kills = events_of(d, "apkill", id);
+  auto kills = d.events_of("apkill", id);
   ASSERT_EQ(kills.size(), 1u) << d.get("/v1/events").dump();
   EXPECT_EQ(kills[0]["detail"]["apids"].size(), 1u);
-  ASSERT_TRUE(wait_until([&] { return !events_of(d, "release", id).empty(); }, 15s));
+  ASSERT_TRUE(wait_until([&] { return !d.events_of("release", id).empty(); }, 15s));
   EXPECT_EQ(d.get("/v1/stats")["reconcile"].value("apkills", 0), 1);
 }
 
@@ -192,8 +183,8 @@ void apkill_over_the_conduit(const std::string& mode) {
   const auto apid = std::stoull(emulator_admin(d.emu(), "app start --resid " + std::to_string(id)));
   ASSERT_TRUE(wait_until([&] { return d.alps_reservations().count(id) == 0; }, 20s)) << d.log();
   EXPECT_FALSE(testing::application_running(d.emu(), apid));
-  ASSERT_EQ(events_of(d, "apkill", id).size(), 1u) << d.get("/v1/events").dump();
-  ASSERT_TRUE(wait_until([&] { return !events_of(d, "release", id).empty(); }, 15s));
+  ASSERT_EQ(d.events_of("apkill", id).size(), 1u) << d.get("/v1/events").dump();
+  ASSERT_TRUE(wait_until([&] { return !d.events_of("release", id).empty(); }, 15s));
   EXPECT_EQ(d.log().find("B0422"), std::string::npos) << "apkill failed: " << d.log();
   EXPECT_EQ(d.get("/v1/health")["conduit"].value("mode", ""), mode.substr(4));
 }
@@ -228,7 +219,7 @@ TEST(ReconcileTest, ARetriedReserveWhoseAnswerWasLostLeavesAStrayThatIsReleased)
   ASSERT_NE(kept, stray);
   ASSERT_TRUE(wait_until([&] { return d.alps_reservations().count(stray) == 0; }, 15s)) << d.log();
   EXPECT_EQ(d.alps_reservations(), std::set<std::uint64_t>{kept}) << "the job keeps one reservation";
-  auto ev = events_of(d, "orphan", stray);
+  auto ev = d.events_of("orphan", stray);
   ASSERT_EQ(ev.size(), 1u);
   EXPECT_EQ(ev[0]["detail"]["kind"], "stray");
   EXPECT_EQ(d.get("/v1/stats")["reconcile"].value("strays_released", 0), 1);

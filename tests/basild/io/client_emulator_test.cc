@@ -244,7 +244,13 @@ TEST(ClientEmulatorTest, RawForwardReturnsTheAnswerUntouched) {
                                   "<BasilRequest protocol=\"1.3\" method=\"RELEASE\" reservation_id=\"77\"/>"));
   ASSERT_TRUE(out) << out.status().message();
   EXPECT_NE(out->find("No entry for resId 77"), std::string::npos) << *out;
-  EXPECT_EQ(rig.timings.of(CallKind::kRaw).count, 1u);
+  // Timed as the RELEASE it is, a forwarded one, failed (ALPS said FAILURE).
+  EXPECT_EQ(rig.timings.of(CallKind::kRelease, Caller::kForwarded).count, 1u);
+  EXPECT_EQ(rig.timings.of(CallKind::kRelease, Caller::kForwarded).errors, 1u);
+  EXPECT_EQ(rig.timings.of(CallKind::kRelease).count, 0u) << "basild's own calls are apart";
+  // A request that is no BASIL at all is still RAW.
+  ASSERT_TRUE(run_sync(rig.io, rig.client.forward("not basil")));
+  EXPECT_EQ(rig.timings.of(CallKind::kRaw, Caller::kForwarded).count, 1u);
 }
 
 TEST(ClientEmulatorTest, XmlLogHoldsRequestsAndResponsesThatReplayReadsBack) {
@@ -275,6 +281,9 @@ TEST(ClientEmulatorTest, XmlLogHoldsRequestsAndResponsesThatReplayReadsBack) {
   EXPECT_EQ(parsed.records[2].kind, "INVENTORY");
   EXPECT_NE(parsed.records[3].body.find("<Inventory"), std::string::npos);
   EXPECT_EQ(parsed.records[4].body, "not xml at all\n<BasilRequest");
+  EXPECT_EQ(parsed.records[2].caller, "basild");
+  EXPECT_EQ(parsed.records[4].caller, "forwarded");
+  EXPECT_EQ(parsed.records[4].kind, "RAW");
 
   const auto replay = replay_text(parsed.records);
   EXPECT_NE(replay.find("call 1 ENGINE local"), std::string::npos) << replay;
