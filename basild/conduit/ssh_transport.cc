@@ -77,6 +77,7 @@ struct SshTransport::Impl {
     bool retried = false;                   // sent again after a drop (only once)
     std::optional<Clock::time_point> deadline;  // set when it first starts running
     Clock::time_point started{};
+    Clock::time_point submitted = Clock::now();
 
     // Safe to send again after a drop: a QUERY, or an apkill (signalling
     // the same application twice does no harm).
@@ -165,7 +166,11 @@ struct SshTransport::Impl {
   void take_inbox();
   void try_connect();
   void on_drop(const std::string& why);
-  void fail_or_serve_while_down();
+  // Fails the waiting calls that arrived before `last_failure` (an attempt
+  // to connect, or to start the gateway helper, that failed after they came).
+  void fail_waiting_since(Clock::time_point last_failure);
+  // Sets the helper's next start `helper_delay` (doubling) after now.
+  void helper_start_failed();
   void start_calls();
   void start_exec(Job job);
   void start_gateway_call(Job job);
@@ -207,10 +212,12 @@ struct SshTransport::Impl {
   std::string helper_err;
   Clock::time_point helper_deadline{};
   Clock::time_point next_helper_attempt{};
+  Clock::time_point last_helper_failure{};
   milliseconds helper_delay{0};
   std::deque<Job> waiting;
   std::map<std::uint64_t, Active> active;
   Clock::time_point next_attempt{};
+  Clock::time_point last_failed_attempt{};
   milliseconds delay{0};
   Clock::time_point next_keepalive{};
   std::string down_error;
@@ -241,6 +248,13 @@ void SshTransport::Impl::take_inbox() {
     if (!j.apkill) j.kind = classify_request(j.request);
     waiting.push_back(std::move(j));
   }
+  // A caller is waiting while the link is down: try again now rather than
+  // at the end of a backoff that may have grown to reconnect_max, but never
+  // sooner than reconnect_min after the last failed attempt, so that a dead
+  // main system is not hammered however many calls come.
+  if (!got.empty() && !up) next_attempt = std::min(next_attempt, last_failed_attempt + options.reconnect_min);
+  if (!got.empty() && up && use_gateway && !helper)
+    next_helper_attempt = std::min(next_helper_attempt, last_helper_failure + options.reconnect_min);
 }
 
 void SshTransport::Impl::run() {
@@ -254,7 +268,7 @@ void SshTransport::Impl::run() {
     }
     if (stop_now) break;
     if (!up && Clock::now() >= next_attempt) try_connect();
-    if (!up) fail_or_serve_while_down();
+    if (!up) fail_waiting_since(last_failed_attempt);
     if (up) {
       start_calls();
       service();
@@ -322,7 +336,8 @@ void SshTransport::Impl::try_connect() {
   if (!s) {
     down_error = s.status().message();
     delay = delay.count() == 0 ? options.reconnect_min : std::min(delay * 2, options.reconnect_max);
-    next_attempt = Clock::now() + delay;
+    last_failed_attempt = Clock::now();
+    next_attempt = last_failed_attempt + delay;
     {
       std::lock_guard lock(mu);
       ++st.connect_failures;
@@ -405,16 +420,20 @@ void SshTransport::Impl::lost(Job job, const std::string& why) {
            {}, {});
 }
 
-void SshTransport::Impl::fail_or_serve_while_down() {
-  // Not connected and the last attempt failed (or is still to come).
-  const bool attempted = Clock::now() < next_attempt || !down_error.empty();
-  if (!attempted) return;
+void SshTransport::Impl::fail_waiting_since(Clock::time_point last_failure) {
+  // Not connected (or no helper). A call fails once an attempt made after it
+  // arrived has failed; until then it waits for that attempt, which its
+  // arrival brought within reconnect_min (take_inbox).
   const auto now = Clock::now();
   std::deque<Job> keep;
   while (!waiting.empty()) {
     Job j = std::move(waiting.front());
     waiting.pop_front();
     if (j.retried && j.deadline && now < *j.deadline) {  // a QUERY or apkill waiting for the reconnect
+      keep.push_back(std::move(j));
+      continue;
+    }
+    if (j.submitted > last_failure) {  // no attempt has failed since it came
       keep.push_back(std::move(j));
       continue;
     }
@@ -430,13 +449,8 @@ void SshTransport::Impl::start_calls() {
   if (use_gateway && !helper_ready) {
     if (!helper && Clock::now() >= next_helper_attempt) start_helper();
     if (!helper_ready) {
-      if (!helper && !down_error.empty()) {
-        // The helper cannot be started: fail fast like a down link.
-        const auto keep_up = up;
-        up = false;
-        fail_or_serve_while_down();
-        up = keep_up;
-      }
+      // The helper cannot be started: like a down link.
+      if (!helper && !down_error.empty()) fail_waiting_since(last_helper_failure);
       return;
     }
   }
@@ -494,6 +508,12 @@ void SshTransport::Impl::start_exec(Job job) {
   active.emplace(id, std::move(a));
 }
 
+void SshTransport::Impl::helper_start_failed() {
+  helper_delay = helper_delay.count() == 0 ? options.reconnect_min : std::min(helper_delay * 2, options.reconnect_max);
+  last_helper_failure = Clock::now();
+  next_helper_attempt = last_helper_failure + helper_delay;
+}
+
 void SshTransport::Impl::start_helper() {
   helper_ready = false;
   reader.emplace(options.max_output_bytes, options.max_stderr_bytes);
@@ -519,8 +539,7 @@ void SshTransport::Impl::start_helper() {
       return;
     }
     down_error = "gateway helper: " + ch.status().message();
-    helper_delay = helper_delay.count() == 0 ? options.reconnect_min : std::min(helper_delay * 2, options.reconnect_max);
-    next_helper_attempt = Clock::now() + helper_delay;
+    helper_start_failed();
     set_state("down", down_error);
     return;
   }
@@ -746,8 +765,7 @@ void SshTransport::Impl::service_helper() {
       set_state("up", why + "; using exec mode for this session");
     } else {
       down_error = why;
-      helper_delay = helper_delay.count() == 0 ? options.reconnect_min : std::min(helper_delay * 2, options.reconnect_max);
-      next_helper_attempt = Clock::now() + helper_delay;
+      helper_start_failed();
       set_state("down", why);
     }
   } else {

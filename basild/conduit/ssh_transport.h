@@ -25,9 +25,12 @@
 //
 // Failures: while the link is down new calls fail at once (kTransport,
 // transient) naming the cause (the daemon answers QUERY ENGINE from the last
-// good answer, core/last_good_engine.h). A dropped link is reconnected at once, then
-// with exponential backoff (reconnect_min .. reconnect_max) for as long as
-// the transport lives. Calls running when the link drops: a QUERY is sent
+// good answer, core/engine_memory.h). A dropped link is reconnected at once,
+// then with exponential backoff (reconnect_min .. reconnect_max) for as long
+// as the transport lives; a call that arrives meanwhile brings the next
+// attempt forward to reconnect_min after the last one, so that callers find
+// a returned main system at once and a dead one is tried at most once per
+// reconnect_min. Calls running when the link drops: a QUERY is sent
 // again after the reconnect (it waits for it within its own timeout); any
 // other method fails with kTransport (its answer was lost; ALPS may have
 // acted on it, which the reconciler sorts out).

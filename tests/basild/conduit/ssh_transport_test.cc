@@ -520,5 +520,66 @@ TEST_F(SshTransportTest, AMissingGatewayHelperIsReportedOrFallsBackToExec) {
   EXPECT_NE(remote.status().last_error.find("missing"), std::string::npos);
 }
 
+// The wait for status() to satisfy `pred`, polled on the transport's counters.
+template <typename P>
+bool wait_status(const SshTransport& t, P pred, std::chrono::milliseconds within) {
+  const auto end = std::chrono::steady_clock::now() + within;
+  while (std::chrono::steady_clock::now() < end) {
+    if (pred(t.status())) return true;
+    std::this_thread::sleep_for(10ms);
+  }
+  return pred(t.status());
+}
+
+// The backoff has grown to seconds while the main system was away; it comes
+// back; a caller then waits one reconnect_min at most, not the backoff.
+TEST_F(SshTransportTest, ACallWhileTheLinkIsDownBringsTheNextAttemptForward) {
+  const auto state = emulator_state("cd-prompt");
+  auto opts = ssh_options(sshd, state, ConduitModeKind::kGateway);
+  opts.reconnect_min = 100ms;
+  opts.reconnect_max = 60s;
+  SshTransport remote(io, opts);
+  ASSERT_TRUE(call(io, remote, engine_request()).status);
+  sshd.Kill();
+  // Failed attempts after 0, 100, 200, 400, 800 and 1600 ms: the next one
+  // would come 3.2 s after the last.
+  ASSERT_TRUE(wait_status(remote, [](const conduit::ConduitStatus& s) { return s.connect_failures >= 6; }, 10s));
+  const auto failures = remote.status().connect_failures;
+  ASSERT_TRUE(sshd.Start()) << sshd.error();
+  const auto t0 = std::chrono::steady_clock::now();
+  auto out = call(io, remote, inventory_request());
+  EXPECT_TRUE(out.status) << out.status.message();
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, 1600ms) << "waited for the backoff (3.2 s) instead";
+  EXPECT_EQ(remote.status().connect_failures, failures) << "no attempt failed meanwhile";
+}
+
+// However many calls come while the main system stays away, an attempt is
+// made at most once per reconnect_min.
+TEST_F(SshTransportTest, CallsOnADeadMainSystemTryAtMostOncePerReconnectMin) {
+  const auto state = emulator_state("cd-hammer");
+  auto opts = ssh_options(sshd, state, ConduitModeKind::kExec);
+  opts.reconnect_min = 200ms;
+  opts.reconnect_max = 60s;
+  sshd.Kill();
+  SshTransport remote(io, opts);
+  ASSERT_TRUE(wait_status(remote, [](const conduit::ConduitStatus& s) { return s.connect_failures >= 1; }, 5s));
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto before = remote.status().connect_failures;
+  // A caller calling without pause for 2 s: each call waits for the next
+  // attempt and fails with it.
+  int calls = 0, failed = 0;
+  while (std::chrono::steady_clock::now() - t0 < 2s) {
+    ++calls;
+    if (!call(io, remote, inventory_request()).status) ++failed;
+  }
+  const double periods = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count() / 0.2;
+  EXPECT_EQ(failed, calls);
+  const auto attempts = remote.status().connect_failures - before;
+  // Without callers the backoff (200, 400, 800 ms, ...) makes 3 attempts in 2 s.
+  EXPECT_GE(static_cast<double>(attempts), periods / 2) << attempts << " attempts for " << calls << " calls";
+  EXPECT_LE(static_cast<double>(attempts), periods + 1) << attempts << " attempts for " << calls << " calls";
+}
+
+
 }  // namespace
 }  // namespace basild
