@@ -15,26 +15,23 @@
 //     CALLS: default 40; INVENTORY: CALLS/4, at least 10; ssh per call: a
 //     quarter of each, INVENTORY half. --fsync: the emulator syncs every
 //     change to disk (basil-emulator system --fsync on; off by default).
-#include <signal.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cstdio>
+#include <functional>
 #include <map>
 #include <optional>
-#include <thread>
-
-#include <nlohmann/json.hpp>
 
 #include "basil_proto/codec.h"
 #include "basild/conduit/sshd_fixture.h"
 #include "conduit/ssh_transport.h"
-#include "control/client.h"
+#include "support/bench_basild.h"
+#include "support/bench_timing.h"
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using basil::bench::Clock;
+using basil::bench::ms_since;
+using basil::bench::quantile;
 using namespace std::chrono_literals;
 using basild::testing::Piped;
 using basild::testing::run_piped;
@@ -42,14 +39,6 @@ using basild::testing::TestSshd;
 
 const std::string g_bin = BASIL_BINARY_DIR;
 const std::string g_emulator = g_bin + "/emulator/basil-emulator";
-
-double ms_since(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
-
-double quantile(std::vector<double> v, double q) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  return v[std::min(v.size() - 1, static_cast<std::size_t>(q * static_cast<double>(v.size())))];
-}
 
 std::string request(basil::RequestBody body) {
   auto r = basil::encode_request(basil::make_request(basil::Dialect::k1_3, std::move(body)));
@@ -154,50 +143,6 @@ std::map<std::string, Series> measure(const std::vector<Path>& paths, int calls,
   return out;
 }
 
-struct Basild {
-  pid_t pid = -1;
-  std::string dir, config;
-  ~Basild() {
-    if (pid > 0) {
-      ::kill(pid, SIGTERM);
-      int st = 0;
-      ::waitpid(pid, &st, 0);
-    }
-    if (!dir.empty()) basild::testing::shell("rm -rf " + dir);
-  }
-};
-
-bool start_basild(Basild& b, const TestSshd& sshd, const std::string& mode, const std::string& state) {
-  b.dir = basild::testing::sshd_temp_dir("cbench");
-  b.config = b.dir + "/basild.conf";
-  std::ofstream(b.config) << "[apbasil]\ntimeout = \"60s\"\n"
-                          << basild::testing::conduit_conf(sshd, mode, g_emulator, state, g_bin)
-                          << "[state]\ndatabase = \"" << b.dir << "/state.db\"\n"
-                          << "[control]\nsocket = \"" << b.dir << "/control.sock\"\n"
-                          << "[log]\ndirectory = \"" << b.dir << "\"\n"
-                          << "[poll]\ninterval = \"1h\"\ninventory_max_age = \"1h\"\norphan_check_interval = \"1h\"\n";
-  b.pid = ::fork();
-  if (b.pid == 0) {
-    FILE* f = std::freopen((b.dir + "/basild.log").c_str(), "w", stderr);
-    (void)f;
-    const std::string bin = g_bin + "/basild/basild";
-    ::execl(bin.c_str(), bin.c_str(), "--config", b.config.c_str(), static_cast<char*>(nullptr));
-    ::_exit(127);
-  }
-  for (int i = 0; i < 600; ++i) {
-    basild::control::Client c(b.dir + "/control.sock");
-    auto r = c.request("GET", "/v1/health", "", "", 2s);
-    if (r.ok()) {
-      auto h = nlohmann::json::parse(r.body, nullptr, false);
-      if (h.is_object() && h["conduit"].value("state", "") == "up" && h["inventory_age_s"].is_number()) return true;
-    }
-    std::this_thread::sleep_for(100ms);
-  }
-  std::fprintf(stderr, "basild (%s) did not come up:\n%s\n", mode.c_str(),
-               basild::testing::read_file(b.dir + "/basild.log").c_str());
-  return false;
-}
-
 void row(const char* path, const char* what, const std::vector<double>& v, double direct_median, double ssh_median) {
   const double med = quantile(v, 0.5);
   std::printf("%-14s %-16s %5zu %9.2f %9.2f %+9.2f", path, what, v.size(), med, quantile(v, 0.95), med - direct_median);
@@ -234,8 +179,9 @@ int main(int argc, char** argv) {
     return 1;
   int seq = 0;
   const std::string proxy = g_bin + "/apbasil_proxy/apbasil_proxy";
-  Basild exec_basild, gateway_basild;
-  if (!start_basild(exec_basild, sshd, "ssh-exec", state) || !start_basild(gateway_basild, sshd, "ssh-gateway", state))
+  basil::bench::BenchBasild exec_basild, gateway_basild;
+  if (!basil::bench::start_basild(exec_basild, sshd, "ssh-exec", g_emulator, state, g_bin) ||
+      !basil::bench::start_basild(gateway_basild, sshd, "ssh-gateway", g_emulator, state, g_bin))
     return 1;
   boost::asio::io_context io;
   basild::conduit::SshTransportOptions go;

@@ -57,13 +57,19 @@ struct Piped {
   std::string out;
 };
 
+enum class Stderr { kInherit, kDiscard };
+
 // As a scheduler runs apbasil: `input` written on stdin, stdin closed,
-// stdout read to its end, the child reaped (by pid).
-inline Piped run_piped(const std::vector<std::string>& args, const std::string& input) {
+// stdout read to its end, the child reaped (by pid); stderr inherited, or
+// sent to /dev/null as Slurm and PBS do. Safe to call from several threads
+// at once: the pipes are close-on-exec, so a child spawned by another
+// thread holds no end of them (which would delay this one's end of file).
+inline Piped run_piped(const std::vector<std::string>& args, const std::string& input,
+                       Stderr err = Stderr::kInherit) {
   Piped r;
   int in[2], out[2];
-  if (::pipe(in) != 0) return r;
-  if (::pipe(out) != 0) {
+  if (::pipe2(in, O_CLOEXEC) != 0) return r;
+  if (::pipe2(out, O_CLOEXEC) != 0) {
     ::close(in[0]);
     ::close(in[1]);
     return r;
@@ -72,8 +78,7 @@ inline Piped run_piped(const std::vector<std::string>& args, const std::string& 
   ::posix_spawn_file_actions_init(&fa);
   ::posix_spawn_file_actions_adddup2(&fa, in[0], 0);
   ::posix_spawn_file_actions_adddup2(&fa, out[1], 1);
-  ::posix_spawn_file_actions_addclose(&fa, in[1]);
-  ::posix_spawn_file_actions_addclose(&fa, out[0]);
+  if (err == Stderr::kDiscard) ::posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
   std::vector<std::string> copy = args;
   std::vector<char*> argv;
   for (auto& a : copy) argv.push_back(a.data());

@@ -1,0 +1,445 @@
+// A Slurm 17.11 select/alps controller and its job steps, played through
+// two apbasil programs in one run (issue 17):
+//   direct  the emulator as apbasil (basil-emulator --state DIR), as on the
+//           main system
+//   chain   apbasil_proxy --config basild.conf: proxy -> basild -> ssh-gateway
+//           conduit -> helper -> emulator, as on an external login node
+// against one emulated system and a real sshd on 127.0.0.1 started here.
+//
+// The workload, as Slurm sends it (PROTOCOL.md sections 1.2, 1.9, 1.10, 7, 8):
+// the controller starts with QUERY ENGINE (1.0); before each scheduling pass
+// it asks a full QUERY INVENTORY (1.3) and RESERVEs (1.3) the jobs it starts
+// in that pass. Pass p starts up to 1 + p % 2 jobs (1, 2, 1, 2, ...: 34
+// passes for 50 jobs); before a pass the controller waits until its jobs fit
+// under kMaxRunning running jobs. Each started job's step runs in a thread
+// of its own, at the same time as the others: QUERY ENGINE (1.0), CONFIRM
+// (1.0, job_name and admin_cookie), kRunMs of work, QUERY ENGINE (1.0),
+// RELEASE (1.3) again until it says claims 0 or "No entry". Widths are
+// whole nodes of the machine, mixed (see make_jobs), never more than the
+// machine holds with kMaxRunning jobs running. Every call is a new process
+// (posix_spawn, no shell, no arguments but the path's own) with the request
+// on stdin, stdout read to its end and stderr discarded; every answer must
+// decode as SUCCESS with the request's protocol, and after each run ALPS
+// must hold no reservation. The controller decodes each answer in its own
+// thread, as Slurm parses it, so a pass also costs the INVENTORY's decoding
+// (the same on both paths, outside the call times).
+//
+// Runs alternate: round r runs both paths, direct first when r is even and
+// chain first when it is odd (D C, C D, D C, ...), so that a drift of the
+// machine falls on both paths alike. It measures; it asserts no speed.
+//
+//   build/bench/slurm_pass_bench [--jobs N] [--runs R] [--preset NAME] [--json FILE]
+//     N jobs per run (default 50), R runs per path (default 5), the
+//     emulator's preset (default xc30-2256); the report also as JSON.
+//     Exit 0 when every call succeeded, 2 when any failed, 1 when set-up failed.
+#include <signal.h>
+
+#include <array>
+#include <condition_variable>
+#include <cstdio>
+#include <fstream>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "basil_proto/codec.h"
+#include "basil_proto/geometry.h"
+#include "basild/conduit/sshd_fixture.h"
+#include "support/bench_basild.h"
+#include "support/bench_timing.h"
+#include "support/temp_dir.h"
+
+namespace {
+
+using basil::bench::Clock;
+using basil::bench::ms_since;
+using basil::bench::quantile;
+using basil::Dialect;
+
+const std::string g_bin = BASIL_BINARY_DIR;
+const std::string g_emulator = g_bin + "/emulator/basil-emulator";
+
+constexpr int kMaxRunning = 4;    // jobs running at once, at most
+constexpr int kRunMs = 5;         // a step's work between CONFIRM and its end
+constexpr int kReleaseTries = 50;  // RELEASE again (every 10 ms) until it says done
+constexpr std::uint64_t kPaggBase = 0x20000;  // admin_cookie = kPaggBase + job id
+
+enum Method : std::size_t { kInventory, kReserve, kEngine, kConfirm, kRelease, kMethods };
+constexpr std::array<const char*, kMethods> kMethodNames{"INVENTORY", "RESERVE", "ENGINE", "CONFIRM", "RELEASE"};
+
+struct Options {
+  int jobs = 50;
+  int runs = 5;
+  std::string preset = "xc30-2256";
+  std::string json;
+};
+
+bool positive(const std::string& s, int& into) {
+  if (s.empty() || s.size() > 6 || s.find_first_not_of("0123456789") != std::string::npos) return false;
+  into = std::stoi(s);
+  return into > 0;
+}
+
+// Every option takes a value; anything else is refused, so that a typo
+// never runs the defaults.
+std::optional<Options> parse_options(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (i + 1 >= argc) return std::nullopt;
+    const std::string value = argv[++i];
+    if (arg == "--jobs" && positive(value, o.jobs)) continue;
+    if (arg == "--runs" && positive(value, o.runs)) continue;
+    if (arg == "--preset" && !value.empty()) {
+      o.preset = value;
+    } else if (arg == "--json" && !value.empty()) {
+      o.json = value;
+    } else {
+      return std::nullopt;
+    }
+  }
+  return o;
+}
+
+// ---------------------------------------------------------------- requests, as Slurm writes them
+
+std::string encode(Dialect d, basil::RequestBody body) {
+  auto r = basil::encode_request(basil::make_request(d, std::move(body)));
+  return r ? *r : std::string();
+}
+
+struct Machine {
+  std::uint64_t nodes = 0;          // usable batch nodes
+  std::uint64_t cpus_per_node = 0;  // the fewest processors of any of them
+  std::size_t inventory_bytes = 0;
+};
+
+struct Job {
+  std::uint64_t id = 0;
+  std::uint64_t nodes = 0;
+};
+
+// Whole nodes, depth 1, nppn the CPUs of a node, width their sum, nppcu 0
+// (Slurm's default without SubAllocate, PROTOCOL.md section 8).
+std::string reserve_request(const Job& job, const Machine& m) {
+  basil::ReserveRequest r;
+  r.user_name = "slurm";
+  r.batch_id = std::to_string(job.id);
+  basil::ReserveParam p;
+  p.width = job.nodes * m.cpus_per_node;
+  p.depth = 1;
+  p.nppn = static_cast<std::uint32_t>(m.cpus_per_node);
+  p.nppcu = 0;
+  r.params.push_back(p);
+  return encode(Dialect::k1_3, r);
+}
+
+std::string confirm_request(const Job& job, std::uint64_t rid) {
+  basil::ConfirmRequest c;
+  c.reservation_id = rid;
+  c.pagg_id = kPaggBase + job.id;  // written as admin_cookie in 1.0
+  c.job_name = std::to_string(job.id);
+  return encode(Dialect::k1_0, c);
+}
+
+std::string release_request(std::uint64_t rid) {
+  basil::ReleaseRequest r;
+  r.reservation_id = rid;
+  return encode(Dialect::k1_3, r);
+}
+
+// Jobs of 1, 4, 2, 8, 1, 3, 6, 2 units in turn, a unit being an eighth of
+// the nodes one of kMaxRunning jobs may take (one node at least).
+std::vector<Job> make_jobs(int n, const Machine& m, std::uint64_t first_id) {
+  static constexpr std::array<std::uint64_t, 8> kUnits{1, 4, 2, 8, 1, 3, 6, 2};
+  const std::uint64_t share = std::max<std::uint64_t>(1, m.nodes / kMaxRunning);
+  std::vector<Job> jobs;
+  for (int i = 0; i < n; ++i) {
+    const std::uint64_t units = kUnits[static_cast<std::size_t>(i) % kUnits.size()];
+    jobs.push_back({first_id + static_cast<std::uint64_t>(i), std::max<std::uint64_t>(1, share * units / 8)});
+  }
+  return jobs;
+}
+
+// ---------------------------------------------------------------- calls
+
+// Call times and failures of one path, from every thread of a run.
+struct Record {
+  std::mutex mu;
+  std::array<std::vector<double>, kMethods> ms;
+  std::array<int, kMethods> failures{};
+  int release_repeats = 0;  // RELEASEs sent again because the one before failed
+  int leftovers = 0;        // reservations ALPS held after a run
+  int foreign = 0;          // reservations in an INVENTORY that no job of the run made
+  std::vector<double> jobs_per_minute;
+  std::vector<double> decode_ms;  // the controller decoding each INVENTORY answer
+};
+
+struct Path {
+  std::string name;
+  std::vector<std::string> argv;
+  Record record;
+};
+
+// One apbasil call as Slurm makes it, timed from spawn to reap; the answer
+// when it decodes as SUCCESS with the request's protocol, else nullopt
+// (counted as a failure of `m`; a FAILURE is returned through `failure`).
+std::optional<basil::Response> call(Path& path, Method m, const std::string& request,
+                                    basil::Status* failure = nullptr) {
+  const auto t0 = Clock::now();
+  const auto out = basild::testing::run_piped(path.argv, request, basild::testing::Stderr::kDiscard);
+  const double ms = ms_since(t0);
+  const auto t1 = Clock::now();
+  auto r = basil::decode_response(out.out);
+  const double decode_ms = ms_since(t1);
+  const auto env = basil::read_request_envelope(request);
+  const bool ok = r && r->ok() && env && r->protocol == env->protocol;
+  if (!ok && failure != nullptr)
+    *failure = r ? r->error() : basil::Status(basil::Code::kTransport, "no answer");
+  std::lock_guard lock(path.record.mu);
+  path.record.ms[m].push_back(ms);
+  if (m == kInventory) path.record.decode_ms.push_back(decode_ms);
+  if (!ok) ++path.record.failures[m];
+  return ok ? std::optional<basil::Response>(std::move(*r)) : std::nullopt;
+}
+
+// RELEASE until ALPS says the reservation is gone: claims 0, or "No entry".
+void release(Path& path, std::uint64_t rid) {
+  for (int i = 0; i < kReleaseTries; ++i) {
+    if (i > 0) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      std::lock_guard lock(path.record.mu);
+      ++path.record.release_repeats;
+    }
+    basil::Status failure;
+    const auto r = call(path, kRelease, release_request(rid), &failure);
+    if (!r && failure.code() == basil::Code::kReservationGone) return;
+    if (!r) continue;
+    const auto* rel = std::get_if<basil::Released>(&r->body);
+    if (rel != nullptr && rel->claims.value_or(0) == 0) return;
+  }
+}
+
+// The job step on the front-end node (slurmstepd).
+void step(Path& path, const Job& job, std::uint64_t rid) {
+  const std::string engine = encode(Dialect::k1_0, basil::EngineQuery{});
+  call(path, kEngine, engine);
+  call(path, kConfirm, confirm_request(job, rid));
+  std::this_thread::sleep_for(std::chrono::milliseconds(kRunMs));
+  call(path, kEngine, engine);
+  release(path, rid);
+}
+
+// ---------------------------------------------------------------- the controller
+
+// Jobs running (reserved, their step not yet done), shared with the steps.
+struct Running {
+  std::mutex mu;
+  std::condition_variable changed;
+  int count = 0;
+};
+
+// A full INVENTORY; counts the reservations in it that no job of this run
+// made (Slurm's orphan check would release them).
+void inventory(Path& path, const std::string& request, const std::set<std::uint64_t>& made) {
+  const auto r = call(path, kInventory, request);
+  const auto* inv = r ? std::get_if<basil::Inventory>(&r->body) : nullptr;
+  if (inv == nullptr) return;
+  int foreign = 0;
+  for (const auto& res : inv->reservations) foreign += made.count(res.reservation_id) == 0 ? 1 : 0;
+  std::lock_guard lock(path.record.mu);
+  path.record.foreign += foreign;
+}
+
+// One run of the workload on `path`; its throughput goes into the record.
+void run_workload(Path& path, const std::vector<Job>& jobs, const Machine& m) {
+  const std::string inventory_req = encode(Dialect::k1_3, basil::InventoryQuery{});
+  call(path, kEngine, encode(Dialect::k1_0, basil::EngineQuery{}));  // slurmctld starts
+  Running running;
+  std::vector<std::thread> steps;
+  std::set<std::uint64_t> made;  // reservation ids, read by this thread only
+  const auto t0 = Clock::now();
+  std::size_t next = 0;
+  for (int pass = 0; next < jobs.size(); ++pass) {
+    const int quota = static_cast<int>(std::min<std::size_t>(pass % 2 == 0 ? 1 : 2, jobs.size() - next));
+    {
+      std::unique_lock lock(running.mu);
+      running.changed.wait(lock, [&] { return running.count + quota <= kMaxRunning; });
+    }
+    inventory(path, inventory_req, made);
+    for (int i = 0; i < quota; ++i, ++next) {
+      const Job& job = jobs[next];
+      const auto r = call(path, kReserve, reserve_request(job, m));
+      const auto* res = r ? std::get_if<basil::Reserved>(&r->body) : nullptr;
+      if (res == nullptr) continue;  // counted; Slurm would requeue the job
+      made.insert(res->reservation_id);
+      std::lock_guard lock(running.mu);
+      ++running.count;
+      steps.emplace_back([&path, &running, job, rid = res->reservation_id] {
+        step(path, job, rid);
+        std::lock_guard done(running.mu);
+        --running.count;
+        running.changed.notify_all();
+      });
+    }
+  }
+  for (auto& t : steps) t.join();
+  const double minutes = ms_since(t0) / 60000.0;
+  std::lock_guard lock(path.record.mu);
+  path.record.jobs_per_minute.push_back(static_cast<double>(steps.size()) / minutes);
+}
+
+// After a run: the reservations ALPS still holds, asked directly and
+// untimed, are counted and released so that the next run starts clean.
+void check_clean(const std::string& state, Path& counted) {
+  const std::vector<std::string> direct{g_emulator, "--state", state};
+  const auto out = basild::testing::run_piped(direct, encode(Dialect::k1_3, basil::InventoryQuery{}),
+                                              basild::testing::Stderr::kDiscard);
+  const auto r = basil::decode_response(out.out);
+  const auto* inv = r ? std::get_if<basil::Inventory>(&r->body) : nullptr;
+  if (inv == nullptr) {
+    ++counted.record.leftovers;
+    return;
+  }
+  for (const auto& res : inv->reservations) {
+    ++counted.record.leftovers;
+    basild::testing::run_piped(direct, release_request(res.reservation_id), basild::testing::Stderr::kDiscard);
+  }
+}
+
+// The machine as the direct INVENTORY shows it.
+std::optional<Machine> probe(const std::string& state) {
+  const auto out = basild::testing::run_piped({g_emulator, "--state", state},
+                                              encode(Dialect::k1_3, basil::InventoryQuery{}));
+  const auto r = basil::decode_response(out.out);
+  const auto* inv = r ? std::get_if<basil::Inventory>(&r->body) : nullptr;
+  if (inv == nullptr) return std::nullopt;
+  const auto pool = basil::node_pool(*inv);
+  Machine m;
+  m.inventory_bytes = out.out.size();
+  for (const auto& n : pool.nodes) {
+    if (!n.usable) continue;
+    const std::uint64_t cpus = pool.layouts[n.layout].processors();
+    m.cpus_per_node = m.nodes == 0 ? cpus : std::min(m.cpus_per_node, cpus);
+    ++m.nodes;
+  }
+  if (m.nodes == 0 || m.cpus_per_node == 0) return std::nullopt;
+  return m;
+}
+
+// ---------------------------------------------------------------- the report
+
+int failures(const Record& r) {
+  int n = r.leftovers + r.foreign;
+  for (int f : r.failures) n += f;
+  return n;
+}
+
+double median_ratio(const Record& chain, const Record& direct) {
+  const double dm = quantile(direct.jobs_per_minute, 0.5);
+  return dm > 0 ? quantile(chain.jobs_per_minute, 0.5) / dm : 0.0;
+}
+
+void print_report(const Options& o, const Machine& m, const std::array<Path, 2>& paths) {
+  const auto& d = paths[0].record;
+  const auto& c = paths[1].record;
+  std::printf("slurm_pass_bench: %s, %llu nodes of %llu CPUs; %d jobs per run, %d runs per path alternating"
+              " (D C, C D, ...); at most %d jobs running, steps of %d ms\n",
+              o.preset.c_str(), static_cast<unsigned long long>(m.nodes),
+              static_cast<unsigned long long>(m.cpus_per_node), o.jobs, o.runs, kMaxRunning, kRunMs);
+  std::printf("full INVENTORY (1.3): %zu bytes (%.2f MB), %zu per run\n", m.inventory_bytes,
+              static_cast<double>(m.inventory_bytes) / 1e6, d.ms[kInventory].size() / static_cast<std::size_t>(o.runs));
+  std::printf("\n%-8s %16s   %s\n", "path", "jobs/min median", "each run");
+  for (const auto& p : paths) {
+    std::printf("%-8s %16.1f  ", p.name.c_str(), quantile(p.record.jobs_per_minute, 0.5));
+    for (double j : p.record.jobs_per_minute) std::printf(" %.1f", j);
+    std::printf("\n");
+  }
+  std::printf("ratio chain/direct: %.3f\n", median_ratio(c, d));
+  std::printf("\ncall times (ms) %6s %6s %9s %9s %9s %9s %9s %9s  %s\n", "n dir", "n chn", "dir p50", "dir p95",
+              "chn p50", "chn p95", "diff p50", "diff p95", "failures dir/chn");
+  for (std::size_t i = 0; i < kMethods; ++i) {
+    const double d50 = quantile(d.ms[i], 0.5), d95 = quantile(d.ms[i], 0.95);
+    const double c50 = quantile(c.ms[i], 0.5), c95 = quantile(c.ms[i], 0.95);
+    std::printf("%-15s %6zu %6zu %9.2f %9.2f %9.2f %9.2f %+9.2f %+9.2f  %d/%d\n", kMethodNames[i], d.ms[i].size(),
+                c.ms[i].size(), d50, d95, c50, c95, c50 - d50, c95 - d95, d.failures[i], c.failures[i]);
+  }
+  std::printf("the controller's decoding of an INVENTORY answer (in each pass, not in the call times): p50 %.2f ms"
+              " direct, %.2f ms chain\n",
+              quantile(d.decode_ms, 0.5), quantile(c.decode_ms, 0.5));
+  for (const auto& p : paths)
+    std::printf("%s: %d failures (%d reservations left after a run, %d foreign in an INVENTORY), "
+                "%d RELEASE repeats\n",
+                p.name.c_str(), failures(p.record), p.record.leftovers, p.record.foreign, p.record.release_repeats);
+}
+
+nlohmann::json to_json(const Options& o, const Machine& m, const std::array<Path, 2>& paths) {
+  nlohmann::json j{{"preset", o.preset},       {"jobs", o.jobs},
+                   {"runs", o.runs},           {"max_running", kMaxRunning},
+                   {"step_ms", kRunMs},        {"inventory_bytes", m.inventory_bytes},
+                   {"nodes", m.nodes},         {"cpus_per_node", m.cpus_per_node},
+                   {"order", "alternating, direct first in even rounds"},
+                   {"ratio_chain_direct", median_ratio(paths[1].record, paths[0].record)}};
+  for (const auto& p : paths) {
+    const auto& r = p.record;
+    auto& jp = j["paths"][p.name];
+    jp["jobs_per_minute"] = r.jobs_per_minute;
+    jp["jobs_per_minute_median"] = quantile(r.jobs_per_minute, 0.5);
+    jp["failures"] = failures(r);
+    jp["release_repeats"] = r.release_repeats;
+    jp["inventory_decode_p50_ms"] = quantile(r.decode_ms, 0.5);
+    for (std::size_t i = 0; i < kMethods; ++i)
+      jp["methods"][kMethodNames[i]] = {{"calls", r.ms[i].size()}, {"failures", r.failures[i]},
+                                        {"p50_ms", quantile(r.ms[i], 0.5)}, {"p95_ms", quantile(r.ms[i], 0.95)}};
+  }
+  return j;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const auto opts = parse_options(argc, argv);
+  if (!opts) {
+    std::fprintf(stderr, "usage: slurm_pass_bench [--jobs N] [--runs R] [--preset NAME] [--json FILE]\n");
+    return 2;
+  }
+  ::signal(SIGPIPE, SIG_IGN);  // an apbasil that exits before reading its request
+  const basil_test::TempDir state_dir("basild-spbench-emu");  // removed on every way out
+  const std::string& state = state_dir.path();
+  if (basild::testing::run_piped({g_emulator, "init", "--preset", opts->preset, "--state", state, "--force"}, "")
+          .exit_code != 0)
+    return 1;
+  const auto machine = probe(state);
+  if (!machine) {
+    std::fprintf(stderr, "no inventory from the emulator (preset %s)\n", opts->preset.c_str());
+    return 1;
+  }
+  basild::testing::TestSshd sshd;
+  if (!sshd.Start()) {
+    std::fprintf(stderr, "sshd: %s\n", sshd.error().c_str());
+    return 1;
+  }
+  basil::bench::BenchBasild gateway;
+  if (!basil::bench::start_basild(gateway, sshd, "ssh-gateway", g_emulator, state, g_bin)) return 1;
+  std::array<Path, 2> paths{Path{"direct", {g_emulator, "--state", state}, {}},
+                            Path{"chain", {g_bin + "/apbasil_proxy/apbasil_proxy", "--config", gateway.config}, {}}};
+  const std::string warm = encode(Dialect::k1_3, basil::InventoryQuery{});
+  for (auto& p : paths) basild::testing::run_piped(p.argv, warm, basild::testing::Stderr::kDiscard);
+  std::uint64_t job_id = 1000;
+  for (int round = 0; round < opts->runs; ++round) {
+    for (int k = 0; k < 2; ++k) {
+      Path& p = paths[static_cast<std::size_t>((k + round) % 2)];
+      run_workload(p, make_jobs(opts->jobs, *machine, job_id), *machine);
+      job_id += static_cast<std::uint64_t>(opts->jobs);
+      check_clean(state, p);
+    }
+  }
+  print_report(*opts, *machine, paths);
+  if (!opts->json.empty()) std::ofstream(opts->json) << to_json(*opts, *machine, paths).dump(2) << "\n";
+  return failures(paths[0].record) + failures(paths[1].record) == 0 ? 0 : 2;
+}
