@@ -72,6 +72,12 @@ struct Response {
   std::string content_type = "application/json";
   std::string body;
   std::vector<std::pair<std::string, std::string>> headers;  // extra headers ("Allow", ...)
+  // Called once on the server's io_context: true when the whole response
+  // was written to the peer's socket, false when it could not be (the peer
+  // went away, the write failed, or the handler answered too late). A
+  // handler whose answer must reach its caller (a RESERVE) learns here
+  // whether it did.
+  std::function<void(bool written)> on_sent;
 
   static Response json(const nlohmann::json& value, ResultCode result = ResultCode::kOk);
   static Response text(std::string body, std::string content_type,

@@ -174,6 +174,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void close() {
     if (phase_ == Phase::kClosed) return;
     phase_ = Phase::kClosed;
+    if (auto sent = std::exchange(on_sent_, nullptr)) sent(false);  // closed mid-write
     ++deadline_gen_;
     timer_.cancel();
     error_code ignored;
@@ -353,7 +354,10 @@ class Connection : public std::enable_shared_from_this<Connection> {
       // dispatch() or from any later completion handler.
       asio::post(self->server_->io, [weak, seq, response = std::move(response)]() mutable {
         auto conn = weak.lock();
-        if (!conn || seq != conn->request_seq_ || conn->phase_ != Phase::kHandling) return;
+        if (!conn || seq != conn->request_seq_ || conn->phase_ != Phase::kHandling) {
+          if (response.on_sent) response.on_sent(false);
+          return;
+        }
         conn->send(std::move(response));
       });
     });
@@ -361,8 +365,12 @@ class Connection : public std::enable_shared_from_this<Connection> {
   }
 
   void send(Response r) {
-    if (phase_ == Phase::kClosed) return;
+    if (phase_ == Phase::kClosed) {
+      if (r.on_sent) r.on_sent(false);
+      return;
+    }
     phase_ = Phase::kWriting;
+    on_sent_ = std::move(r.on_sent);
     if (server_->stopping) keep_alive_ = false;
     unsigned status = http_status(r.result);
     if (status >= 400) ++server_->stats.responses_error;
@@ -385,6 +393,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
     if (phase_ != Phase::kWriting) return;
     disarm();
     response_ = {};
+    if (auto sent = std::exchange(on_sent_, nullptr)) sent(!ec);
     if (ec || !keep_alive_) {
       // Half-close first so that the peer reads the whole response.
       error_code ignored;
@@ -401,6 +410,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
   http::response<http::string_body> response_;
+  std::function<void(bool)> on_sent_;  // the response being written's
   PeerCredentials peer_;
   Phase phase_ = Phase::kIdle;
   std::uint64_t deadline_gen_ = 0;

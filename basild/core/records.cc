@@ -42,7 +42,7 @@ RecordsPlan plan_records(const basil::Inventory& inventory, const std::vector<Ac
     }
     if (pick != nullptr && !intent.batch_id.empty()) {
       adopted.insert(pick->reservation_id);
-      plan.adopt.push_back({intent.id, *pick});
+      (intent.forwarded ? plan.stray : plan.adopt).push_back({intent.id, *pick});
     } else {
       plan.drop.push_back(intent.id);
     }

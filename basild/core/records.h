@@ -28,6 +28,10 @@ struct PendingIntent {
   // True while its RESERVE is in flight, or when it ended after the
   // INVENTORY was requested: this INVENTORY cannot settle it.
   bool unsettled_by_this_inventory = false;
+  // A scheduler's RESERVE forwarded by basild: still pending means its
+  // answer never reached the caller, who was told the call failed and will
+  // reserve again, so a reservation ALPS made for it is a stray.
+  bool forwarded = false;
 };
 
 struct RecordsPlan {
@@ -36,6 +40,7 @@ struct RecordsPlan {
     basil::Reservation reservation;
   };
   std::vector<Adopt> adopt;                 // intent settled: ALPS holds it
+  std::vector<Adopt> stray;                 // forwarded intent settled: ALPS holds it, release it
   std::vector<std::int64_t> drop;           // intent settled: the RESERVE never happened
   std::vector<std::uint64_t> gone;          // active record, absent from ALPS
   std::vector<basil::Reservation> seen;     // in ALPS, unknown to basild (made by others)

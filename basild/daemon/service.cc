@@ -793,7 +793,7 @@ struct Service::Impl : std::enable_shared_from_this<Impl> {
     for (const auto& i : *pending) {
       auto ended = intent_ended.find(i.id);
       bool unsettled = intents_in_flight.count(i.id) != 0 || (ended != intent_ended.end() && ended->second >= requested);
-      intents.push_back({i.id, i.batch_id, unsettled});
+      intents.push_back({i.id, i.batch_id, unsettled, i.forwarded});
     }
     RecordsPlan plan = plan_records(inv, records, intents);
     if (!full && (!plan.seen.empty() || !plan.adopt.empty())) {
@@ -808,6 +808,12 @@ struct Service::Impl : std::enable_shared_from_this<Impl> {
       intent_ended.erase(a.intent_id);
       log.notice("B0230", "intent " + std::to_string(a.intent_id) + " adopted reservation " +
                               std::to_string(rec.res_id) + " of job " + rec.batch_id);
+    }
+    for (const auto& a : plan.stray) {
+      auto rec = record_from_inventory(inv, a.reservation, ResOrigin::kAdopted);
+      note(store->settle_intent_stray(a.intent_id, rec, "its forwarded RESERVE's answer never reached the caller"));
+      intent_ended.erase(a.intent_id);
+      release_undelivered(rec);
     }
     for (auto id : plan.drop) {
       note(store->settle_intent_dropped(id, "INVENTORY holds no reservation for the batch id"));
@@ -959,19 +965,7 @@ struct Service::Impl : std::enable_shared_from_this<Impl> {
                         return control::Response::json({{"events", arr}, {"node_events", narr}});
                       });
     registry.add(Method::kPost, "/v1/basil", BodyKind::kRaw, "forward a raw BASIL request to ALPS",
-                 [self](const control::Request& req, control::Responder reply) {
-                   std::string request = req.body;
-                   const auto f = req.query.find("failures");
-                   const bool basil_failures = f != req.query.end() && f->second == "basil";
-                   self->spawn<std::string>(self->client->forward(req.body),
-                                            [self, reply, request, basil_failures](basil::Result<std::string> r) {
-                                              if (!r)
-                                                return reply(basil_failures ? basil_failure_reply(request, r.status())
-                                                                            : error_reply(r.status()));
-                                              self->learn_from_forward(request, *r);
-                                              reply(control::Response::text(std::move(*r), "application/xml"));
-                                            });
-                 });
+                 [self](const control::Request& req, control::Responder reply) { self->do_forward(req, reply); });
     registry.add(Method::kPost, "/v1/reserve", BodyKind::kJson, "typed RESERVE (intent first)",
                  [self](const control::Request& req, control::Responder reply) { self->do_reserve(req.json, reply); });
     registry.add(Method::kPost, "/v1/confirm", BodyKind::kJson, "typed CONFIRM",
@@ -1155,40 +1149,108 @@ struct Service::Impl : std::enable_shared_from_this<Impl> {
   void learn_from_forward(const std::string& request_xml, const std::string& response_xml) {
     auto req = basil::decode_request(request_xml);
     if (!req) return;
-    const auto* reserve = std::get_if<basil::ReserveRequest>(&req->body);
     const auto* confirm = std::get_if<basil::ConfirmRequest>(&req->body);
     const auto* release = std::get_if<basil::ReleaseRequest>(&req->body);
-    if (reserve == nullptr && confirm == nullptr && release == nullptr) return;
+    if (confirm == nullptr && release == nullptr) return;
     auto resp = basil::decode_response(response_xml);
     if (!resp) return;
     if (release != nullptr) return learn_forwarded_release(release->reservation_id, *resp);
-    if (!resp->ok()) return;
-    if (confirm != nullptr) {
-      auto rec = store->find(confirm->reservation_id);
-      if (rec && *rec && !is_terminal((*rec)->state)) note(store->mark_confirmed(confirm->reservation_id, confirm->pagg_id));
-      return;
+    if (!resp->ok() || confirm == nullptr) return;  // a RESERVE is recorded through its intent
+    auto rec = store->find(confirm->reservation_id);
+    if (rec && *rec && !is_terminal((*rec)->state)) note(store->mark_confirmed(confirm->reservation_id, confirm->pagg_id));
+  }
+
+  // POST /v1/basil: a scheduler's request, sent on untouched; its answer
+  // passed back untouched. A RESERVE with a batch id is an intent first
+  // (committed before the call), and the reservation ALPS granted is
+  // recorded before the caller hears of it; an answer that does not reach
+  // the caller (basild killed mid-call, the caller gone) leaves a stray,
+  // released as one: the caller was told the call failed and reserves again.
+  void do_forward(const control::Request& req, control::Responder reply) {
+    const auto f = req.query.find("failures");
+    const bool basil_failures = f != req.query.end() && f->second == "basil";
+    auto fail = [request = req.body, basil_failures](const basil::Status& s) {
+      return basil_failures ? basil_failure_reply(request, s) : error_reply(s);
+    };
+    std::optional<std::int64_t> intent;
+    if (auto decoded = basil::decode_request(req.body)) {
+      const auto* r = std::get_if<basil::ReserveRequest>(&decoded->body);
+      if (r != nullptr && r->batch_id && !r->batch_id->empty()) {
+        auto id = store->record_intent(*r->batch_id, r->user_name, req.body, /*forwarded=*/true);
+        if (!id) return reply(fail(basil::Status(basil::Code::kBusy, "the state database cannot record the RESERVE: " +
+                                                                         id.status().to_string())));
+        intent = *id;
+        intents_in_flight.insert(*id);
+      }
     }
-    const auto* reserved = std::get_if<basil::Reserved>(&resp->body);
-    if (reserved == nullptr || !reserve->batch_id || reserve->batch_id->empty()) return;
+    auto self = shared_from_this();
+    spawn<std::string>(client->forward(req.body), [self, reply, request = req.body, intent,
+                                                   fail](basil::Result<std::string> r) {
+      if (intent) {
+        self->intents_in_flight.erase(*intent);
+        self->intent_ended[*intent] = WallClock::now();
+      }
+      if (!r) return reply(fail(r.status()));  // a pending intent: the next INVENTORY settles it
+      control::Response out = control::Response::text(std::move(*r), "application/xml");
+      if (intent) {
+        auto granted = self->record_forwarded_reserve(*intent, request, out.body);
+        if (!granted) return reply(fail(granted.status()));  // unrecorded: a stray at the next INVENTORY
+        if (*granted) {
+          out.on_sent = [self, rec = **granted](bool written) {
+            if (!written) self->release_undelivered(rec);
+          };
+        }
+      } else {
+        self->learn_from_forward(request, out.body);
+      }
+      reply(std::move(out));
+    });
+  }
+
+  // A forwarded RESERVE's answer: the granted reservation recorded (its
+  // intent granted), or the intent dropped when ALPS refused. nullopt when
+  // nothing was granted; an error when the record could not be written.
+  basil::Result<std::optional<ReservationRecord>> record_forwarded_reserve(std::int64_t intent,
+                                                                          const std::string& request_xml,
+                                                                          const std::string& response_xml) {
+    auto req = basil::decode_request(request_xml);
+    auto resp = basil::decode_response(response_xml);
+    const auto* reserved = resp ? std::get_if<basil::Reserved>(&resp->body) : nullptr;
+    if (!req || reserved == nullptr || !resp->ok()) {
+      if (resp && !resp->ok()) note(store->settle_intent_dropped(intent, "ALPS refused the forwarded RESERVE"));
+      return std::optional<ReservationRecord>();
+    }
+    const auto& reserve = std::get<basil::ReserveRequest>(req->body);
     ReservationRecord rec;
     rec.res_id = reserved->reservation_id;
-    rec.batch_id = *reserve->batch_id;
-    rec.user = reserve->user_name;
-    rec.account = reserve->account_name.value_or("DEFAULT");
+    rec.batch_id = *reserve.batch_id;
+    rec.user = reserve.user_name;
+    rec.account = reserve.account_name.value_or("DEFAULT");
     rec.nodes = basil::NidList::from_nids(reserved->reserved_nodes);
-    for (const auto& p : reserve->params) rec.width += p.width;
-    if (!reserve->params.empty()) {
-      rec.depth = reserve->params.front().depth.value_or(1);
-      rec.nppn = reserve->params.front().nppn.value_or(0);
-      rec.nppcu = reserve->params.front().nppcu.value_or(0);
+    for (const auto& p : reserve.params) rec.width += p.width;
+    if (!reserve.params.empty()) {
+      rec.depth = reserve.params.front().depth.value_or(1);
+      rec.nppn = reserve.params.front().nppn.value_or(0);
+      rec.nppcu = reserve.params.front().nppcu.value_or(0);
     }
     rec.origin = ResOrigin::kReserved;
-    if (auto st = store->record_reserved(std::nullopt, rec); !st) {
-      note(st);
-      return;
-    }
+    if (auto st = store->record_reserved(intent, rec); !st) return st;
     log.info("B0306", "ALPS reservation " + std::to_string(rec.res_id) + " for job " + rec.batch_id +
                           " (forwarded RESERVE) on " + rec.nodes.format());
+    return std::optional<ReservationRecord>(std::move(rec));
+  }
+
+  // The answer granting `rec` never reached the scheduler that asked.
+  void release_undelivered(const ReservationRecord& rec) {
+    ReconcileAction act;
+    act.kind = ReconcileAction::Kind::kRelease;
+    act.res_id = rec.res_id;
+    act.batch_id = rec.batch_id;
+    act.user = rec.user;
+    act.nodes = rec.nodes;
+    act.candidate = CandidateKind::kStray;
+    act.reason = "the forwarded RESERVE's answer never reached its caller, who will reserve again";
+    execute(act);
   }
 
   // A scheduler's own RELEASE (slurmstepd at a job's end): the reservation

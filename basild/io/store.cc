@@ -131,7 +131,14 @@ CREATE TABLE engine_answers (
 );
 )sql";
 
-constexpr const char* kMigrations[] = {kSchemaV1, kSchemaV2};
+// v3: who asked for an intent's RESERVE: basild's typed reserve, or a
+// scheduler's RESERVE forwarded through /v1/basil (whose caller is told of a
+// lost answer only as a failure, so that its reservation is a stray).
+constexpr const char* kSchemaV3 = R"sql(
+ALTER TABLE intents ADD COLUMN forwarded INTEGER NOT NULL DEFAULT 0;
+)sql";
+
+constexpr const char* kMigrations[] = {kSchemaV1, kSchemaV2, kSchemaV3};
 
 // Reservations. Column order matches decode_reservation.
 #define BASILD_RES_COLUMNS                                                                          \
@@ -162,9 +169,11 @@ constexpr char kUpdateEnded[] = "UPDATE reservations SET state = ?2, released_ms
 constexpr char kUpdateLastSeen[] = "UPDATE reservations SET last_seen_ms = ?2 WHERE res_id = ?1";
 
 // Intents. Column order matches decode_intent.
-#define BASILD_INTENT_COLUMNS "id, batch_id, user_name, params, state, created_ms, settled_ms, res_id, detail"
+#define BASILD_INTENT_COLUMNS \
+  "id, batch_id, user_name, params, state, created_ms, settled_ms, res_id, detail, forwarded"
 constexpr char kInsertIntent[] =
-    "INSERT INTO intents (batch_id, user_name, params, state, created_ms) VALUES (?1, ?2, ?3, 'pending', ?4)";
+    "INSERT INTO intents (batch_id, user_name, params, state, created_ms, forwarded)"
+    " VALUES (?1, ?2, ?3, 'pending', ?4, ?5)";
 constexpr char kSelectIntent[] = "SELECT " BASILD_INTENT_COLUMNS " FROM intents WHERE id = ?1";
 constexpr char kSelectPendingIntents[] =
     "SELECT " BASILD_INTENT_COLUMNS " FROM intents WHERE state = 'pending' ORDER BY id";
@@ -247,7 +256,7 @@ struct IntentStateName {
 };
 constexpr IntentStateName kIntentStates[] = {
     {IntentState::kPending, "pending"}, {IntentState::kGranted, "granted"},
-    {IntentState::kAdopted, "adopted"}, {IntentState::kDropped, "dropped"}};
+    {IntentState::kAdopted, "adopted"}, {IntentState::kDropped, "dropped"}, {IntentState::kStray, "stray"}};
 
 std::optional<IntentState> intent_state_from_name(std::string_view n) {
   for (const auto& s : kIntentStates) {
@@ -618,6 +627,7 @@ basil::Result<Intent> decode_intent(const Stmt& s) {
   if (auto v = s.opt_i64(6)) i.settled = from_ms(*v);
   if (auto v = s.opt_i64(7)) i.res_id = from_db(*v);
   i.detail = s.text(8);
+  i.forwarded = s.i64(9) != 0;
   return i;
 }
 
@@ -674,6 +684,9 @@ struct Store::Impl {
   basil::Result<std::optional<Intent>> load_intent(std::int64_t id, std::string_view what);
   Status insert_reservation(const ReservationRecord& r, std::string_view what);
   Status put_reservation(ReservationRecord r, std::string_view what, std::string_view audit_kind);
+  // An intent settled by a reservation INVENTORY shows (kAdopted or kStray).
+  Status settle_intent_found(std::int64_t intent_id, ReservationRecord record, IntentState to,
+                             const std::string& detail, std::string_view what);
   Status change_state(std::uint64_t res_id, ResState to, const std::string& detail, std::string_view what);
   template <typename T, typename Decode>
   basil::Result<std::vector<T>> select_all(Stmt& s, Decode&& decode, std::string_view what);
@@ -1002,14 +1015,21 @@ basil::Result<std::vector<std::string>> Store::quick_check() {
 // ---- intents
 
 basil::Result<std::int64_t> Store::record_intent(const std::string& batch_id, const std::string& user,
-                                                 const std::string& params) {
+                                                 const std::string& params, bool forwarded) {
   std::int64_t id = 0;
   auto st = impl_->db.transact("record_intent", [&]() -> Status {
     Stmt s(impl_->db, sql::kInsertIntent, "record_intent");
-    if (auto r = s.bind(1, batch_id).bind(2, user).bind(3, params).bind(4, impl_->db.now_ms()).run(); !r) return r;
+    if (auto r = s.bind(1, batch_id)
+                     .bind(2, user)
+                     .bind(3, params)
+                     .bind(4, impl_->db.now_ms())
+                     .bind(5, std::int64_t{forwarded ? 1 : 0})
+                     .run();
+        !r)
+      return r;
     id = sqlite3_last_insert_rowid(impl_->db.handle());
     return impl_->insert_audit("intent", std::nullopt, batch_id, user, {},
-                               {{"intent_id", id}, {"to", "pending"}});
+                               {{"intent_id", id}, {"to", "pending"}, {"forwarded", forwarded}});
   });
   if (!st) return st;
   return id;
@@ -1031,22 +1051,31 @@ Status settle_check(const std::optional<Intent>& intent, std::int64_t id, std::s
 
 }  // namespace
 
-basil::Status Store::settle_intent_adopted(std::int64_t intent_id, ReservationRecord record,
-                                           const std::string& detail) {
-  constexpr std::string_view what = "settle_intent_adopted";
-  return impl_->db.transact(what, [&]() -> Status {
-    auto intent = impl_->load_intent(intent_id, what);
+Status Store::Impl::settle_intent_found(std::int64_t intent_id, ReservationRecord record, IntentState to,
+                                        const std::string& detail, std::string_view what) {
+  return db.transact(what, [&]() -> Status {
+    auto intent = load_intent(intent_id, what);
     if (!intent) return intent.status();
     if (auto st = settle_check(*intent, intent_id, what); !st) return st;
     record.origin = ResOrigin::kAdopted;
     record.intent_id = intent_id;
-    if (auto st = impl_->put_reservation(record, what, "adopt"); !st) return st;
-    Stmt s(impl_->db, sql::kSettleIntent, what);
-    s.bind(1, intent_id).bind(2, intent_state_name(IntentState::kAdopted)).bind(3, impl_->db.now_ms());
+    if (auto st = put_reservation(record, what, to == IntentState::kStray ? "stray" : "adopt"); !st) return st;
+    Stmt s(db, sql::kSettleIntent, what);
+    s.bind(1, intent_id).bind(2, intent_state_name(to)).bind(3, db.now_ms());
     if (auto st = s.bind(4, to_db(record.res_id)).bind(5, detail).run(); !st) return st;
-    return impl_->insert_audit("intent", record.res_id, (*intent)->batch_id, (*intent)->user, record.nodes,
-                               {{"intent_id", intent_id}, {"to", "adopted"}, {"detail", detail}});
+    return insert_audit("intent", record.res_id, (*intent)->batch_id, (*intent)->user, record.nodes,
+                        {{"intent_id", intent_id}, {"to", intent_state_name(to)}, {"detail", detail}});
   });
+}
+
+basil::Status Store::settle_intent_adopted(std::int64_t intent_id, ReservationRecord record,
+                                           const std::string& detail) {
+  return impl_->settle_intent_found(intent_id, std::move(record), IntentState::kAdopted, detail,
+                                    "settle_intent_adopted");
+}
+
+basil::Status Store::settle_intent_stray(std::int64_t intent_id, ReservationRecord record, const std::string& detail) {
+  return impl_->settle_intent_found(intent_id, std::move(record), IntentState::kStray, detail, "settle_intent_stray");
 }
 
 basil::Status Store::settle_intent_dropped(std::int64_t intent_id, const std::string& detail) {

@@ -91,6 +91,7 @@ enum class IntentState : std::uint8_t {
   kGranted,  // the RESERVE was answered: reservation recorded
   kAdopted,  // INVENTORY showed a reservation for the batch id: adopted
   kDropped,  // INVENTORY showed none: the RESERVE never happened (or failed)
+  kStray,    // a forwarded RESERVE's: ALPS holds it, its caller never heard: released
 };
 std::string_view intent_state_name(IntentState s);
 
@@ -104,6 +105,9 @@ struct Intent {
   std::optional<WallTime> settled;
   std::optional<std::uint64_t> res_id;  // kGranted, kAdopted
   std::string detail;                   // why it settled so
+  // A scheduler's RESERVE forwarded through /v1/basil (else basild's typed
+  // reserve): a reservation found for a pending one was never delivered.
+  bool forwarded = false;
   bool operator==(const Intent&) const = default;
 };
 
@@ -179,13 +183,17 @@ class Store {
 
   // ---- intents (committed before the RESERVE goes out)
   basil::Result<std::int64_t> record_intent(const std::string& batch_id, const std::string& user,
-                                            const std::string& params);
+                                            const std::string& params, bool forwarded = false);
   // INVENTORY showed a reservation for the intent's batch id: the record is
   // stored with origin kAdopted and the intent settled kAdopted, at once.
   basil::Status settle_intent_adopted(std::int64_t intent_id, ReservationRecord record,
                                       const std::string& detail = {});
   // INVENTORY showed none: the RESERVE never happened.
   basil::Status settle_intent_dropped(std::int64_t intent_id, const std::string& detail);
+  // A forwarded intent's reservation that its caller never heard of: the
+  // record is stored (origin kAdopted, audited "stray") and the intent
+  // settled kStray, at once; the daemon releases it.
+  basil::Status settle_intent_stray(std::int64_t intent_id, ReservationRecord record, const std::string& detail);
   basil::Result<std::vector<Intent>> list_pending_intents();
   basil::Result<std::optional<Intent>> find_intent(std::int64_t intent_id);
 

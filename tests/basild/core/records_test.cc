@@ -28,6 +28,22 @@ TEST(RecordsPlanTest, AdoptsTheReservationOfAPendingIntent) {
   EXPECT_TRUE(plan.seen.empty());
 }
 
+// A scheduler's forwarded RESERVE whose answer never reached it: the
+// scheduler reserves again, so what ALPS made for the lost call is a stray.
+TEST(RecordsPlanTest, AForwardedIntentsReservationIsAStrayNotAdopted) {
+  auto plan = plan_records(inventory({res(7, "1001"), res(8, "1002")}), {},
+                           {{1, "1001", false, true}, {2, "1002", false, false}});
+  ASSERT_EQ(plan.stray.size(), 1u);
+  EXPECT_EQ(plan.stray[0].intent_id, 1);
+  EXPECT_EQ(plan.stray[0].reservation.reservation_id, 7u);
+  ASSERT_EQ(plan.adopt.size(), 1u);
+  EXPECT_EQ(plan.adopt[0].reservation.reservation_id, 8u);
+  EXPECT_TRUE(plan.seen.empty());
+  // No reservation: dropped like any other intent.
+  auto none = plan_records(inventory({}), {}, {{3, "1003", false, true}});
+  EXPECT_EQ(none.drop, std::vector<std::int64_t>{3});
+}
+
 TEST(RecordsPlanTest, DropsAnIntentWhoseReserveNeverHappened) {
   auto plan = plan_records(inventory({res(7, "2002")}), {}, {{1, "1001", false}});
   EXPECT_EQ(plan.drop, std::vector<std::int64_t>{1});

@@ -3,6 +3,7 @@
 // hit. Every call here goes through POST /v1/basil, the proxy's path.
 #include <gtest/gtest.h>
 
+#include "basild/control/test_server.h"
 #include "basild/daemon/daemon_support.h"
 #include "support/slurm_requests.h"
 
@@ -58,6 +59,72 @@ TEST(SlurmChainTest, AJobsEndThroughTheProxyIsLearntAndNoFalseVanishedAlarm) {
   EXPECT_EQ(d.events_of("release", with_claims).size(), 1u) << d.get("/v1/events").dump();
   EXPECT_EQ(metric(d, "basild_reservations_gone_total"), 0u);
   EXPECT_EQ(d.log().find("B0232"), std::string::npos) << d.log();
+}
+
+}  // namespace
+}  // namespace basild::testing
+
+namespace basild::testing {
+namespace {
+
+// The RESERVE Slurm forwards for a job, answered late by ALPS.
+void slow_reserves(const Daemon& d) { emulator_admin(d.emu(), "fault --method RESERVE --latency-ms 1500"); }
+
+bool wait_alps_holds(const Daemon& d, std::size_t n) {
+  return wait_until([&] { return d.alps_reservations().size() >= n; }, 10s);
+}
+
+// basild killed while ALPS is answering a forwarded RESERVE: the proxy told
+// Slurm the call failed, so Slurm reserves again. The restarted basild does
+// not adopt the first reservation for the job: it releases it as a stray.
+TEST(SlurmChainTest, AForwardedReserveWhoseAnswerWasLostToAKilledBasildIsReleasedAsAStray) {
+  JobTable jobs("777\n");
+  Daemon d("chain-lost", "tds-8", "", reconcile("1h") + jobs.source());
+  d.start();
+  slow_reserves(d);
+  std::thread caller([&] {
+    control::Client c(d.socket());
+    (void)c.request("POST", "/v1/basil?failures=basil", slurm::reserve("777", "alice", 32), "application/xml", 30s);
+  });
+  ASSERT_TRUE(wait_alps_holds(d, 1));
+  const auto lost = *d.alps_reservations().begin();
+  d.stop(SIGKILL);
+  caller.join();
+  emulator_admin(d.emu(), "fault --clear");
+  d.start();
+  ASSERT_TRUE(wait_until([&] { return d.alps_reservations().count(lost) == 0; }, 15s)) << d.log();
+  const auto ev = d.events_of("orphan", lost);
+  ASSERT_EQ(ev.size(), 1u) << d.get("/v1/events").dump();
+  EXPECT_EQ(ev[0]["detail"]["kind"], "stray");
+  EXPECT_TRUE(d.events_of("adopt", lost).empty()) << "never the job's";
+  // Slurm's second RESERVE for the job is its reservation and stays.
+  const auto again = forward(d, slurm::reserve("777", "alice", 32));
+  ASSERT_TRUE(again.ok());
+  const auto kept = std::get<basil::Reserved>(again.body).reservation_id;
+  d.wait_for_poll();
+  EXPECT_EQ(d.alps_reservations(), std::set<std::uint64_t>{kept});
+}
+
+// The caller went away before its answer (Slurm's ApbasilTimeout killed the
+// proxy): the granted reservation is released at once, as a stray.
+TEST(SlurmChainTest, AForwardedReserveWhoseCallerLeftBeforeTheAnswerIsReleasedAsAStray) {
+  JobTable jobs("778\n");
+  Daemon d("chain-gone", "tds-8", "", reconcile("1h") + jobs.source());
+  d.start();
+  slow_reserves(d);
+  const std::string body = slurm::reserve("778", "alice", 32);
+  const int fd = control::testing::connect_unix(d.socket());
+  ASSERT_GE(fd, 0);
+  ASSERT_TRUE(control::testing::send_all(fd, "POST /v1/basil?failures=basil HTTP/1.1\r\nHost: x\r\nContent-Type: "
+                                               "application/xml\r\nContent-Length: " +
+                                                   std::to_string(body.size()) + "\r\n\r\n" + body));
+  ASSERT_TRUE(wait_alps_holds(d, 1));
+  const auto granted = *d.alps_reservations().begin();
+  ::close(fd);  // gone before the answer
+  ASSERT_TRUE(wait_until([&] { return d.alps_reservations().count(granted) == 0; }, 15s)) << d.log();
+  const auto ev = d.events_of("orphan", granted);
+  ASSERT_EQ(ev.size(), 1u) << d.get("/v1/events").dump();
+  EXPECT_EQ(ev[0]["detail"]["kind"], "stray");
 }
 
 }  // namespace
