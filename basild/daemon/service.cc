@@ -732,12 +732,12 @@ struct Service::Impl : std::enable_shared_from_this<Impl> {
   // system ([conduit] remote_apkill), or locally with one runner per call
   // whose argv is [reconcile] apkill and its args, then "-9 APID". Either
   // way nothing from ALPS but a number reaches it.
-  void apkill_runner_call(std::uint64_t apid, std::function<void(CallOutcome)> done) {
-    if (transport->async_apkill(apid, 9, config.apbasil.timeout, done)) return;
+  void apkill_runner_call(std::uint64_t apid, std::function<void(CallOutcome)> done, int signal = 9) {
+    if (transport->async_apkill(apid, signal, config.apbasil.timeout, done)) return;
     LocalTransportOptions ko;
     ko.argv = {config.reconcile.apkill};
     ko.argv.insert(ko.argv.end(), config.reconcile.apkill_args.begin(), config.reconcile.apkill_args.end());
-    ko.argv.push_back("-9");
+    ko.argv.push_back("-" + std::to_string(signal));
     ko.argv.push_back(std::to_string(apid));
     ko.output = LocalOutput::kText;
     ko.label = "apkill";
@@ -966,6 +966,9 @@ struct Service::Impl : std::enable_shared_from_this<Impl> {
                       });
     registry.add(Method::kPost, "/v1/basil", BodyKind::kRaw, "forward a raw BASIL request to ALPS",
                  [self](const control::Request& req, control::Responder reply) { self->do_forward(req, reply); });
+    registry.add(Method::kPost, "/v1/apkill", BodyKind::kJson,
+                 "signal an aprun application of a batch reservation ({apid, signal}), where ALPS is",
+                 [self](const control::Request& req, control::Responder reply) { self->do_apkill(req.json, reply); });
     registry.add(Method::kPost, "/v1/reserve", BodyKind::kJson, "typed RESERVE (intent first)",
                  [self](const control::Request& req, control::Responder reply) { self->do_reserve(req.json, reply); });
     registry.add(Method::kPost, "/v1/confirm", BodyKind::kJson, "typed CONFIRM",
@@ -1251,6 +1254,61 @@ struct Service::Impl : std::enable_shared_from_this<Impl> {
     act.candidate = CandidateKind::kStray;
     act.reason = "the forwarded RESERVE's answer never reached its caller, who will reserve again";
     execute(act);
+  }
+
+  // POST /v1/apkill {"apid": N, "signal": S}: a scheduler signals one of its
+  // jobs' aprun applications (Slurm runs cray.conf's apkill on scancel),
+  // where ALPS is: through the ssh conduit on the main system, else the
+  // local [reconcile] apkill. Only an aprun application of a reservation
+  // made for a batch job (batch_id not UNKNOWN) in ALPS's inventory, which
+  // is refreshed once when the apid is not in it yet: an allowed caller
+  // cannot signal anything else as basild's ALPS account.
+  void do_apkill(const json& body, control::Responder reply) {
+    auto bad = [&](const std::string& m) { reply(error_reply(basil::Status(basil::Code::kInvalidValue, m))); };
+    if (!body.contains("apid") || !body["apid"].is_number_unsigned()) return bad("apkill: \"apid\" (a number) is required");
+    if (!body.contains("signal") || !body["signal"].is_number_integer()) return bad("apkill: \"signal\" (1..64) is required");
+    for (const auto& [key, _] : body.items())
+      if (key != "apid" && key != "signal") return bad("apkill: unknown key \"" + key + "\"");
+    const auto apid = body["apid"].get<std::uint64_t>();
+    const auto signal = body["signal"].get<std::int64_t>();
+    if (signal < 1 || signal > 64) return bad("apkill: signal " + std::to_string(signal) + " is outside 1..64");
+    auto self = shared_from_this();
+    auto run = [self, apid, signal = static_cast<int>(signal), reply]() {
+      const auto owner = self->batch_reservation_of(apid);
+      if (!owner)
+        return reply(error_reply(basil::Status(basil::Code::kReservationUnknown,
+                                               "apkill: no aprun application " + std::to_string(apid) +
+                                                   " of a batch job's reservation in ALPS's inventory")));
+      AuditEntry e;
+      e.kind = "apkill";
+      e.res_id = owner->reservation_id;
+      e.batch_id = owner->batch_id.value_or("");
+      e.user = owner->user_name;
+      e.detail = json{{"apids", {apid}}, {"signal", signal}, {"caller", "forwarded"}}.dump();
+      self->note(self->store->audit(e));
+      self->apkill_runner_call(apid, [self, apid, signal, reply](CallOutcome o) {
+        if (!o.status) {
+          self->log.warning("B0423", "apkill -" + std::to_string(signal) + " " + std::to_string(apid) +
+                                         " (forwarded) failed: " + o.status.message());
+          return reply(error_reply(o.status));
+        }
+        reply(control::Response::json({{"apid", apid}, {"signal", signal}, {"result", "signalled"}}));
+      }, signal);
+    };
+    if (batch_reservation_of(apid)) return run();
+    demand_inventory([run](basil::Status) { run(); });  // an aprun newer than the cached inventory
+  }
+
+  // The batch reservation whose aprun application `apid` is, in the cached
+  // inventory.
+  std::optional<basil::Reservation> batch_reservation_of(std::uint64_t apid) const {
+    if (!inventory) return std::nullopt;
+    for (const auto& r : inventory->reservations) {
+      if (!r.batch_id || r.batch_id->empty() || *r.batch_id == "UNKNOWN") continue;
+      for (const auto& a : r.applications)
+        if (a.application_id == apid && a.time_stamp != 0) return r;
+    }
+    return std::nullopt;
   }
 
   // A scheduler's own RELEASE (slurmstepd at a job's end): the reservation

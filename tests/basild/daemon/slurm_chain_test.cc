@@ -3,6 +3,7 @@
 // hit. Every call here goes through POST /v1/basil, the proxy's path.
 #include <gtest/gtest.h>
 
+#include "basild/conduit/sshd_fixture.h"
 #include "basild/control/test_server.h"
 #include "basild/daemon/daemon_support.h"
 #include "support/slurm_requests.h"
@@ -125,6 +126,50 @@ TEST(SlurmChainTest, AForwardedReserveWhoseCallerLeftBeforeTheAnswerIsReleasedAs
   const auto ev = d.events_of("orphan", granted);
   ASSERT_EQ(ev.size(), 1u) << d.get("/v1/events").dump();
   EXPECT_EQ(ev[0]["detail"]["kind"], "stray");
+}
+
+}  // namespace
+}  // namespace basild::testing
+
+namespace basild::testing {
+namespace {
+
+// Slurm on the external login node runs cray.conf's apkill to signal a
+// job's applications on scancel: apkill_proxy asks basild, which signals
+// them on the main system through the ssh gateway. Only aprun applications
+// of batch reservations are signalled.
+TEST(SlurmChainTest, ApkillOnTheExternalNodeSignalsTheJobsApplicationOnTheMainSystem) {
+  TestSshd sshd;
+  ASSERT_TRUE(sshd.Start()) << sshd.error();
+  Daemon d("chain-apkill");
+  std::ofstream(d.dir() + "/basild.conf", std::ios::app)
+      << conduit_conf(sshd, "ssh-gateway", emulator_path(), d.emu(), BASIL_BINARY_DIR);
+  d.start();
+  const auto reserved = forward(d, slurm::reserve("901", "alice", 32));
+  ASSERT_TRUE(reserved.ok());
+  const auto res_id = std::get<basil::Reserved>(reserved.body).reservation_id;
+  ASSERT_TRUE(forward(d, slurm::confirm(res_id, "901", 5000)).ok());
+  const auto apid = std::stoull(emulator_admin(d.emu(), "app start --resid " + std::to_string(res_id)));
+  const std::string apkill = std::string(BASIL_BINARY_DIR) + "/apbasil_proxy/apkill_proxy";
+  // As slurmctld runs it: no option, the configuration from the environment, stderr discarded.
+  ::setenv("APBASIL_PROXY_CONFIG", (d.dir() + "/basild.conf").c_str(), 1);
+  const auto r = run_piped({apkill, "-9", std::to_string(apid)}, "", Stderr::kDiscard);
+  ::unsetenv("APBASIL_PROXY_CONFIG");
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_FALSE(application_running(d.emu(), apid));
+  const auto ev = d.events_of("apkill", res_id);
+  ASSERT_EQ(ev.size(), 1u) << d.get("/v1/events").dump();
+  EXPECT_EQ(ev[0]["detail"]["signal"], 9);
+
+  // An interactive reservation's application, or one ALPS does not have:
+  // refused (exit 1), nothing signalled.
+  const auto interactive = emulator_admin(d.emu(), "reserve --user bob --width 1 --interactive --pagg 77");
+  const auto other = std::stoull(emulator_admin(d.emu(), "app start --resid " + interactive));
+  const std::string conf = d.dir() + "/basild.conf";
+  EXPECT_EQ(run_piped({apkill, "--config", conf, "-9", std::to_string(other)}, "", Stderr::kDiscard).exit_code, 1);
+  EXPECT_TRUE(application_running(d.emu(), other));
+  EXPECT_EQ(run_piped({apkill, "--config", conf, "-9", "999999"}, "", Stderr::kDiscard).exit_code, 1);
+  EXPECT_EQ(run_piped({apkill, "--config", conf, "-NOPE", "5"}, "", Stderr::kDiscard).exit_code, 2);
 }
 
 }  // namespace
