@@ -13,41 +13,12 @@
 #include <fstream>
 
 #include "basild/daemon/daemon_support.h"
+#include "support/run_as.h"
 
 namespace basild::testing {
 namespace {
 
 const std::string kEngine = "<BasilRequest protocol=\"1.0\" method=\"QUERY\" type=\"ENGINE\"/>";
-
-// Runs `argv` as `uid`:`gid` (no supplementary groups) with `input` on
-// stdin; returns its stdout. The test runs as root.
-std::string run_as(uid_t uid, gid_t gid, const std::vector<std::string>& argv, const std::string& input) {
-  int in[2], out[2];
-  if (::pipe(in) != 0 || ::pipe(out) != 0) return "pipe failed";
-  const pid_t pid = ::fork();
-  if (pid == 0) {
-    ::dup2(in[0], 0);
-    ::dup2(out[1], 1);
-    ::close(in[1]);
-    ::close(out[0]);
-    if (::setgroups(0, nullptr) != 0 || ::setgid(gid) != 0 || ::setuid(uid) != 0) ::_exit(126);
-    std::vector<char*> args;
-    for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-    args.push_back(nullptr);
-    ::execv(args[0], args.data());
-    ::_exit(127);
-  }
-  ::close(in[0]);
-  ::close(out[1]);
-  (void)!::write(in[1], input.data(), input.size());
-  ::close(in[1]);
-  std::string got;
-  char buf[65536];
-  for (ssize_t n; (n = ::read(out[0], buf, sizeof buf)) > 0;) got.append(buf, static_cast<std::size_t>(n));
-  ::close(out[0]);
-  ::waitpid(pid, nullptr, 0);
-  return got;
-}
 
 // The daemon's [control] section with mode 0660 (the default) and `lines`.
 void control_section(const Daemon& d, const std::string& lines) {
@@ -72,9 +43,11 @@ class ControlGroupTest : public ::testing::Test {
   }
   // The proxy as `nobody`, as slurmctld runs apbasil: the answer's text.
   std::string proxy_as_nobody(const Daemon& d) {
-    return run_as(uid, gid,
-                  {std::string(BASIL_BINARY_DIR) + "/apbasil_proxy/apbasil_proxy", "--config", d.dir() + "/basild.conf"},
-                  kEngine);
+    return basil::testing::run_as(
+               uid, gid,
+               {std::string(BASIL_BINARY_DIR) + "/apbasil_proxy/apbasil_proxy", "--config", d.dir() + "/basild.conf"},
+               kEngine)
+        .out;
   }
   uid_t uid = 0;
   gid_t gid = 0;

@@ -174,3 +174,70 @@ TEST(SlurmChainTest, ApkillOnTheExternalNodeSignalsTheJobsApplicationOnTheMainSy
 
 }  // namespace
 }  // namespace basild::testing
+
+namespace basild::testing {
+namespace {
+
+// As Slurm runs cray.conf's apbasil: the proxy program, no argument, its
+// configuration in the environment, stderr discarded.
+basil::Response proxy_call(const std::string& xml) {
+  const auto r = run_piped({std::string(BASIL_BINARY_DIR) + "/apbasil_proxy/apbasil_proxy"}, xml, Stderr::kDiscard);
+  auto resp = basil::decode_response(r.out);
+  EXPECT_TRUE(resp) << r.out;
+  return resp ? *resp : basil::Response{};
+}
+
+// Jobs are running when the link to the main system goes and basild is
+// restarted meanwhile. Their steps end: each ENGINE is answered with the
+// last good answer (else slurmstepd dies and the job holds its nodes for
+// ever), each RELEASE fails as transient and is repeated as Slurm does;
+// once the link is back the RELEASEs go through and nothing is left.
+TEST(SlurmChainTest, JobStepsEndingAfterABasildRestartDuringALinkOutageFinishTheirJobs) {
+  TestSshd sshd;
+  ASSERT_TRUE(sshd.Start()) << sshd.error();
+  Daemon d("chain-outage");
+  std::ofstream(d.dir() + "/basild.conf", std::ios::app)
+      << conduit_conf(sshd, "ssh-gateway", emulator_path(), d.emu(), BASIL_BINARY_DIR)
+      << "reconnect_min = \"200ms\"\n";  // each call waits for an attempt: keep them close
+  d.start();
+  ::setenv("APBASIL_PROXY_CONFIG", (d.dir() + "/basild.conf").c_str(), 1);
+  const auto engine = proxy_call(slurm::engine());
+  ASSERT_TRUE(engine.ok());
+  std::vector<std::uint64_t> jobs;
+  for (const std::string job : {"501", "502", "503"}) {
+    const auto r = proxy_call(slurm::reserve(job, "alice", 32));
+    ASSERT_TRUE(r.ok());
+    jobs.push_back(std::get<basil::Reserved>(r.body).reservation_id);
+    ASSERT_TRUE(proxy_call(slurm::engine()).ok());
+    ASSERT_TRUE(proxy_call(slurm::confirm(jobs.back(), job, 6000 + jobs.back())).ok());
+  }
+
+  sshd.Kill();
+  d.stop(SIGTERM);
+  d.start(false);
+  ASSERT_TRUE(wait_until([&] { return d.get("/v1/health").is_object(); }, 10s)) << d.log();
+  for (const auto id : jobs) {
+    const auto e = proxy_call(slurm::engine());
+    EXPECT_TRUE(e.ok()) << "slurmstepd would die";
+    EXPECT_EQ(std::get<basil::EngineInfo>(e.body).version, std::get<basil::EngineInfo>(engine.body).version);
+    for (int attempt = 0; attempt < 2; ++attempt) {
+      const auto r = proxy_call(slurm::release(id));
+      EXPECT_FALSE(r.ok());
+      EXPECT_EQ(r.protocol, "1.3");
+      EXPECT_EQ(r.error_class, basil::ErrorClass::kTransient) << "Slurm repeats it";
+    }
+  }
+  ASSERT_EQ(d.alps_reservations().size(), 3u);
+
+  ASSERT_TRUE(sshd.Start()) << sshd.error();
+  for (const auto id : jobs)
+    EXPECT_TRUE(wait_until([&] { return proxy_call(slurm::release(id)).ok(); }, 10s)) << "RELEASE " << id;
+  ::unsetenv("APBASIL_PROXY_CONFIG");
+  EXPECT_TRUE(d.alps_reservations().empty());
+  d.wait_for_poll();
+  EXPECT_TRUE(d.basild_reservations().empty()) << d.get("/v1/reservations").dump();
+  EXPECT_EQ(d.log().find("B0232"), std::string::npos) << d.log();
+}
+
+}  // namespace
+}  // namespace basild::testing
