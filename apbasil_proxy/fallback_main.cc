@@ -87,7 +87,11 @@ int main(int argc, char** argv) {
     tried.why = h.why;
     tried.transient = h.transient;
   } else {
-    tried = apbasil_proxy::try_basild(*config, *request);
+    tried = apbasil_proxy::try_basild(*config, *request, 1);
+    if (tried.cut()) {
+      apbasil_proxy::write_all(2, apbasil_proxy::broke_off_message(tried));
+      return 1;
+    }
   }
   switch (apbasil_proxy::after_socket(tried.outcome, ssh)) {
     case Next::kWriteAnswer:

@@ -65,6 +65,14 @@ int hand_over(const apbasil_proxy::Handover& h, const std::string& request) {
   return 0;
 }
 
+// A long answer broke off after a part of it went to standard output: no
+// document can follow, so the scheduler sees a cut answer (its parser
+// fails) and a failed exit status, and standard error says why.
+int broke_off(const apbasil_proxy::Attempt& a) {
+  write_all(2, apbasil_proxy::broke_off_message(a));
+  return 1;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -102,7 +110,8 @@ int main(int argc, char** argv) {
   if (!config) return hand_over(h, *request);
   if (config->control.socket.empty()) return hand_over(h, *request);
 
-  auto attempt = apbasil_proxy::try_basild(*config, *request);
+  auto attempt = apbasil_proxy::try_basild(*config, *request, 1);
+  if (attempt.cut()) return broke_off(attempt);
   if (attempt.outcome == apbasil_proxy::SocketOutcome::kAnswered) return write_all(1, attempt.body) ? 0 : 1;
   h.outcome = attempt.outcome;
   h.why = std::move(attempt.why);

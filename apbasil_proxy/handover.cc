@@ -23,6 +23,13 @@ constexpr std::array<std::pair<SocketOutcome, std::string_view>, 5> kNames{{
     {SocketOutcome::kNotTried, "not-tried"},
 }};
 
+// 200: ALPS's answer. Another status with a BASIL document: basild's own
+// FAILURE for a call it took and could not carry out (failures=basil),
+// already in the request's protocol.
+bool is_basil_answer(unsigned status, std::string_view content_type) {
+  return status == 200 || content_type == "application/xml";
+}
+
 }  // namespace
 
 std::optional<std::string> read_request(int fd) {
@@ -65,8 +72,9 @@ std::optional<SocketOutcome> outcome_from_name(std::string_view name) {
   return std::nullopt;
 }
 
-Attempt judge_reply(const basild::control::ClientReply& r) {
+Attempt judge_reply(basild::control::ClientReply r) {
   Attempt a;
+  a.passed_on = r.streamed;
   if (!r.ok()) {
     a.why = r.message;
     a.outcome = (r.error == basild::control::ClientErrc::kNoSocket || r.error == basild::control::ClientErrc::kRefused)
@@ -74,12 +82,9 @@ Attempt judge_reply(const basild::control::ClientReply& r) {
                     : SocketOutcome::kBroken;
     return a;
   }
-  // 200: ALPS's answer. Another status with a BASIL document: basild's own
-  // FAILURE for a call it took and could not carry out (failures=basil),
-  // already in the request's protocol.
-  if (r.status == 200 || r.content_type == "application/xml") {
+  if (is_basil_answer(r.status, r.content_type)) {
     a.outcome = SocketOutcome::kAnswered;
-    a.body = r.body;
+    a.body = std::move(r.body);
     return a;
   }
   a.outcome = SocketOutcome::kRefusedCall;
@@ -89,7 +94,15 @@ Attempt judge_reply(const basild::control::ClientReply& r) {
   return a;
 }
 
-Attempt try_basild(const basild::Config& config, const std::string& request) {
+std::string broke_off_message(const Attempt& a) {
+  return "apbasil_proxy: the answer broke off after " + std::to_string(a.passed_on) + " bytes: " + a.why + "\n";
+}
+
+bool passes_on(unsigned status, std::string_view content_type, bool chunked) {
+  return chunked && is_basil_answer(status, content_type);
+}
+
+Attempt try_basild(const basild::Config& config, const std::string& request, int stream_fd) {
   using namespace std::chrono_literals;
   if (config.control.socket.empty()) {
     Attempt a;
@@ -97,8 +110,13 @@ Attempt try_basild(const basild::Config& config, const std::string& request) {
     return a;
   }
   basild::control::Client client(config.control.socket);
-  return judge_reply(
-      client.request("POST", "/v1/basil?failures=basil", request, "application/xml", config.apbasil.timeout * 2 + 5s));
+  basild::control::BodySink sink;
+  if (stream_fd >= 0) {
+    sink.accept = passes_on;
+    sink.piece = [stream_fd](std::string_view piece) { return write_all(stream_fd, piece); };
+  }
+  return judge_reply(client.request("POST", "/v1/basil?failures=basil", request, "application/xml",
+                                    config.apbasil.timeout * 2 + 5s, sink));
 }
 
 std::vector<std::string> fallback_argv(const Handover& h) {

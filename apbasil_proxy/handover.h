@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -42,16 +43,29 @@ std::optional<SocketOutcome> outcome_from_name(std::string_view name);
 // One attempt through the control socket (POST /v1/basil).
 struct Attempt {
   SocketOutcome outcome = SocketOutcome::kUnreachable;
-  std::string body;        // the BASIL answer when kAnswered
+  std::string body;        // the BASIL answer when kAnswered and not passed on
   std::string why;         // else: what went wrong, for the FAILURE message
   bool transient = true;   // error class of that FAILURE
+  // Bytes of the answer already written to the stream descriptor (a long
+  // answer basild passes on as it arrives). With an outcome other than
+  // kAnswered, the answer broke off after them: nothing else may be written
+  // (a FAILURE after a part would be no document either).
+  std::uint64_t passed_on = 0;
+  bool cut() const { return passed_on > 0 && outcome != SocketOutcome::kAnswered; }
 };
 
 // Judges the control client's reply. Pure.
-Attempt judge_reply(const basild::control::ClientReply& r);
+Attempt judge_reply(basild::control::ClientReply r);
 // Sends `request` to the basild that `config` names (no socket configured:
-// kUnreachable), allowing for basild's own queue and time-out.
-Attempt try_basild(const basild::Config& config, const std::string& request);
+// kUnreachable), allowing for basild's own queue and time-out. A long
+// answer that basild streams (chunked) goes to `stream_fd` as it arrives,
+// when one is given; every other answer comes back in Attempt::body.
+Attempt try_basild(const basild::Config& config, const std::string& request, int stream_fd = -1);
+// The line for standard error when an answer broke off (Attempt::cut()).
+std::string broke_off_message(const Attempt& a);
+// Whether an answer of this status and type is written as it arrives: a
+// BASIL document that basild streams.
+bool passes_on(unsigned status, std::string_view content_type, bool chunked);
 
 struct Handover {
   std::string config_path = "/etc/basild/basild.conf";

@@ -25,13 +25,12 @@
 #include "basild/conduit/sshd_fixture.h"
 #include "conduit/ssh_transport.h"
 #include "support/bench_basild.h"
+#include "support/bench_requests.h"
 #include "support/bench_timing.h"
 
 namespace {
 
-using basil::bench::Clock;
-using basil::bench::ms_since;
-using basil::bench::quantile;
+using namespace basil::bench;  // Clock, quantile, the requests
 using namespace std::chrono_literals;
 using basild::testing::Piped;
 using basild::testing::run_piped;
@@ -39,35 +38,6 @@ using basild::testing::TestSshd;
 
 const std::string g_bin = BASIL_BINARY_DIR;
 const std::string g_emulator = g_bin + "/emulator/basil-emulator";
-
-std::string request(basil::RequestBody body) {
-  auto r = basil::encode_request(basil::make_request(basil::Dialect::k1_3, std::move(body)));
-  return r ? *r : std::string();
-}
-
-std::string reserve_request(int i) {
-  basil::ReserveRequest r;
-  r.user_name = "bench";
-  r.batch_id = "cb-" + std::to_string(i);
-  basil::ReserveParam p;
-  p.width = 24;
-  p.nppn = 24;
-  r.params.push_back(p);
-  return request(r);
-}
-
-std::optional<std::uint64_t> reservation_of(const std::string& xml) {
-  auto r = basil::decode_response(xml);
-  if (!r || !r->ok()) return std::nullopt;
-  if (const auto* res = std::get_if<basil::Reserved>(&r->body)) return res->reservation_id;
-  return std::nullopt;
-}
-
-std::string release_request(std::uint64_t rid) {
-  basil::ReleaseRequest r;
-  r.reservation_id = rid;
-  return request(r);
-}
 
 // One way of making a call: request in, answer out.
 using Caller = std::function<std::string(const std::string&)>;
@@ -124,7 +94,7 @@ std::map<std::string, Series> measure(const std::vector<Path>& paths, int calls,
     for (const auto& p : paths) {
       if (i % p.every != 0) continue;
       auto& s = out[p.name];
-      const auto req = reserve_request(seq++);
+      const auto req = reserve_request("cb", seq++);
       const auto t0 = Clock::now();
       const auto answer = p.call(req);
       s.reserve.push_back(ms_since(t0));

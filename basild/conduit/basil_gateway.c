@@ -9,16 +9,31 @@
  * empty) when asked to signal an application. The frames (see
  * basild/conduit/frames.h):
  *
- *   out, once:  "BASIL-GATEWAY 1\n"
+ *   out, once:  "BASIL-GATEWAY 3\n"
  *   in:         "Q <id> <len>\n" <request>           run a request
  *   in:         "A <id> <signal> <apid>\n"            run APKILL [ARGS...] -<signal> <apid>
  *               (signal 1 to 64, apid decimal digits; answered how 2, value
  *               ENOENT, when the helper was started without --apkill)
  *   in:         "K <id>\n"                            kill that call's process group
+ *   in:         "W <bytes>\n"                         from now on, a call's D frames not yet
+ *               credited stay under <bytes> (its stdout is not read meanwhile)
+ *   in:         "C <id> <bytes>\n"                    <bytes> more of that call's D frames arrived
+ *   out:        "D <id> <len>\n" <stdout bytes>        a piece of a long answer's stdout, as it comes
+ *               (the first once STREAM_BYTES wait, then what each read brings)
  *   out:        "R <id> <how> <value> <outlen> <errlen>\n" <stdout> <stderr>
+ *               the end of a call, with the rest of its stdout (all of it
+ *               for an answer under STREAM_BYTES, which leaves in one write)
  *               how: 0 exited (value: exit code), 1 killed (value: signal),
  *                    2 the program could not be started (value: errno), 3 output over the limit
  *   out:        "E <len>\n" <message>                 fatal protocol error, then exit 1
+ *
+ * Version 2 added the D frames: a long answer (an INVENTORY of a large
+ * machine) travels while apbasil still writes it. Version 3 added the flow
+ * window and credits: without them a long answer filled sshd's buffers and
+ * the channel window (megabytes) ahead of every short answer of another
+ * call; with them at most the window of it is on its way at any moment, so a
+ * short answer waits behind that much only. A conduit that sends no W frame
+ * gets version 2's behaviour; basild reads version 1 and 2 helpers too.
  *
  * End of file on stdin: no more requests; the calls running and queued
  * are finished and answered, then the helper exits 0. A write error on
@@ -52,6 +67,8 @@
 #define MAX_HEADER 128
 #define MAX_STDERR (64 * 1024)
 #define MAX_SLOTS 256
+/* Stdout is sent on as a D frame once this much of it waits. */
+#define STREAM_BYTES (64 * 1024)
 
 struct buf {
   char *data;
@@ -66,6 +83,8 @@ struct call {
   char *req; /* request bytes still to write */
   size_t req_len, req_off;
   struct buf out, err;
+  size_t streamed; /* stdout bytes already sent in D frames */
+  size_t credited; /* of those, the ones the conduit said arrived (W/C frames) */
   int overflow, killed_for_overflow, spawn_errno, exited;
   int status;
   int signal; /* an apkill of apid with this signal; 0: apbasil */
@@ -78,6 +97,8 @@ static struct call slots[MAX_SLOTS];
 static size_t max_running = 4;
 static size_t max_output = 256u << 20;
 static size_t max_request = 1u << 20;
+/* The flow window of the W frame; 0: none (no W frame yet). */
+static size_t flow_window;
 static char **apbasil_argv;
 /* APKILL [ARGS...] then the two words below, written just before
    posix_spawn (which returns once the child has exec'd), then NULL; NULL
@@ -165,6 +186,38 @@ static size_t running_count(void) {
   return n;
 }
 
+/* One frame, header and body, in one writev: a small answer leaves in one
+   ssh packet (sshd does not set TCP_NODELAY for a session without a
+   terminal). A write error means the session is gone. */
+static void write_frame(const char *head, const char *p1, size_t n1, const char *p2, size_t n2) {
+  struct iovec iov[3];
+  size_t total, done = 0;
+  iov[0].iov_base = (char *)head;
+  iov[0].iov_len = strlen(head);
+  iov[1].iov_base = (char *)p1;
+  iov[1].iov_len = n1;
+  iov[2].iov_base = (char *)p2;
+  iov[2].iov_len = n2;
+  total = iov[0].iov_len + iov[1].iov_len + iov[2].iov_len;
+  while (done < total) {
+    ssize_t w = writev(1, iov, 3);
+    size_t k, left;
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      kill_all();
+      exit(0); /* the session is gone */
+    }
+    done += (size_t)w;
+    left = (size_t)w;
+    for (k = 0; k < 3; k++) {
+      size_t take = left < iov[k].iov_len ? left : iov[k].iov_len;
+      iov[k].iov_base = (char *)iov[k].iov_base + take;
+      iov[k].iov_len -= take;
+      left -= take;
+    }
+  }
+}
+
 static void send_answer(struct call *c) {
   char head[MAX_HEADER];
   int how = 0, value = 0;
@@ -182,36 +235,16 @@ static void send_answer(struct call *c) {
   if (c->overflow) c->out.len = 0;
   snprintf(head, sizeof head, "R %llu %d %d %lu %lu\n", c->id, how, value, (unsigned long)c->out.len,
            (unsigned long)c->err.len);
-  /* One writev: a small answer leaves in one ssh packet (sshd does not set
-     TCP_NODELAY for a session without a terminal). */
-  {
-    struct iovec iov[3];
-    size_t total, done = 0;
-    iov[0].iov_base = head;
-    iov[0].iov_len = strlen(head);
-    iov[1].iov_base = c->out.data;
-    iov[1].iov_len = c->out.len;
-    iov[2].iov_base = c->err.data;
-    iov[2].iov_len = c->err.len;
-    total = iov[0].iov_len + iov[1].iov_len + iov[2].iov_len;
-    while (done < total) {
-      ssize_t w = writev(1, iov, 3);
-      size_t k, left;
-      if (w < 0) {
-        if (errno == EINTR) continue;
-        kill_all();
-        exit(0); /* the session is gone */
-      }
-      done += (size_t)w;
-      left = (size_t)w;
-      for (k = 0; k < 3; k++) {
-        size_t take = left < iov[k].iov_len ? left : iov[k].iov_len;
-        iov[k].iov_base = (char *)iov[k].iov_base + take;
-        iov[k].iov_len -= take;
-        left -= take;
-      }
-    }
-  }
+  write_frame(head, c->out.data, c->out.len, c->err.data, c->err.len);
+}
+
+/* Sends the stdout waiting in `c` as a D frame. */
+static void send_data(struct call *c) {
+  char head[MAX_HEADER];
+  snprintf(head, sizeof head, "D %llu %lu\n", c->id, (unsigned long)c->out.len);
+  write_frame(head, c->out.data, c->out.len, NULL, 0);
+  c->streamed += c->out.len;
+  c->out.len = 0;
 }
 
 static void release_slot(struct call *c) {
@@ -392,6 +425,25 @@ static void cancel(unsigned long long id) {
   }
 }
 
+/* The conduit has `bytes` more of call `id`'s D frames (a call that ended
+   meanwhile is no longer there: nothing to do). */
+static void credit(unsigned long long id, unsigned long long bytes) {
+  size_t i;
+  for (i = 0; i < MAX_SLOTS; i++) {
+    struct call *c = &slots[i];
+    if (c->used && c->id == id) {
+      c->credited = bytes > c->streamed - c->credited ? c->streamed : c->credited + (size_t)bytes;
+      return;
+    }
+  }
+}
+
+/* Whether the call's stdout may be read now: not while the flow window is
+   full of its stdout on the way. */
+static int may_read_stdout(const struct call *c) {
+  return flow_window == 0 || c->streamed - c->credited + c->out.len < flow_window;
+}
+
 /* Parses up to `max` space-separated unsigned decimal numbers from s into
    v; returns the count parsed, or -1 (no digits, a value over
    ULLONG_MAX, a stray character or space, more than max numbers). */
@@ -496,6 +548,14 @@ static void parse_input(void) {
         enqueue(num[0], NULL, 0, (int)num[1], num[2]);
       else
         refuse(num[0], ENOENT, "no apkill: the helper was started without --apkill");
+    } else if (line[0] == 'W' && line[1] == ' ') {
+      if (parse_numbers(line + 2, num, 1) != 1 || num[0] < 2 * STREAM_BYTES) fatal("bad window header");
+      off += hlen + 1;
+      flow_window = (size_t)num[0];
+    } else if (line[0] == 'C' && line[1] == ' ') {
+      if (parse_numbers(line + 2, num, 2) != 2) fatal("bad credit header");
+      off += hlen + 1;
+      credit(num[0], num[1]);
     } else if (line[0] == 'K' && line[1] == ' ') {
       if (parse_numbers(line + 2, num, 1) != 1) fatal("bad cancel header");
       off += hlen + 1;
@@ -596,7 +656,7 @@ int main(int argc, char **argv) {
   }
   free(apkill_args);
   for (k = 0; k < MAX_SLOTS; k++) slots[k].in_fd = slots[k].out_fd = slots[k].err_fd = -1;
-  if (write_all(1, "BASIL-GATEWAY 1\n", 16) != 0) return 0;
+  if (write_all(1, "BASIL-GATEWAY 3\n", 16) != 0) return 0;
 
   for (;;) {
     struct pollfd fds[2 + 3 * MAX_SLOTS];
@@ -628,7 +688,7 @@ int main(int argc, char **argv) {
         which[n] = 0;
         n++;
       }
-      if (c->out_fd >= 0) {
+      if (c->out_fd >= 0 && may_read_stdout(c)) {
         fds[n].fd = c->out_fd;
         fds[n].events = POLLIN;
         owner[n] = c;
@@ -665,6 +725,7 @@ int main(int argc, char **argv) {
           parse_input();
         } else if (got == 0 || (errno != EINTR && errno != EAGAIN)) {
           stdin_open = 0;
+          flow_window = 0; /* no credit comes any more: the answers run out as they are */
         }
         continue;
       }
@@ -677,12 +738,14 @@ int main(int argc, char **argv) {
       got = read(which[k] == 1 ? c->out_fd : c->err_fd, chunk, sizeof chunk);
       if (got > 0) {
         if (which[k] == 1) {
-          if (c->out.len + (size_t)got > max_output) {
+          if (c->streamed + c->out.len + (size_t)got > max_output) {
             c->overflow = 1;
             kill(-c->pid, SIGKILL);
             close_fd(&c->out_fd);
           } else if (!c->overflow && buf_append(&c->out, chunk, (size_t)got) != 0) {
             fatal("out of memory");
+          } else if (c->out.len >= STREAM_BYTES) {
+            send_data(c);
           }
         } else if (c->err.len + (size_t)got <= MAX_STDERR) {
           buf_append(&c->err, chunk, (size_t)got);
@@ -693,6 +756,9 @@ int main(int argc, char **argv) {
     }
     for (k = 0; k < MAX_SLOTS; k++) {
       struct call *c = &slots[k];
+      /* A long answer (one that streams already) goes on with what this
+         round read: a writer that pauses leaves nothing behind here. */
+      if (c->used && c->streamed > 0 && c->out.len > 0 && c->out_fd >= 0 && !c->overflow) send_data(c);
       if (!c->used || c->out_fd >= 0 || c->err_fd >= 0) continue;
       if (!c->exited) reap(c);
       if (!c->exited) continue;

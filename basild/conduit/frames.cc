@@ -20,6 +20,12 @@ std::string encode_apkill_frame(std::uint64_t id, int signal, std::uint64_t apid
   return "A " + std::to_string(id) + " " + std::to_string(signal) + " " + std::to_string(apid) + "\n";
 }
 
+std::string encode_window_frame(std::uint64_t bytes) { return "W " + std::to_string(bytes) + "\n"; }
+
+std::string encode_credit_frame(std::uint64_t id, std::uint64_t bytes) {
+  return "C " + std::to_string(id) + " " + std::to_string(bytes) + "\n";
+}
+
 namespace {
 
 // Space-separated unsigned decimal fields, no sign, no leading space, at most 20 digits.
@@ -65,14 +71,30 @@ basil::Result<std::optional<GatewayFrame>> GatewayReader::next() {
   const std::string_view line = rest.substr(0, nl);
   std::optional<GatewayFrame> frame;
   std::size_t used = nl + 1;
-  if (line == kGatewayHello.substr(0, kGatewayHello.size() - 1)) {
-    frame = GatewayHello{};
+  if (line.substr(0, kGatewayHelloPrefix.size()) == kGatewayHelloPrefix) {
+    const auto n = numbers(line.substr(kGatewayHelloPrefix.size()));
+    if (!n || n->size() != 1 || (*n)[0] < 1 || (*n)[0] > kGatewayVersion)
+      return fail("unknown gateway protocol \"" + printable(line) + "\"");
+    frame = GatewayHello{static_cast<unsigned>((*n)[0])};
+  } else if (line.size() >= 2 && line[0] == 'D' && line[1] == ' ') {
+    const auto n = numbers(line.substr(2));
+    if (!n || n->size() != 2) return fail("bad data header \"" + printable(line) + "\"");
+    const std::uint64_t id = (*n)[0], len = (*n)[1];
+    if (len > max_out_ || streamed_[id] > max_out_ - len)
+      return fail("answer of call " + std::to_string(id) + " is over the limit");
+    if (rest.size() - used < len) return std::optional<GatewayFrame>{};
+    streamed_[id] += len;
+    frame = GatewayData{id, std::string(rest.substr(used, len))};
+    used += len;
   } else if (line.size() >= 2 && line[0] == 'R' && line[1] == ' ') {
     const auto n = numbers(line.substr(2));
     if (!n || n->size() != 5 || (*n)[1] > 3 || (*n)[2] > 0xffffffffu)
       return fail("bad answer header \"" + printable(line) + "\"");
     const std::uint64_t outlen = (*n)[3], errlen = (*n)[4];
-    if (outlen > max_out_) return fail("answer of " + std::to_string(outlen) + " bytes is over the limit");
+    const auto streamed = streamed_.find((*n)[0]);
+    const std::size_t before = streamed == streamed_.end() ? 0 : streamed->second;
+    if (outlen > max_out_ - std::min(before, max_out_))
+      return fail("answer of " + std::to_string(before + outlen) + " bytes is over the limit");
     if (errlen > max_err_) return fail("stderr of " + std::to_string(errlen) + " bytes is over the limit");
     if (rest.size() - used < outlen + errlen) return std::optional<GatewayFrame>{};
     GatewayAnswer a;
@@ -82,6 +104,7 @@ basil::Result<std::optional<GatewayFrame>> GatewayReader::next() {
     a.out.assign(rest.substr(used, outlen));
     a.err.assign(rest.substr(used + outlen, errlen));
     used += outlen + errlen;
+    if (streamed != streamed_.end()) streamed_.erase(streamed);
     frame = std::move(a);
   } else if (line.size() >= 2 && line[0] == 'E' && line[1] == ' ') {
     const auto n = numbers(line.substr(2));

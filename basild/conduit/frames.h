@@ -2,11 +2,18 @@
 // (basil_gateway.c), over one ssh channel. Pure: bytes in, values out.
 //
 // Text headers of one line, then raw bytes; numbers are unsigned decimal:
-//   helper -> conduit, once at start:  "BASIL-GATEWAY 1\n"
+//   helper -> conduit, once at start:  "BASIL-GATEWAY <version>\n" (1, 2 or 3)
 //   conduit -> helper, a request:      "Q <id> <len>\n" <len bytes of request XML>
 //   conduit -> helper, run apkill:     "A <id> <signal> <apid>\n"  (no body; the helper runs
 //                                      its --apkill argv, then "-<signal>" "<apid>")
 //   conduit -> helper, cancel a call:  "K <id>\n"  (the helper kills its process group)
+//   conduit -> helper, flow window:    "W <bytes>\n"  (version 3, once after the greeting: from
+//                                      then on a call's D frames not yet credited stay under
+//                                      <bytes>; the helper stops reading that apbasil meanwhile)
+//   conduit -> helper, credit:         "C <id> <bytes>\n"  (version 3: <bytes> more of call <id>'s
+//                                      D frames have arrived)
+//   helper -> conduit, stdout so far:  "D <id> <len>\n" <len bytes>   (version 2: a long answer
+//                                      in pieces as apbasil writes it; the R frame carries the rest)
 //   helper -> conduit, an answer:      "R <id> <how> <value> <outlen> <errlen>\n" <out> <err>
 //       how: 0 exited (value = exit code), 1 killed by signal (value = signal),
 //            2 could not start apbasil or apkill (value = errno; ENOENT for an "A"
@@ -17,6 +24,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -27,7 +35,7 @@
 namespace basild::conduit {
 
 inline constexpr std::size_t kMaxHeaderBytes = 128;
-inline constexpr std::string_view kGatewayHello = "BASIL-GATEWAY 1\n";
+inline constexpr std::string_view kGatewayHelloPrefix = "BASIL-GATEWAY ";
 
 enum class ExitHow : std::uint8_t { kExited = 0, kSignaled = 1, kSpawnFailed = 2, kOverflow = 3 };
 
@@ -39,21 +47,32 @@ struct GatewayAnswer {
   std::string err;
 };
 
-struct GatewayHello {};
+struct GatewayHello {
+  unsigned version = 1;  // 2 sends D frames; 3 also takes a flow window and credits
+};
+inline constexpr unsigned kGatewayVersion = 3;  // the newest this conduit speaks
 struct GatewayError {
   std::string message;
 };
+// A piece of a call's stdout (version 2), before its GatewayAnswer.
+struct GatewayData {
+  std::uint64_t id = 0;
+  std::string bytes;
+};
 
-using GatewayFrame = std::variant<GatewayHello, GatewayAnswer, GatewayError>;
+using GatewayFrame = std::variant<GatewayHello, GatewayAnswer, GatewayError, GatewayData>;
 
 std::string encode_request_frame(std::uint64_t id, std::string_view request);
 std::string encode_cancel_frame(std::uint64_t id);
 // `signal` must be 1..64 (the helper refuses the frame otherwise).
 std::string encode_apkill_frame(std::uint64_t id, int signal, std::uint64_t apid);
+std::string encode_window_frame(std::uint64_t bytes);
+std::string encode_credit_frame(std::uint64_t id, std::uint64_t bytes);
 
 // Reads the helper's output: feed() bytes in chunks of any size, next() the
-// frames as they complete. A malformed header or a frame over the limits is
-// an error (kTransport) and every later call returns it.
+// frames as they complete. A malformed header or a frame over the limits (a
+// call's D frames and answer together count against max_out_bytes) is an
+// error (kTransport) and every later call returns it.
 class GatewayReader {
  public:
   explicit GatewayReader(std::size_t max_out_bytes, std::size_t max_err_bytes = 64 * 1024)
@@ -69,6 +88,7 @@ class GatewayReader {
   std::string buf_;
   std::size_t pos_ = 0;
   std::size_t max_out_, max_err_;
+  std::map<std::uint64_t, std::size_t> streamed_;  // D bytes so far per call
   basil::Status error_;
 };
 

@@ -1,5 +1,7 @@
 #include "conduit/ssh_session.h"
 
+#include "core/ssh_ciphers.h"
+
 #include <libssh/libssh.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -170,6 +172,15 @@ basil::Result<int> connect_tcp(const SshOptions& o, const ConnectControl& contro
 
 basil::Result<SessionPtr> open_session(const SshOptions& o) { return open_session(o, ConnectControl{}); }
 
+bool cpu_has_aes() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_cpu_init();
+  return __builtin_cpu_supports("aes") != 0;
+#else
+  return false;
+#endif
+}
+
 basil::Result<SessionPtr> open_session(const SshOptions& o, const ConnectControl& control) {
   if (o.host.empty()) return fail(o, "no host configured");
   if (o.known_hosts.empty()) return fail(o, "no known_hosts file configured");
@@ -212,6 +223,9 @@ basil::Result<SessionPtr> open_session(const SshOptions& o, const ConnectControl
             ssh_options_set(raw, SSH_OPTIONS_KBDINT_AUTH, &no) == SSH_OK &&
             ssh_options_set(raw, SSH_OPTIONS_GSSAPI_AUTH, &no) == SSH_OK &&
             ssh_options_set(raw, SSH_OPTIONS_NODELAY, &yes) == SSH_OK;
+  const std::string ciphers = cipher_preference(o.ciphers, cpu_has_aes());
+  ok = ok && ssh_options_set(raw, SSH_OPTIONS_CIPHERS_C_S, ciphers.c_str()) == SSH_OK &&
+       ssh_options_set(raw, SSH_OPTIONS_CIPHERS_S_C, ciphers.c_str()) == SSH_OK;
   if (ok && !o.user.empty()) ok = ssh_options_set(raw, SSH_OPTIONS_USER, o.user.c_str()) == SSH_OK;
   // From here libssh owns (and closes) `given`.
   if (ok) ok = ssh_options_set(raw, SSH_OPTIONS_FD, &given) == SSH_OK;

@@ -38,7 +38,11 @@ struct SshOptions {
   std::chrono::milliseconds connect_timeout{10'000};  // TCP connect and each blocking exchange
   std::chrono::milliseconds keepalive_interval{30'000};  // 0: no keepalives
   std::uint32_t keepalive_count = 3;  // unanswered TCP keepalive probes before the link is dead
+  std::vector<std::string> ciphers;   // in order of preference; empty: cipher_preference's choice
 };
+
+// Whether this CPU has AES instructions (for core/ssh_ciphers.h).
+bool cpu_has_aes();
 
 struct SessionDeleter {
   void operator()(ssh_session_struct* s) const;

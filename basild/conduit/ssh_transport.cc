@@ -1,5 +1,6 @@
 #include "conduit/ssh_transport.h"
 
+#include <libssh/callbacks.h>
 #include <libssh/libssh.h>
 #include <poll.h>
 #include <sys/eventfd.h>
@@ -20,6 +21,7 @@
 #include "core/apbasil_output.h"
 
 namespace basild::conduit {
+
 
 namespace asio = boost::asio;
 using basil::Code;
@@ -78,10 +80,14 @@ struct SshTransport::Impl {
     std::optional<Clock::time_point> deadline;  // set when it first starts running
     Clock::time_point started{};
     Clock::time_point submitted = Clock::now();
+    ChunkHandler on_chunk;      // a streamed call (async_stream)
+    std::size_t streamed = 0;   // bytes handed to on_chunk
+    std::string probe;          // streamed: its first and (rolling) last bytes, for judging it
 
     // Safe to send again after a drop: a QUERY, or an apkill (signalling
-    // the same application twice does no harm).
-    bool resendable() const { return kind.query || apkill.has_value(); }
+    // the same application twice does no harm), whose answer is not half
+    // with its caller already.
+    bool resendable() const { return (kind.query || apkill.has_value()) && streamed == 0; }
     const char* program() const { return apkill ? "apkill" : "apbasil"; }
     const char* what() const { return apkill ? "apkill" : "QUERY"; }  // of a resendable job
   };
@@ -95,6 +101,21 @@ struct SshTransport::Impl {
   Impl(asio::io_context& io_, SshTransportOptions o) : io(io_), options(std::move(o)) {
     if (options.max_concurrent == 0) options.max_concurrent = 1;
     efd = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+    ssh_callbacks_init(&channel_events);
+    channel_events.userdata = this;
+    channel_events.channel_data_function = [](ssh_session, ssh_channel, void*, uint32_t, int, void* self) {
+      static_cast<Impl*>(self)->arrived = true;
+      return 0;  // the bytes stay in the channel for service()
+    };
+    channel_events.channel_eof_function = [](ssh_session, ssh_channel, void* self) {
+      static_cast<Impl*>(self)->arrived = true;
+    };
+    channel_events.channel_close_function = [](ssh_session, ssh_channel, void* self) {
+      static_cast<Impl*>(self)->arrived = true;
+    };
+    channel_events.channel_exit_status_function = [](ssh_session, ssh_channel, int, void* self) {
+      static_cast<Impl*>(self)->arrived = true;
+    };
     event.reset(ssh_event_new());
     if (efd >= 0 && event) ssh_event_add_fd(event.get(), efd, POLLIN, drain_eventfd, nullptr);
     st.state = "connecting";
@@ -126,7 +147,8 @@ struct SshTransport::Impl {
     if (efd >= 0) [[maybe_unused]] auto n = ::write(efd, &one, sizeof one);
   }
 
-  void submit(std::string request, milliseconds timeout, Handler done, std::optional<ApkillOrder> apkill = {}) {
+  void submit(std::string request, milliseconds timeout, Handler done, std::optional<ApkillOrder> apkill = {},
+              ChunkHandler on_chunk = {}) {
     {
       std::lock_guard lock(mu);
       if (!stopping) {
@@ -137,6 +159,7 @@ struct SshTransport::Impl {
         j.timeout = timeout;
         j.done = std::move(done);
         j.apkill = apkill;
+        j.on_chunk = std::move(on_chunk);
         inbox.push_back(std::move(j));
         queued_count.fetch_add(1);
         wake();
@@ -153,6 +176,39 @@ struct SshTransport::Impl {
     asio::post(io, [d = std::move(done), o = std::move(o)]() mutable { d(std::move(o)); });
   }
 
+  // Stdout of `job`: to its caller at once when streamed (and kept as a
+  // probe of its first and last bytes), else appended to `into`.
+  void take_output(Job& job, std::string bytes, std::string& into) {
+    if (!job.on_chunk) {
+      if (into.empty()) {
+        into = std::move(bytes);
+      } else {
+        into.append(bytes);
+      }
+      return;
+    }
+    // The probe: the first kProbe bytes, then the last kProbe of the rest.
+    constexpr std::size_t kProbe = 4096;
+    std::string_view rest = bytes;
+    if (job.streamed < kProbe) {
+      const std::size_t head = std::min(rest.size(), kProbe - job.streamed);
+      job.probe.append(rest.substr(0, head));
+      rest.remove_prefix(head);
+    }
+    if (!rest.empty()) {
+      job.probe.append(rest.substr(rest.size() > kProbe ? rest.size() - kProbe : 0));
+      if (job.probe.size() > 2 * kProbe) job.probe.erase(kProbe, job.probe.size() - 2 * kProbe);
+    }
+    job.streamed += bytes.size();
+    asio::post(io, [h = job.on_chunk, chunk = std::move(bytes)]() mutable { h(std::move(chunk)); });
+  }
+
+  // What a finished call's stdout looks like for judging it: the output, or
+  // a streamed call's probe.
+  static std::string_view output_of(const Job& job, const std::string& out) {
+    return job.on_chunk ? std::string_view(job.probe) : std::string_view(out);
+  }
+
   std::vector<std::string> apkill_argv(const ApkillOrder& k) const {
     std::vector<std::string> argv = options.remote_apkill;
     argv.push_back("-" + std::to_string(k.signal));
@@ -164,6 +220,10 @@ struct SshTransport::Impl {
 
   void run();
   void take_inbox();
+  bool wake_pending() {
+    std::lock_guard lock(mu);
+    return !inbox.empty() || stopping;
+  }
   void try_connect();
   void on_drop(const std::string& why);
   // Fails the waiting calls that arrived before `last_failure` (an attempt
@@ -178,6 +238,8 @@ struct SshTransport::Impl {
   void service();
   void service_exec();
   void service_helper();
+  basil::Status take_frames();
+  void watch(ssh_channel ch);
   void check_deadlines();
   void keepalive();
   void complete(Job& job, Status status, std::string response, std::string diagnostics);
@@ -207,7 +269,12 @@ struct SshTransport::Impl {
   bool up = false;
   bool use_gateway = false;   // this session uses the helper
   bool helper_ready = false;
+  unsigned helper_version = 0;  // the running helper's greeting
   ChannelPtr helper;
+  // Set by libssh's channel callbacks when a packet for a channel came in;
+  // cleared before service() reads (see watch()).
+  bool arrived = false;
+  ssh_channel_callbacks_struct channel_events{};
   std::optional<GatewayReader> reader;
   std::string helper_err;
   Clock::time_point helper_deadline{};
@@ -271,13 +338,23 @@ void SshTransport::Impl::run() {
     if (!up) fail_waiting_since(last_failed_attempt);
     if (up) {
       start_calls();
+      arrived = false;
       service();
+      // What service() did may let more calls start: the helper greeted,
+      // or an answer freed a slot (unless it lost the session).
+      if (up) start_calls();
       check_deadlines();
       keepalive();
     }
     const int t = poll_timeout_ms();
     if (up && session) {
-      ssh_event_dopoll(event.get(), t);
+      // Packets libssh took off the socket after service() looked (see
+      // watch()) do not make it readable again. And libssh polls the whole
+      // event (our eventfd too) whenever it waits for packets, so a wake-up
+      // may have been drained after take_inbox(): look at both after the
+      // last libssh call before the wait.
+      const bool busy = arrived || wake_pending();
+      ssh_event_dopoll(event.get(), busy ? 0 : t);
     } else {
       pollfd p{efd, POLLIN, 0};
       if (::poll(&p, 1, t) > 0) drain_eventfd(efd, 0, nullptr);
@@ -296,6 +373,14 @@ void SshTransport::Impl::run() {
     ssh_event_remove_session(event.get(), session.get());
     session.reset();
   }
+}
+
+// libssh takes packets off the socket inside any of its calls (a write, a
+// look at another stream), and what it took no longer shows on the
+// socket: its channel callbacks tell the loop that something came.
+void SshTransport::Impl::watch(ssh_channel ch) {
+  ssh_set_channel_callbacks(ch, &channel_events);
+  arrived = true;  // it may hold something already
 }
 
 int SshTransport::Impl::poll_timeout_ms() const {
@@ -357,6 +442,7 @@ void SshTransport::Impl::try_connect() {
   {
     std::lock_guard lock(mu);
     ++st.connects;
+    if (const char* c = ssh_get_cipher_in(session.get())) st.cipher = c;
   }
   set_state("up");
   if (use_gateway) start_helper();
@@ -414,10 +500,10 @@ void SshTransport::Impl::lost(Job job, const std::string& why) {
     std::lock_guard lock(mu);
     if (!job.resendable()) ++st.lost_calls;
   }
-  complete(job,
-           Status(Code::kTransport, why + (job.resendable() ? "" : " during the call; the request may have been carried "
-                                                                    "out and is not sent again")),
-           {}, {});
+  const char* after = job.resendable()  ? ""
+                      : job.streamed > 0 ? " after a part of the answer was passed on; it is not sent again"
+                                         : " during the call; the request may have been carried out and is not sent again";
+  complete(job, Status(Code::kTransport, why + after), {}, {});
 }
 
 void SshTransport::Impl::fail_waiting_since(Clock::time_point last_failure) {
@@ -484,6 +570,7 @@ void SshTransport::Impl::start_exec(Job job) {
   auto ch = open_exec_channel(session.get(), remote_command_line(argv));
   Status sent;
   if (ch) {
+    watch(ch->get());
     sent = write_all(ch->get(), job.request);
     if (sent) ssh_channel_send_eof(ch->get());
   }
@@ -544,6 +631,7 @@ void SshTransport::Impl::start_helper() {
     return;
   }
   helper = std::move(*ch);
+  watch(helper.get());
   helper_deadline = Clock::now() + options.ssh.connect_timeout;
 }
 
@@ -598,7 +686,8 @@ void SshTransport::Impl::service_exec() {
         const int n = ssh_channel_read_nonblocking(ch, buf.data(), static_cast<uint32_t>(buf.size()), which);
         if (n > 0) {
           const std::size_t limit = which == 0 ? options.max_output_bytes : options.max_stderr_bytes;
-          if (into.size() + static_cast<std::size_t>(n) > limit) {
+          const std::size_t had = which == 0 ? into.size() + a.job.streamed : into.size();
+          if (had + static_cast<std::size_t>(n) > limit) {
             if (which == 0) {
               a.overflow = true;
               eof = a.err_eof = true;
@@ -606,7 +695,11 @@ void SshTransport::Impl::service_exec() {
             }
             continue;  // stderr beyond the limit is dropped
           }
-          into.append(buf.data(), static_cast<std::size_t>(n));
+          if (which == 0) {
+            take_output(a.job, std::string(buf.data(), static_cast<std::size_t>(n)), into);
+          } else {
+            into.append(buf.data(), static_cast<std::size_t>(n));
+          }
           continue;
         }
         if (n == SSH_EOF || (n == 0 && ssh_channel_is_eof(ch) != 0 && ssh_channel_poll(ch, which) <= 0)) {
@@ -654,50 +747,45 @@ void SshTransport::Impl::finish_exec(Active& a) {
     const auto exit_code = code >= 0 ? std::optional<int>(code) : std::nullopt;
     diag = code >= 0 ? "remote exit status " + std::to_string(code) : "no remote exit status";
     status = a.job.apkill ? judge_apkill(exit_code, a.out, a.err)
-                          : judge_apbasil_output("remote apbasil", a.out, exit_code, "exit status " + std::to_string(code));
+                          : judge_apbasil_output("remote apbasil", output_of(a.job, a.out), exit_code,
+                                                 "exit status " + std::to_string(code));
   }
   if (!a.err.empty()) diag += "; stderr: " + trim_newlines(a.err);
   a.channel.reset();
   complete(a.job, std::move(status), std::move(a.out), std::move(diag));
 }
 
-void SshTransport::Impl::service_helper() {
-  if (!helper) return;
-  ssh_channel ch = helper.get();
-  // Stderr of the helper: kept for the message if it dies.
-  for (;;) {
-    const int n = ssh_channel_read_nonblocking(ch, buf.data(), static_cast<uint32_t>(buf.size()), 1);
-    if (n <= 0) break;
-    if (helper_err.size() < options.max_stderr_bytes) helper_err.append(buf.data(), static_cast<std::size_t>(n));
-  }
-  bool eof = false;
-  for (;;) {
-    const int n = ssh_channel_read_nonblocking(ch, buf.data(), static_cast<uint32_t>(buf.size()), 0);
-    if (n > 0) {
-      reader->feed(std::string_view(buf.data(), static_cast<std::size_t>(n)));
-      continue;
-    }
-    if (n == SSH_EOF || n == SSH_ERROR || ssh_channel_is_closed(ch) != 0) eof = true;
-    break;
-  }
-  Status broken;
+// The complete frames the helper sent: greeting, pieces, answers; an error
+// when it broke the protocol or reported a fatal error.
+Status SshTransport::Impl::take_frames() {
   for (;;) {
     auto f = reader->next();
-    if (!f) {
-      broken = f.status();
-      break;
-    }
-    if (!*f) break;
-    if (std::holds_alternative<GatewayHello>(**f)) {
+    if (!f) return f.status();
+    if (!*f) return {};
+    if (const auto* hello = std::get_if<GatewayHello>(&**f)) {
+      {
+        std::lock_guard lock(mu);
+        st.helper_version = hello->version;
+      }
       helper_ready = true;
+      helper_version = hello->version;
+      if (helper_version >= 3) {
+        if (auto w = write_all(helper.get(), encode_window_frame(options.stream_window)); !w) return w;
+      }
       helper_delay = milliseconds(0);
       down_error.clear();
       set_state("up");
       continue;
     }
-    if (auto* e = std::get_if<GatewayError>(&**f)) {
-      broken = Status(Code::kTransport, "gateway helper failed: " + e->message);
-      break;
+    if (auto* e = std::get_if<GatewayError>(&**f)) return Status(Code::kTransport, "gateway helper failed: " + e->message);
+    if (auto* d = std::get_if<GatewayData>(&**f)) {
+      const std::size_t len = d->bytes.size();
+      auto it = active.find(d->id);
+      if (it != active.end()) take_output(it->second.job, std::move(d->bytes), it->second.out);
+      if (helper_version >= 3) {
+        if (auto c = write_all(helper.get(), encode_credit_frame(d->id, len)); !c) return c;
+      }
+      continue;
     }
     auto& ans = std::get<GatewayAnswer>(**f);
     auto it = active.find(ans.id);
@@ -722,12 +810,41 @@ void SshTransport::Impl::service_helper() {
         status = Status(Code::kTransport, program + " output exceeds " + std::to_string(options.max_output_bytes) + " bytes");
         break;
     }
+    // The end of stdout: after what D frames brought (version 2 helpers).
+    take_output(a.job, std::move(ans.out), a.out);
     if (status.is_ok())
-      status = a.job.apkill ? judge_apkill(static_cast<int>(ans.value), ans.out, ans.err)
-                            : judge_apbasil_output("remote apbasil", ans.out, static_cast<int>(ans.value),
+      status = a.job.apkill ? judge_apkill(static_cast<int>(ans.value), a.out, ans.err)
+                            : judge_apbasil_output("remote apbasil", output_of(a.job, a.out), static_cast<int>(ans.value),
                                                    "exit status " + std::to_string(ans.value));
     if (!ans.err.empty() && ans.how != ExitHow::kSpawnFailed) diag += "; stderr: " + trim_newlines(ans.err);
-    complete(a.job, std::move(status), std::move(ans.out), std::move(diag));
+    complete(a.job, std::move(status), std::move(a.out), std::move(diag));
+  }
+}
+
+void SshTransport::Impl::service_helper() {
+  if (!helper) return;
+  ssh_channel ch = helper.get();
+  // Stderr of the helper: kept for the message if it dies.
+  for (;;) {
+    const int n = ssh_channel_read_nonblocking(ch, buf.data(), static_cast<uint32_t>(buf.size()), 1);
+    if (n <= 0) break;
+    if (helper_err.size() < options.max_stderr_bytes) helper_err.append(buf.data(), static_cast<std::size_t>(n));
+  }
+  // Each read's frames are taken before the next read: a long answer's
+  // pieces go on (and are credited) as they come, and a short answer
+  // behind them is not held up by more of the long one.
+  bool eof = false;
+  Status broken;
+  for (;;) {
+    const int n = ssh_channel_read_nonblocking(ch, buf.data(), static_cast<uint32_t>(buf.size()), 0);
+    if (n > 0) {
+      reader->feed(std::string_view(buf.data(), static_cast<std::size_t>(n)));
+      broken = take_frames();
+      if (!broken.is_ok()) break;
+      continue;
+    }
+    if (n == SSH_EOF || n == SSH_ERROR || ssh_channel_is_closed(ch) != 0) eof = true;
+    break;
   }
   const bool start_timed_out = !helper_ready && Clock::now() >= helper_deadline;
   if (!eof && broken.is_ok() && !start_timed_out) return;
@@ -837,6 +954,10 @@ SshTransport::~SshTransport() { impl_->stop(); }
 
 void SshTransport::async_call(std::string request, milliseconds timeout, Handler done) {
   impl_->submit(std::move(request), timeout, std::move(done));
+}
+
+void SshTransport::async_stream(std::string request, milliseconds timeout, ChunkHandler on_chunk, Handler done) {
+  impl_->submit(std::move(request), timeout, std::move(done), {}, std::move(on_chunk));
 }
 
 void SshTransport::async_apkill(std::uint64_t apid, int signal, milliseconds timeout, Handler done) {

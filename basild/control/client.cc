@@ -68,10 +68,22 @@ ClientReply connect_error(const std::string& path, const error_code& ec) {
 ClientReply Client::request(std::string_view method, std::string_view target,
                             std::string_view body, std::string_view content_type,
                             std::chrono::milliseconds timeout) {
+  return guarded(method, target, body, content_type, timeout, nullptr);
+}
+
+ClientReply Client::request(std::string_view method, std::string_view target,
+                            std::string_view body, std::string_view content_type,
+                            std::chrono::milliseconds timeout, const BodySink& sink) {
+  return guarded(method, target, body, content_type, timeout, &sink);
+}
+
+ClientReply Client::guarded(std::string_view method, std::string_view target,
+                            std::string_view body, std::string_view content_type,
+                            std::chrono::milliseconds timeout, const BodySink* sink) {
   // Asio throws for a path too long for sun_path, Beast for a bad method
   // string; the caller gets an error reply, never an exception.
   try {
-    return request_unguarded(method, target, body, content_type, timeout);
+    return request_unguarded(method, target, body, content_type, timeout, sink);
   } catch (const std::exception& e) {
     impl_ = std::make_unique<Impl>();
     return fail(ClientErrc::kIo, "request to " + path_ + " failed: " + e.what());
@@ -80,7 +92,7 @@ ClientReply Client::request(std::string_view method, std::string_view target,
 
 ClientReply Client::request_unguarded(std::string_view method, std::string_view target,
                                       std::string_view body, std::string_view content_type,
-                                      std::chrono::milliseconds timeout) {
+                                      std::chrono::milliseconds timeout, const BodySink* sink) {
   Impl& s = *impl_;
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   bool reused = s.socket.has_value() && s.socket->is_open();
@@ -112,6 +124,32 @@ ClientReply Client::request_unguarded(std::string_view method, std::string_view 
       return false;
     }
     return true;
+  };
+  // One asynchronous read on the parser, run to its end or the deadline.
+  auto read_with = [&](auto&& start) -> std::optional<error_code> {
+    bool read = false;
+    error_code rec;
+    start([&](error_code ec, std::size_t) {
+      rec = ec;
+      read = true;
+    });
+    if (!run_until(read)) return std::nullopt;
+    return rec;
+  };
+  auto closed_error = [](const error_code& ec) {
+    return ec == http::error::end_of_stream || ec == asio::error::eof ||
+           ec == asio::error::connection_reset || ec == asio::error::broken_pipe ||
+           ec == http::error::partial_message;
+  };
+  auto read_error = [&](const error_code& rec, const error_code& wec) {
+    if (closed_error(rec)) {
+      if (wec) return fail(ClientErrc::kClosed, "basild on " + path_ + " closed the connection: " + wec.message());
+      return fail(ClientErrc::kClosed, "basild on " + path_ + " closed the connection without answering");
+    }
+    if (rec.category() == http::make_error_code(http::error::end_of_stream).category()) {
+      return fail(ClientErrc::kProtocol, "bad HTTP answer from " + path_ + ": " + rec.message());
+    }
+    return fail(ClientErrc::kIo, "reading from " + path_ + ": " + rec.message());
   };
 
   for (int attempt = 0; attempt < 2; ++attempt) {
@@ -153,42 +191,73 @@ ClientReply Client::request_unguarded(std::string_view method, std::string_view 
     });
     if (!run_until(wrote)) return timeout_reply();
     // Even when the write failed (the server refused us and closed), it may
-    // have answered first: read what is there.
-    http::response_parser<http::string_body> parser;
-    parser.body_limit(kMaxResponseBody);
-    bool read = false;
-    error_code rec;
-    http::async_read(*s.socket, s.buffer, parser, [&](error_code ec, std::size_t) {
-      rec = ec;
-      read = true;
-    });
-    if (!run_until(read)) return timeout_reply();
-    if (rec) {
+    // have answered first: read what is there. The header first: it decides
+    // whether the body goes to the sink or into the reply.
+    http::response_parser<http::buffer_body> head;
+    head.body_limit(kMaxResponseBody);
+    auto rec = read_with([&](auto h) { http::async_read_header(*s.socket, s.buffer, head, h); });
+    if (!rec) return timeout_reply();
+    if (*rec) {
       drop_connection();
-      bool closed = rec == http::error::end_of_stream || rec == asio::error::eof ||
-                    rec == asio::error::connection_reset || rec == asio::error::broken_pipe ||
-                    rec == http::error::partial_message;
-      if (closed && reused && idempotent && attempt == 0) continue;  // stale keep-alive
-      if (wec && closed) {
-        return fail(ClientErrc::kClosed, "basild on " + path_ +
-                                             " closed the connection: " + wec.message());
-      }
-      if (closed) {
-        return fail(ClientErrc::kClosed, "basild on " + path_ +
-                                             " closed the connection without answering");
-      }
-      if (rec.category() == http::make_error_code(http::error::end_of_stream).category()) {
-        return fail(ClientErrc::kProtocol, "bad HTTP answer from " + path_ + ": " + rec.message());
-      }
-      return fail(ClientErrc::kIo, "reading from " + path_ + ": " + rec.message());
+      if (closed_error(*rec) && reused && idempotent && attempt == 0) continue;  // stale keep-alive
+      return read_error(*rec, wec);
     }
-    auto res = parser.release();
     ClientReply reply;
-    reply.status = res.result_int();
-    auto ct = res[http::field::content_type];
+    reply.status = head.get().result_int();
+    const auto ct = head.get()[http::field::content_type];
     reply.content_type.assign(ct.data(), ct.size());
-    reply.body = std::move(res.body());
-    if (!res.keep_alive() || wec) drop_connection();
+    const bool keep = head.get().keep_alive() && !wec;
+
+    if (sink != nullptr && sink->accept && sink->accept(reply.status, reply.content_type, head.chunked())) {
+      // Streamed: each read fills at most the piece buffer, which goes to
+      // the sink at once.
+      std::string piece(std::size_t{64} << 10, '\0');
+      while (!head.is_done()) {
+        head.get().body().data = piece.data();
+        head.get().body().size = piece.size();
+        head.get().body().more = true;
+        rec = read_with([&](auto h) { http::async_read(*s.socket, s.buffer, head, h); });
+        if (!rec) {
+          const auto streamed = reply.streamed;
+          reply = timeout_reply();
+          reply.streamed = streamed;
+          break;
+        }
+        if (*rec == http::error::need_buffer) *rec = {};
+        const std::size_t n = piece.size() - head.get().body().size;
+        if (n > 0) {
+          reply.streamed += n;
+          if (!sink->piece(std::string_view(piece.data(), n))) {
+            const auto streamed = reply.streamed;
+            reply = fail(ClientErrc::kIo, "the answer from " + path_ + " could not be passed on");
+            reply.streamed = streamed;
+            drop_connection();
+            return reply;
+          }
+        }
+        if (*rec) {
+          const auto streamed = reply.streamed;
+          reply = closed_error(*rec) ? fail(ClientErrc::kClosed, "basild on " + path_ + " broke the answer off after " +
+                                                                     std::to_string(streamed) + " bytes")
+                                     : read_error(*rec, wec);
+          reply.streamed = streamed;
+          break;
+        }
+      }
+      if (!reply.ok() || !keep) drop_connection();
+      return reply;
+    }
+
+    http::response_parser<http::string_body> whole{std::move(head)};
+    whole.body_limit(kMaxResponseBody);
+    rec = read_with([&](auto h) { http::async_read(*s.socket, s.buffer, whole, h); });
+    if (!rec) return timeout_reply();
+    if (*rec) {
+      drop_connection();
+      return read_error(*rec, wec);
+    }
+    reply.body = std::move(whole.get().body());
+    if (!keep) drop_connection();
     return reply;
   }
   return fail(ClientErrc::kClosed, "basild on " + path_ + " closed the connection twice");

@@ -4,6 +4,8 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -29,10 +31,23 @@ struct ClientReply {
   unsigned status = 0;       // HTTP status when error == kNone
   std::string content_type;
   std::string body;
+  // For a streamed call (see BodySink): how many body bytes went to the sink.
+  // An error with streamed > 0 came after a part of the body was passed on.
+  std::uint64_t streamed = 0;
 
   bool ok() const { return error == ClientErrc::kNone; }
   // kTimeout -> basil::Code::kTimeout, other errors -> kTransport (both transient).
   basil::Status status_of_call() const;
+};
+
+// Where a long answer's body goes as it arrives, instead of into
+// ClientReply::body.
+struct BodySink {
+  // Called once the response's header is read; true to take the body in
+  // pieces. `chunked`: the server sends it as it comes (no length known).
+  std::function<bool(unsigned status, std::string_view content_type, bool chunked)> accept;
+  // A piece of the body, in order; false stops the call (the sink failed).
+  std::function<bool(std::string_view piece)> piece;
 };
 
 class Client {
@@ -46,13 +61,18 @@ class Client {
   // The timeout covers connect, write and read together.
   ClientReply request(std::string_view method, std::string_view target, std::string_view body,
                       std::string_view content_type, std::chrono::milliseconds timeout);
+  // request() whose body goes to `sink` when sink.accept says so.
+  ClientReply request(std::string_view method, std::string_view target, std::string_view body,
+                      std::string_view content_type, std::chrono::milliseconds timeout, const BodySink& sink);
 
   const std::string& socket_path() const { return path_; }
 
  private:
+  ClientReply guarded(std::string_view method, std::string_view target, std::string_view body,
+                      std::string_view content_type, std::chrono::milliseconds timeout, const BodySink* sink);
   ClientReply request_unguarded(std::string_view method, std::string_view target,
                                 std::string_view body, std::string_view content_type,
-                                std::chrono::milliseconds timeout);
+                                std::chrono::milliseconds timeout, const BodySink* sink);
   struct Impl;
   std::string path_;
   std::unique_ptr<Impl> impl_;

@@ -74,6 +74,7 @@ Response Response::error(ResultCode result, std::string_view message) {
 
 struct Responder::State {
   Sink sink;
+  StreamSink stream_sink;
   bool done = false;
   ~State() {
     if (done || !sink) return;
@@ -84,14 +85,49 @@ struct Responder::State {
   }
 };
 
-Responder::Responder(Sink sink) : state_(std::make_shared<State>()) {
+Responder::Responder(Sink sink, StreamSink stream_sink) : state_(std::make_shared<State>()) {
   state_->sink = std::move(sink);
+  state_->stream_sink = std::move(stream_sink);
 }
 
 void Responder::operator()(Response response) const {
   if (state_->done) return;
   state_->done = true;
   if (state_->sink) state_->sink(std::move(response));
+}
+
+namespace {
+
+// The pieces gathered into one Response, for a channel that cannot stream.
+class GatheredStream final : public BodyStream {
+ public:
+  GatheredStream(Responder::Sink sink, ResultCode result, std::string content_type)
+      : sink_(std::move(sink)), response_(Response::text({}, std::move(content_type), result)) {}
+  bool write(std::string piece) override {
+    response_.body += piece;
+    return true;
+  }
+  void finish(std::function<void(bool)> on_sent) override {
+    response_.on_sent = std::move(on_sent);
+    if (auto sink = std::exchange(sink_, nullptr)) sink(std::move(response_));
+  }
+  void abort() override {
+    if (auto sink = std::exchange(sink_, nullptr))
+      sink(Response::error(ResultCode::kError, "the answer was cut off"));
+  }
+
+ private:
+  Responder::Sink sink_;
+  Response response_;
+};
+
+}  // namespace
+
+std::shared_ptr<BodyStream> Responder::stream(std::string content_type, ResultCode result) const {
+  if (state_->done) return nullptr;
+  state_->done = true;
+  if (state_->stream_sink) return state_->stream_sink(result, std::move(content_type));
+  return std::make_shared<GatheredStream>(state_->sink, result, std::move(content_type));
 }
 
 bool Responder::replied() const { return state_->done; }

@@ -86,17 +86,39 @@ struct Response {
   static Response error(ResultCode result, std::string_view message);
 };
 
+// A response whose body goes out in pieces as they come (HTTP/1.1 chunked
+// transfer encoding), for an answer a handler passes on while it arrives.
+// Used from the server's io_context only.
+class BodyStream {
+ public:
+  virtual ~BodyStream() = default;
+  // A piece of the body; false once the peer is gone (the piece is dropped:
+  // stop producing).
+  virtual bool write(std::string piece) = 0;
+  // The end of the body; `on_sent(written)` as for Response::on_sent.
+  virtual void finish(std::function<void(bool written)> on_sent = {}) = 0;
+  // The response ends without its last chunk and the connection closes: the
+  // peer sees an answer that was cut, never a shorter one that looks whole.
+  virtual void abort() = 0;
+};
+
 // The reply channel handed to a handler. Call it once (later calls are
 // ignored); it may be called later, from another handler on the same
 // io_context (asynchronous handlers: apbasil calls). If every copy is
 // destroyed without a reply, the client gets a 500 "handler dropped the
-// request" instead of hanging.
+// request" instead of hanging. stream() is the other way to reply.
 class Responder {
  public:
   using Sink = std::function<void(Response)>;
-  explicit Responder(Sink sink);
+  using StreamSink = std::function<std::shared_ptr<BodyStream>(ResultCode, std::string content_type)>;
+  explicit Responder(Sink sink, StreamSink stream_sink = {});
 
   void operator()(Response response) const;
+  // Replies with a body written in pieces (a response of `result` whose
+  // headers go out now). Where the channel cannot stream (a registry used
+  // without a server, in tests), the pieces are gathered and sent as one
+  // response at finish().
+  std::shared_ptr<BodyStream> stream(std::string content_type, ResultCode result = ResultCode::kOk) const;
   bool replied() const;
 
  private:

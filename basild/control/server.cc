@@ -14,6 +14,7 @@
 #include <cstring>
 #include <filesystem>
 #include <unordered_set>
+#include <deque>
 #include <utility>
 
 namespace basild::control {
@@ -183,7 +184,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   }
 
  private:
-  enum class Phase { kIdle, kReading, kHandling, kWriting, kClosed };
+  enum class Phase { kIdle, kReading, kHandling, kWriting, kStreaming, kClosed };
 
   const ServerOptions& options() const { return server_->options; }
 
@@ -209,6 +210,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
         break;
       case Phase::kReading:
       case Phase::kWriting:
+      case Phase::kStreaming:
         ++server_->stats.request_timeouts;
         close();
         break;
@@ -347,21 +349,126 @@ class Connection : public std::enable_shared_from_this<Connection> {
     // The pending handler-timeout wait keeps the connection alive while the
     // handler works; the responder only holds a weak reference, so a handler
     // that never answers cannot pin a closed connection.
-    Responder reply([weak = weak_from_this(), seq](Response response) {
-      auto self = weak.lock();
-      if (!self) return;
-      // Always hop through the io_context: the handler may answer from inside
-      // dispatch() or from any later completion handler.
-      asio::post(self->server_->io, [weak, seq, response = std::move(response)]() mutable {
-        auto conn = weak.lock();
-        if (!conn || seq != conn->request_seq_ || conn->phase_ != Phase::kHandling) {
-          if (response.on_sent) response.on_sent(false);
-          return;
-        }
-        conn->send(std::move(response));
-      });
-    });
+    Responder reply(
+        [weak = weak_from_this(), seq](Response response) {
+          auto self = weak.lock();
+          if (!self) return;
+          // Always hop through the io_context: the handler may answer from inside
+          // dispatch() or from any later completion handler.
+          asio::post(self->server_->io, [weak, seq, response = std::move(response)]() mutable {
+            auto conn = weak.lock();
+            if (!conn || seq != conn->request_seq_ || conn->phase_ != Phase::kHandling) {
+              if (response.on_sent) response.on_sent(false);
+              return;
+            }
+            conn->send(std::move(response));
+          });
+        },
+        [weak = weak_from_this(), seq](ResultCode result, std::string content_type) -> std::shared_ptr<BodyStream> {
+          auto conn = weak.lock();
+          if (conn && seq == conn->request_seq_ && conn->phase_ == Phase::kHandling)
+            conn->start_stream(result, content_type);
+          return std::make_shared<Streamed>(weak, seq);
+        });
     server_->registry.dispatch(std::move(request), std::move(reply));
+  }
+
+  // ------------------------------------------------------------ streamed body
+
+  // The handler's side of a streamed response; every call on the io_context.
+  class Streamed final : public BodyStream {
+   public:
+    Streamed(std::weak_ptr<Connection> conn, std::uint64_t seq) : conn_(std::move(conn)), seq_(seq) {}
+    bool write(std::string piece) override {
+      auto c = live();
+      return c && c->stream_write(std::move(piece));
+    }
+    void finish(std::function<void(bool)> on_sent) override {
+      if (auto c = live()) return c->stream_finish(std::move(on_sent));
+      if (on_sent) on_sent(false);
+    }
+    void abort() override {
+      if (auto c = live()) c->close();
+    }
+
+   private:
+    std::shared_ptr<Connection> live() const {
+      auto c = conn_.lock();
+      return c && c->request_seq_ == seq_ && c->phase_ == Phase::kStreaming ? c : nullptr;
+    }
+    std::weak_ptr<Connection> conn_;
+    std::uint64_t seq_;
+  };
+
+  // The headers of a chunked response now; the pieces as they are written.
+  void start_stream(ResultCode result, const std::string& content_type) {
+    phase_ = Phase::kStreaming;
+    if (server_->stopping) keep_alive_ = false;
+    const unsigned status = http_status(result);
+    if (status >= 400) ++server_->stats.responses_error;
+    stream_head_ = {};
+    stream_head_.version(11);
+    stream_head_.result(status);
+    stream_head_.set(http::field::server, "basild");
+    stream_head_.set(http::field::content_type, content_type);
+    stream_head_.keep_alive(keep_alive_);
+    stream_head_.chunked(true);
+    stream_serializer_.emplace(stream_head_);
+    stream_writing_ = true;
+    arm(options().request_timeout);
+    http::async_write_header(socket_, *stream_serializer_, [self = shared_from_this()](error_code ec, std::size_t) {
+      if (self->phase_ != Phase::kStreaming) return;
+      self->stream_writing_ = false;
+      if (ec) return self->close();
+      self->stream_pump();
+    });
+  }
+
+  bool stream_write(std::string piece) {
+    if (piece.empty()) return true;  // an empty chunk would end the body
+    stream_queue_.push_back(std::move(piece));
+    stream_pump();
+    return true;
+  }
+
+  void stream_finish(std::function<void(bool)> on_sent) {
+    stream_finished_ = true;
+    on_sent_ = std::move(on_sent);
+    stream_pump();
+  }
+
+  // Writes every piece waiting as one chunk (fewer, larger writes while the
+  // peer is slower than the source), or the last chunk once finished and
+  // drained.
+  void stream_pump() {
+    if (phase_ != Phase::kStreaming || stream_writing_) return;
+    if (!stream_queue_.empty()) {
+      stream_writing_ = true;
+      stream_batch_.clear();
+      for (const auto& piece : stream_queue_) stream_batch_.push_back(asio::buffer(piece));
+      const std::size_t pieces = stream_queue_.size();
+      arm(options().request_timeout);
+      asio::async_write(socket_, http::make_chunk(stream_batch_),
+                        [self = shared_from_this(), pieces](error_code ec, std::size_t) {
+                          if (self->phase_ != Phase::kStreaming) return;
+                          self->stream_writing_ = false;
+                          if (ec) return self->close();
+                          self->stream_queue_.erase(self->stream_queue_.begin(),
+                                                    self->stream_queue_.begin() + static_cast<std::ptrdiff_t>(pieces));
+                          self->stream_pump();
+                        });
+      return;
+    }
+    if (!stream_finished_) return;
+    stream_writing_ = true;
+    asio::async_write(socket_, http::make_chunk_last(), [self = shared_from_this()](error_code ec, std::size_t) {
+      if (self->phase_ != Phase::kStreaming) return;
+      self->stream_writing_ = false;
+      self->stream_finished_ = false;
+      self->stream_serializer_.reset();
+      self->phase_ = Phase::kWriting;  // the end of a response, as after send()
+      self->on_written(ec);
+    });
   }
 
   void send(Response r) {
@@ -411,6 +518,13 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::optional<http::request_parser<http::string_body>> parser_;
   http::response<http::string_body> response_;
   std::function<void(bool)> on_sent_;  // the response being written's
+  // A streamed response (Phase::kStreaming).
+  http::response<http::empty_body> stream_head_;
+  std::optional<http::response_serializer<http::empty_body>> stream_serializer_;
+  std::deque<std::string> stream_queue_;  // pieces not yet written; the first ones may be being written
+  std::vector<asio::const_buffer> stream_batch_;  // the pieces of the chunk being written
+  bool stream_writing_ = false;
+  bool stream_finished_ = false;
   PeerCredentials peer_;
   Phase phase_ = Phase::kIdle;
   std::uint64_t deadline_gen_ = 0;

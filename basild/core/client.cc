@@ -58,6 +58,21 @@ auto async_transport_call(Transport& transport, std::string request,
       token, std::move(request), timeout);
 }
 
+// The same for Transport::async_stream.
+template <typename Token>
+auto async_transport_stream(Transport& transport, std::string request, std::chrono::milliseconds timeout,
+                            Transport::ChunkHandler on_chunk, Token&& token) {
+  return asio::async_initiate<Token, void(CallOutcome)>(
+      [&transport](auto handler, std::string req, std::chrono::milliseconds to, Transport::ChunkHandler chunks) {
+        auto shared = std::make_shared<decltype(handler)>(std::move(handler));
+        transport.async_stream(std::move(req), to, std::move(chunks), [shared](CallOutcome outcome) {
+          auto ex = asio::get_associated_executor(*shared);
+          asio::dispatch(ex, [shared, o = std::move(outcome)]() mutable { (*shared)(std::move(o)); });
+        });
+      },
+      token, std::move(request), timeout, std::move(on_chunk));
+}
+
 }  // namespace
 
 Client::Client(asio::any_io_executor executor, Transport& transport, ClientOptions options,
@@ -68,36 +83,32 @@ Client::Client(asio::any_io_executor executor, Transport& transport, ClientOptio
       timings_(timings),
       observer_(std::move(observer)) {}
 
+void Client::observe(CallEvent::Phase phase, std::uint64_t call_id, CallKind kind, Caller caller,
+                     std::string_view xml, const CallOutcome* outcome) const {
+  if (!observer_) return;
+  CallEvent ev;
+  ev.phase = phase;
+  ev.call_id = call_id;
+  ev.kind = kind;
+  ev.caller = caller;
+  ev.transport = transport_.name();
+  ev.xml = xml;
+  ev.when = std::chrono::system_clock::now();
+  if (outcome != nullptr) {
+    ev.transport_time = outcome->elapsed;
+    ev.status = &outcome->status;
+    ev.diagnostics = outcome->diagnostics;
+  }
+  observer_(ev);
+}
+
 Awaitable<CallOutcome> Client::transport_call(CallKind kind, std::string xml, std::uint64_t& call_id,
                                               Caller caller) {
   call_id = next_call_id_++;
-  if (observer_) {
-    CallEvent ev;
-    ev.phase = CallEvent::Phase::kRequest;
-    ev.call_id = call_id;
-    ev.kind = kind;
-    ev.caller = caller;
-    ev.transport = transport_.name();
-    ev.xml = xml;
-    ev.when = std::chrono::system_clock::now();
-    observer_(ev);
-  }
+  observe(CallEvent::Phase::kRequest, call_id, kind, caller, xml, nullptr);
   CallOutcome outcome =
       co_await async_transport_call(transport_, std::move(xml), options_.call_timeout, asio::use_awaitable);
-  if (observer_) {
-    CallEvent ev;
-    ev.phase = CallEvent::Phase::kResponse;
-    ev.call_id = call_id;
-    ev.kind = kind;
-    ev.caller = caller;
-    ev.transport = transport_.name();
-    ev.xml = outcome.response;
-    ev.when = std::chrono::system_clock::now();
-    ev.transport_time = outcome.elapsed;
-    ev.status = &outcome.status;
-    ev.diagnostics = outcome.diagnostics;
-    observer_(ev);
-  }
+  observe(CallEvent::Phase::kResponse, call_id, kind, caller, outcome.response, &outcome);
   co_return outcome;
 }
 
@@ -311,6 +322,40 @@ Awaitable<Result<basil::Switched>> Client::switch_state(basil::SwitchRequest req
   if (!r) co_return r;
   if (auto why = switch_not_done(*r)) co_return Status(Code::kAlpsPermanent, std::move(*why));
   co_return r;
+}
+
+Awaitable<Result<std::uint64_t>> Client::forward_stream(std::string request_xml, Transport::ChunkHandler on_chunk,
+                                                        std::function<void(const basil::Status&)> on_end) {
+  constexpr std::size_t kHead = 4096;  // enough for ResponseData's start tag
+  const RequestKind kind = classify_request(request_xml);
+  const std::uint64_t call_id = next_call_id_++;
+  observe(CallEvent::Phase::kRequest, call_id, kind.call, Caller::kForwarded, request_xml, nullptr);
+  // The answer's head, to count a FAILURE; all of it only for the XML log.
+  auto seen = std::make_shared<std::string>();
+  auto bytes = std::make_shared<std::uint64_t>(0);
+  const bool keep_all = static_cast<bool>(observer_);
+  auto relay = [seen, bytes, keep_all, on_chunk = std::move(on_chunk)](std::string chunk) {
+    *bytes += chunk.size();
+    if (keep_all) {
+      seen->append(chunk);
+    } else if (seen->size() < kHead) {
+      seen->append(chunk, 0, kHead - seen->size());
+    }
+    on_chunk(std::move(chunk));
+  };
+  CallOutcome outcome = co_await async_transport_stream(transport_, std::move(request_xml), options_.call_timeout,
+                                                        std::move(relay), asio::use_awaitable);
+  const Status ended = outcome.status ? Status::ok()
+                                      : Status(outcome.status.code(),
+                                               with_diagnostics(outcome.status.message(), outcome.diagnostics));
+  if (on_end) on_end(ended);
+  observe(CallEvent::Phase::kResponse, call_id, kind.call, Caller::kForwarded, *seen, &outcome);
+  if (timings_) {
+    const bool failed = !outcome.status || !is_success_answer(*seen);
+    timings_->record(kind.call, outcome.elapsed, {}, failed, Caller::kForwarded);
+  }
+  if (!ended) co_return ended;
+  co_return *bytes;
 }
 
 Awaitable<Result<std::string>> Client::forward(std::string request_xml) {

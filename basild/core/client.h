@@ -135,6 +135,15 @@ class Client {
   // is answered from the engine memory when it has an answer for the
   // request's protocol (see core/engine_memory.h).
   Awaitable<basil::Result<std::string>> forward(std::string request_xml);
+  // forward() for a long answer passed on while it arrives (a scheduler's
+  // INVENTORY): its bytes go to `on_chunk` as they come, then `on_end` is
+  // told how the call ended (an error after some bytes: what was passed on
+  // is no good answer), before the XML log's record is written, so that the
+  // caller has its answer's end without waiting for the log. The result is
+  // how many bytes, or that error. Timed as forward() is; the XML log gets
+  // the whole answer, gathered only while the log is on.
+  Awaitable<basil::Result<std::uint64_t>> forward_stream(std::string request_xml, Transport::ChunkHandler on_chunk,
+                                                         std::function<void(const basil::Status&)> on_end);
 
   const ClientOptions& options() const { return options_; }
   Transport& transport() { return transport_; }
@@ -145,6 +154,9 @@ class Client {
   Awaitable<basil::Result<basil::Response>> exchange(CallKind kind, const basil::Request& request);
   Awaitable<CallOutcome> transport_call(CallKind kind, std::string xml, std::uint64_t& call_id,
                                         Caller caller = Caller::kBasild);
+  // The observer's request (outcome null) or response event.
+  void observe(CallEvent::Phase phase, std::uint64_t call_id, CallKind kind, Caller caller, std::string_view xml,
+               const CallOutcome* outcome) const;
   Awaitable<basil::Status> ensure_dialect();
 
   boost::asio::any_io_executor executor_;

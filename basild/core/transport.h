@@ -27,12 +27,31 @@ struct CallOutcome {
 class Transport {
  public:
   using Handler = std::function<void(CallOutcome)>;
+  // A piece of an answer, in order.
+  using ChunkHandler = std::function<void(std::string chunk)>;
   virtual ~Transport() = default;
 
   // Sends `request` and calls `done` exactly once with the outcome. Calls
   // beyond the transport's concurrency limit queue (FIFO); `timeout` counts
   // from when the call starts running, not from when it was queued.
   virtual void async_call(std::string request, std::chrono::milliseconds timeout, Handler done) = 0;
+
+  // async_call for a long answer that its caller passes on: the answer's
+  // bytes go to `on_chunk` as they arrive (on the io_context, in order, all
+  // before `done`), and the outcome given to `done` has an empty response.
+  // When `done` reports an error, what was delivered is a part of no good
+  // answer. A call that delivered anything is not sent again after a lost
+  // connection. This default delivers the whole answer as one chunk, after
+  // it is complete, and nothing on an error.
+  virtual void async_stream(std::string request, std::chrono::milliseconds timeout, ChunkHandler on_chunk,
+                            Handler done) {
+    async_call(std::move(request), timeout,
+               [on_chunk = std::move(on_chunk), done = std::move(done)](CallOutcome o) {
+                 if (o.status && !o.response.empty()) on_chunk(std::move(o.response));
+                 o.response.clear();
+                 done(std::move(o));
+               });
+  }
 
   // "local", "ssh-exec", "ssh-gateway", "fake".
   virtual std::string_view name() const = 0;

@@ -50,7 +50,9 @@ class SshConduit final : public Conduit {
                         {"drops", s.drops},
                         {"helper_starts", s.helper_starts},
                         {"retried_queries", s.retried_queries},
-                        {"lost_calls", s.lost_calls}};
+                        {"lost_calls", s.lost_calls},
+                        {"helper_version", s.helper_version},
+                        {"cipher", s.cipher}};
     if (!s.last_error.empty()) j["last_error"] = s.last_error;
     if (s.since)
       j["since"] = std::chrono::duration_cast<std::chrono::seconds>(s.since->time_since_epoch()).count();
@@ -91,6 +93,7 @@ conduit::SshTransportOptions ssh_transport_options(const Config& c) {
   o.ssh.connect_timeout = k.connect_timeout;
   o.ssh.keepalive_interval = k.keepalive_interval;
   o.ssh.keepalive_count = k.keepalive_count;
+  o.ssh.ciphers = k.ciphers;
   o.mode = k.mode == ConduitMode::kSshGateway ? conduit::ConduitModeKind::kGateway : conduit::ConduitModeKind::kExec;
   o.remote_apbasil = {k.remote_apbasil};
   o.remote_apbasil.insert(o.remote_apbasil.end(), k.remote_args.begin(), k.remote_args.end());

@@ -1,5 +1,7 @@
 #include "daemon/config.h"
 
+#include "core/ssh_ciphers.h"
+
 #include <algorithm>
 #include <charconv>
 #include <cmath>
@@ -450,6 +452,19 @@ void read_conduit(const toml::table& t, ConduitConfig& c, Errors& errors) {
   s.key("connect_timeout", [&](const Field& f) { assign(c.connect_timeout, read_duration(f, 100ms, 10min)); });
   s.key("keepalive_interval", [&](const Field& f) { assign(c.keepalive_interval, read_duration(f, 0ms, 1h)); });
   s.key("keepalive_count", [&](const Field& f) { assign(c.keepalive_count, read_u32(f, 1, 100)); });
+  s.key("ciphers", [&](const Field& f) {
+    auto list = read_string_list(f, false);
+    if (!list) return;
+    for (const auto& name : *list) {
+      const auto& known = known_ciphers();
+      if (std::find(known.begin(), known.end(), name) == known.end()) {
+        std::string all;
+        for (const auto& k : known) all += (all.empty() ? "" : ", ") + k;
+        return f.fail("names an unknown cipher \"" + name + "\" (known: " + all + ")");
+      }
+    }
+    assign(c.ciphers, std::move(list));
+  });
   s.key("reconnect_min", [&](const Field& f) { assign(c.reconnect_min, read_duration(f, 10ms, 1h)); });
   s.key("reconnect_max", [&](const Field& f) { assign(c.reconnect_max, read_duration(f, 10ms, 24h)); });
   s.finish();
@@ -933,6 +948,7 @@ std::string format_config(const Config& c) {
     << "connect_timeout = " << dur(c.conduit.connect_timeout) << "\n"
     << "keepalive_interval = " << dur(c.conduit.keepalive_interval) << "\n"
     << "keepalive_count = " << c.conduit.keepalive_count << "\n"
+    << "ciphers = " << quote_list(c.conduit.ciphers) << "\n"
     << "reconnect_min = " << dur(c.conduit.reconnect_min) << "\n"
     << "reconnect_max = " << dur(c.conduit.reconnect_max) << "\n\n";
   o << "[state]\n"

@@ -70,6 +70,7 @@ struct ConduitConfig {
   Duration connect_timeout = std::chrono::seconds(10);
   Duration keepalive_interval = std::chrono::seconds(30);  // 0: none
   std::uint32_t keepalive_count = 3;
+  std::vector<std::string> ciphers;  // ssh ciphers in order of preference; empty: basild's choice
   Duration reconnect_min = std::chrono::seconds(1);
   Duration reconnect_max = std::chrono::seconds(60);
   bool operator==(const ConduitConfig&) const = default;

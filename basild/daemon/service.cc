@@ -18,6 +18,7 @@
 #include "core/reconciler.h"
 #include "core/records.h"
 #include "core/timings.h"
+#include "daemon/background_decoder.h"
 #include "daemon/conduit.h"
 #include "io/job_sources.h"
 #include "io/local_transport.h"
@@ -207,6 +208,7 @@ struct Service::Impl : std::enable_shared_from_this<Impl> {
       : io(io_),
         config(std::move(config_)),
         log(log_),
+        learner(io_),
         poll_timer(io_),
         retry_timer(io_),
         policy(poll_settings(config.poll)),
@@ -218,6 +220,8 @@ struct Service::Impl : std::enable_shared_from_this<Impl> {
   std::unique_ptr<Store> store;
   std::unique_ptr<Conduit> transport;  // [conduit]: local apbasil or the ssh conduit
   EngineMemory engine_memory;          // the last good ENGINE answers (persisted)
+  BackgroundDecoder learner;           // decodes forwarded INVENTORYs beside their stream
+  std::uint64_t inventories_learnt = 0;
   Timings timings;
   std::unique_ptr<XmlLog> xml_log;
   std::unique_ptr<Client> client;
@@ -987,6 +991,7 @@ struct Service::Impl : std::enable_shared_from_this<Impl> {
     j["transport"] = {{"name", transport->name()}, {"running", transport->running()}, {"queued", transport->queued()}};
     j["conduit"] = transport->status_json();
     j["engine_from_memory"] = engine_memory.answered_from_memory();
+    j["inventories_learnt"] = inventories_learnt;
     j["inventory_age_s"] = inventory ? json(age_seconds(inventory_at)) : json(nullptr);
     j["uptime_s"] = age_seconds(started_at);
     j["intents_in_flight"] = intents_in_flight.size();
@@ -1177,6 +1182,7 @@ struct Service::Impl : std::enable_shared_from_this<Impl> {
     };
     std::optional<std::int64_t> intent;
     if (auto decoded = basil::decode_request(req.body)) {
+      if (decoded->query_type() == basil::QueryType::kInventory) return forward_streamed(req.body, reply, fail);
       const auto* r = std::get_if<basil::ReserveRequest>(&decoded->body);
       if (r != nullptr && r->batch_id && !r->batch_id->empty()) {
         auto id = store->record_intent(*r->batch_id, r->user_name, req.body, /*forwarded=*/true);
@@ -1208,6 +1214,78 @@ struct Service::Impl : std::enable_shared_from_this<Impl> {
       }
       reply(std::move(out));
     });
+  }
+
+  // A forwarded INVENTORY, the longest answer a scheduler asks for (8.9 MB
+  // on a 2256-node XC30, before every scheduling pass): passed on as it
+  // arrives (chunked), so that the caller has it a moment after ALPS wrote
+  // it, and decoded beside the stream for basild's own view. An error after
+  // a part went out cuts the response: the caller sees an answer that
+  // broke, never a shorter one that looks whole.
+  template <typename Fail>
+  void forward_streamed(const std::string& request, control::Responder reply, Fail fail) {
+    struct Relay {
+      std::shared_ptr<control::BodyStream> out;
+      bool learning = false;
+    };
+    auto relay = std::make_shared<Relay>();
+    auto self = shared_from_this();
+    const SteadyTime started = SteadyClock::now();
+    const WallTime requested = WallClock::now();
+    relay->learning = learning_due() && learner.begin(config_decode_options(), [self, started, requested](basil::Result<basil::Decoded> r) {
+      if (r && !r->is_request() && r->response().ok())
+        if (auto* inv = std::get_if<basil::Inventory>(&r->response().body))
+          self->learn_inventory(std::move(*inv), started, requested);
+    });
+    auto on_chunk = [self, relay, reply](std::string chunk) {
+      if (!relay->out) relay->out = reply.stream("application/xml");
+      if (relay->learning) self->learner.feed(chunk);
+      relay->out->write(std::move(chunk));  // a caller gone: the call still ends, and is learnt
+    };
+    auto on_end = [self, relay, reply, fail](const basil::Status& st) {
+      if (!st) {
+        if (relay->learning) self->learner.cancel();
+        if (relay->out) return relay->out->abort();
+        return reply(fail(st));
+      }
+      if (relay->learning) self->learner.end();
+      if (!relay->out) relay->out = reply.stream("application/xml");
+      relay->out->finish();
+    };
+    spawn<std::uint64_t>(client->forward_stream(request, on_chunk, on_end), [](basil::Result<std::uint64_t>) {});
+  }
+
+  // Whether a forwarded INVENTORY is worth decoding: basild has no node
+  // data, or none as recent as one poll interval. A scheduler asking before
+  // every pass (Slurm: several a second when busy) is then decoded about
+  // once per interval, which spares the poller a call, not on every pass,
+  // which would take a core's worth of decoding from the calls themselves.
+  bool learning_due() const {
+    const auto at = policy.nodes_at();
+    return !at || SteadyClock::now() - *at >= config.poll.interval;
+  }
+
+  basil::DecodeOptions config_decode_options() const {
+    basil::DecodeOptions o;
+    o.strict = config.basil.strict_decode;
+    return o;
+  }
+
+  // A full INVENTORY decoded from a scheduler's forwarded call, taken as
+  // basild's own when it was asked after the node data basild has: the
+  // poller then needs no INVENTORY of its own for a while.
+  void learn_inventory(basil::Inventory inv, SteadyTime started, WallTime requested) {
+    if (policy.nodes_at() && *policy.nodes_at() >= started) return;  // not newer than what basild has
+    if (!inv.has_reservation_array) return;
+    auto result = policy.on_inventory(started, QueryKind::kInventoryFull, inv);
+    record_node_changes(result.changes);
+    if (!result.node_data) return;
+    inventory = std::move(inv);
+    inventory_at = WallClock::now();
+    ++inventories_learnt;
+    apply_inventory(*inventory, requested, true);
+    if (!inventory_waiters_next.empty()) policy.demand_inventory();
+    poll_timer.cancel();  // decide again: the next INVENTORY of its own is later now
   }
 
   // A forwarded RESERVE's answer: the granted reservation recorded (its

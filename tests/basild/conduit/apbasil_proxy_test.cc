@@ -159,6 +159,34 @@ TEST_F(ProxyTest, SchedulerStyleCallerRuns500CallsThroughBasildWithoutError) {
   EXPECT_EQ(h["conduit"]["drops"], 0);
 }
 
+TEST_F(ProxyTest, AForwardedInventoryArrivesWholeAndBasildLearnsItsNodesFromIt) {
+  auto config = write_config("ssh-gateway", dir + "/control.sock");
+  std::ofstream(config, std::ios::app) << "[poll]\ninterval = \"1s\"\ninventory_max_age = \"1h\"\n"
+                                          "orphan_check_interval = \"1h\"\n";
+  start_basild(config);
+  const auto inv = request_xml(basil::InventoryQuery{});
+  const auto direct = basil::decode_response(testing::run_piped({emulator_path(), "--state", state}, inv).out);
+  ASSERT_TRUE(direct && direct->ok());
+  const auto& want = std::get<basil::Inventory>(direct->body);
+  // Once basild's own node data is a poll interval old, a forwarded
+  // INVENTORY is decoded beside the stream and taken as basild's.
+  const auto until = std::chrono::steady_clock::now() + 20s;
+  int calls = 0;
+  for (;;) {
+    const auto r = run_proxy(config, inv);
+    ++calls;
+    ASSERT_EQ(r.exit_code, 0) << r.out.substr(0, 400);
+    const auto d = basil::decode_response(r.out);
+    ASSERT_TRUE(d && d->ok()) << r.out.substr(0, 400);
+    const auto& got = std::get<basil::Inventory>(d->body);
+    EXPECT_EQ(got.nodes.size(), want.nodes.size());
+    EXPECT_EQ(got.reservations.size(), want.reservations.size());
+    if (health().value("inventories_learnt", 0) >= 1) break;
+    ASSERT_LT(std::chrono::steady_clock::now(), until) << "no forwarded INVENTORY learnt after " << calls << " calls";
+    std::this_thread::sleep_for(200ms);
+  }
+}
+
 TEST_F(ProxyTest, WithoutBasildItUsesItsOwnSshSession) {
   for (const std::string mode : {"ssh-exec", "ssh-gateway"}) {
     const auto config = write_config(mode, dir + "/no-basild.sock");

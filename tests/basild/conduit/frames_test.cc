@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <vector>
+
 #include "core/request_kind.h"
 #include "conduit/ssh_session.h"
 
@@ -27,7 +29,7 @@ TEST(GatewayFramesTest, ApkillFrameCarriesIdSignalAndApidWithoutBody) {
 }
 
 TEST(GatewayFramesTest, ReadsHelloAnswersAndErrorsSplitAtEveryByte) {
-  const std::string stream = std::string(kGatewayHello) + answer(3, 0, 0, "<BasilResponse/>", "") +
+  const std::string stream = std::string("BASIL-GATEWAY 1\n") + answer(3, 0, 0, "<BasilResponse/>", "") +
                              answer(4, 1, 9, "", "killed\n") + answer(5, 0, 2, "x\ny", "e") + "E 4\nboom";
   for (std::size_t cut = 0; cut <= stream.size(); ++cut) {
     GatewayReader r(1 << 20);
@@ -79,6 +81,67 @@ TEST(GatewayFramesTest, RejectsMalformedHeadersAndOversizedAnswers) {
   GatewayReader endless(1 << 20);
   endless.feed(std::string(200, 'R'));
   EXPECT_FALSE(endless.next());
+}
+
+TEST(GatewayFramesTest, WindowAndCreditFramesCarryTheirNumbers) {
+  EXPECT_EQ(encode_window_frame(4194304), "W 4194304\n");
+  EXPECT_EQ(encode_credit_frame(7, 65536), "C 7 65536\n");
+}
+
+TEST(GatewayFramesTest, HelloGivesTheHelpersVersionAndRefusesOnesThisConduitDoesNotSpeak) {
+  for (unsigned v = 1; v <= kGatewayVersion; ++v) {
+    GatewayReader r(1 << 20);
+    r.feed("BASIL-GATEWAY " + std::to_string(v) + "\n");
+    auto f = r.next();
+    ASSERT_TRUE(f && *f) << v;
+    EXPECT_EQ(std::get<GatewayHello>(**f).version, v);
+  }
+  for (const std::string& bad : std::vector<std::string>{"BASIL-GATEWAY 0\n", "BASIL-GATEWAY " + std::to_string(kGatewayVersion + 1) + "\n",
+                                "BASIL-GATEWAY \n", "BASIL-GATEWAY 3 1\n", "BASIL-GATEWAY x\n"}) {
+    GatewayReader r(1 << 20);
+    r.feed(bad);
+    auto f = r.next();
+    ASSERT_FALSE(f) << bad;
+    EXPECT_NE(f.status().message().find("unknown gateway protocol"), std::string::npos) << f.status().message();
+  }
+}
+
+TEST(GatewayFramesTest, DataFramesComeInPiecesAndCountTowardsTheAnswersLimit) {
+  // Two D frames and the R frame of call 3, split at every byte; then a
+  // call whose D frames and rest together pass the limit.
+  const std::string stream = "D 3 4\n<Bas" "D 3 5\nilRes" + answer(3, 0, 0, "ponse/>", "");
+  for (std::size_t cut = 0; cut <= stream.size(); ++cut) {
+    GatewayReader r(100);
+    std::string out;
+    std::optional<GatewayAnswer> end;
+    for (std::string_view part : {std::string_view(stream).substr(0, cut), std::string_view(stream).substr(cut)}) {
+      r.feed(part);
+      for (;;) {
+        auto f = r.next();
+        ASSERT_TRUE(f) << f.status().message();
+        if (!*f) break;
+        if (auto* d = std::get_if<GatewayData>(&**f)) {
+          EXPECT_EQ(d->id, 3u);
+          out += d->bytes;
+        } else {
+          end = std::get<GatewayAnswer>(**f);
+        }
+      }
+    }
+    ASSERT_TRUE(end) << cut;
+    EXPECT_EQ(out + end->out, "<BasilResponse/>");
+  }
+  GatewayReader limited(10);
+  limited.feed("D 1 6\nabcdef");
+  ASSERT_TRUE(limited.next());
+  limited.feed("R 1 0 0 5 0\n12345");
+  auto f = limited.next();
+  ASSERT_FALSE(f);
+  EXPECT_NE(f.status().message().find("11 bytes is over the limit"), std::string::npos) << f.status().message();
+  GatewayReader pieces(10);
+  pieces.feed("D 2 6\nabcdefD 2 6\nghijkl");
+  ASSERT_TRUE(pieces.next());
+  EXPECT_FALSE(pieces.next());
 }
 
 TEST(RequestKindTest, OnlyQueriesAreSafeToResendAndEngineIsRecognised) {

@@ -2,7 +2,14 @@
 // nothing but the C library, then run on frames against the real emulator.
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <cerrno>
+#include <chrono>
 #include <fstream>
 #include <map>
 
@@ -195,6 +202,145 @@ TEST_F(GatewayHelperTest, CancelKillsARunningRequest) {
   const auto& a = std::get<conduit::GatewayAnswer>(frames[1]);
   EXPECT_EQ(a.how, conduit::ExitHow::kSignaled);
   EXPECT_EQ(a.value, 9u);
+}
+
+// The helper on pipes, talked to frame by frame as the conduit does.
+class LiveHelper {
+ public:
+  explicit LiveHelper(const std::vector<std::string>& argv) {
+    int in[2], out[2];
+    if (pipe(in) != 0 || pipe(out) != 0) return;
+    pid_ = fork();
+    if (pid_ == 0) {
+      dup2(in[0], 0);
+      dup2(out[1], 1);
+      close(in[0]), close(in[1]), close(out[0]), close(out[1]);
+      std::vector<char*> args;
+      for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+      args.push_back(nullptr);
+      execv(args[0], args.data());
+      _exit(127);
+    }
+    close(in[0]);
+    close(out[1]);
+    to_ = in[1];
+    from_ = out[0];
+  }
+  ~LiveHelper() {
+    if (to_ >= 0) close(to_);
+    if (from_ >= 0) close(from_);
+    if (pid_ > 0) {
+      kill(pid_, SIGKILL);
+      waitpid(pid_, nullptr, 0);
+    }
+  }
+  void send(const std::string& bytes) { ASSERT_EQ(write(to_, bytes.data(), bytes.size()), static_cast<ssize_t>(bytes.size())); }
+  // The next frame, or nothing when none came within 20 s.
+  std::optional<conduit::GatewayFrame> next() {
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    for (;;) {
+      auto f = reader_.next();
+      EXPECT_TRUE(f) << f.status().message();
+      if (!f) return std::nullopt;
+      if (*f) return std::move(**f);
+      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(until - std::chrono::steady_clock::now());
+      if (left.count() <= 0) return std::nullopt;
+      pollfd p{from_, POLLIN, 0};
+      if (poll(&p, 1, static_cast<int>(left.count())) <= 0) continue;
+      char buf[65536];
+      const ssize_t n = read(from_, buf, sizeof buf);
+      if (n <= 0) return std::nullopt;
+      reader_.feed(std::string_view(buf, static_cast<std::size_t>(n)));
+    }
+  }
+
+ private:
+  pid_t pid_ = -1;
+  int to_ = -1, from_ = -1;
+  conduit::GatewayReader reader_{1 << 28};
+};
+
+// apbasil for the flow tests: 4 MiB of 'x' for a request that says BIG,
+// "small" for any other.
+const char* const kSizedApbasil =
+    "read -r line; case \"$line\" in *BIG*) head -c 4194304 /dev/zero | tr '\\0' x;; *) echo small;; esac";
+
+TEST_F(GatewayHelperTest, AWindowHoldsALongAnswerUntilCreditedWhileAShortOneStillPasses) {
+  LiveHelper h({helper_, "/bin/sh", "-c", kSizedApbasil});
+  auto hello = h.next();
+  ASSERT_TRUE(hello);
+  EXPECT_EQ(std::get<conduit::GatewayHello>(*hello).version, 3u);
+  const std::size_t window = 128 * 1024;
+  h.send(conduit::encode_window_frame(window) + conduit::encode_request_frame(1, "BIG\n"));
+  // Pieces of call 1 up to the window (and at most one read beyond it).
+  std::size_t streamed = 0;
+  while (streamed < window) {
+    auto f = h.next();
+    ASSERT_TRUE(f);
+    streamed += std::get<conduit::GatewayData>(*f).bytes.size();
+  }
+  // A short call meanwhile is answered; by then the helper has gone round
+  // its loop, and call 1 has sent nothing more without credit.
+  h.send(conduit::encode_request_frame(2, "ENGINE\n"));
+  for (;;) {
+    auto f = h.next();
+    ASSERT_TRUE(f);
+    if (auto* d = std::get_if<conduit::GatewayData>(&*f)) {
+      streamed += d->bytes.size();
+      continue;
+    }
+    const auto& a = std::get<conduit::GatewayAnswer>(*f);
+    EXPECT_EQ(a.id, 2u);
+    EXPECT_EQ(a.out, "small\n");
+    break;
+  }
+  EXPECT_LE(streamed, window + 65536);
+  // Credits let the rest come; the whole answer arrives, in order.
+  h.send(conduit::encode_credit_frame(1, streamed));
+  std::size_t total = streamed;
+  for (;;) {
+    auto f = h.next();
+    ASSERT_TRUE(f) << "stalled after " << total << " bytes";
+    if (auto* d = std::get_if<conduit::GatewayData>(&*f)) {
+      total += d->bytes.size();
+      h.send(conduit::encode_credit_frame(1, d->bytes.size()));
+      continue;
+    }
+    const auto& a = std::get<conduit::GatewayAnswer>(*f);
+    EXPECT_EQ(a.id, 1u);
+    EXPECT_EQ(a.how, conduit::ExitHow::kExited);
+    total += a.out.size();
+    break;
+  }
+  EXPECT_EQ(total, std::size_t{4} << 20);
+}
+
+TEST_F(GatewayHelperTest, WithoutAWindowALongAnswerStreamsWithoutCredits) {
+  // A version 2 conduit sends no W frame and no credits.
+  LiveHelper h({helper_, "/bin/sh", "-c", kSizedApbasil});
+  ASSERT_TRUE(h.next());
+  h.send(conduit::encode_request_frame(1, "BIG\n"));
+  std::size_t total = 0, pieces = 0;
+  for (;;) {
+    auto f = h.next();
+    ASSERT_TRUE(f) << "stalled after " << total << " bytes";
+    if (auto* d = std::get_if<conduit::GatewayData>(&*f)) {
+      total += d->bytes.size();
+      ++pieces;
+      continue;
+    }
+    total += std::get<conduit::GatewayAnswer>(*f).out.size();
+    break;
+  }
+  EXPECT_EQ(total, std::size_t{4} << 20);
+  EXPECT_GT(pieces, 1u);
+}
+
+TEST_F(GatewayHelperTest, RefusesAWindowTooSmallToStreamIn) {
+  auto frames = run(conduit::encode_window_frame(1000), "/bin/cat");
+  EXPECT_NE(exit_code_, 0);
+  ASSERT_FALSE(frames.empty());
+  EXPECT_TRUE(std::holds_alternative<conduit::GatewayError>(frames.back()));
 }
 
 }  // namespace

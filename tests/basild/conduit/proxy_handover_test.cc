@@ -3,9 +3,13 @@
 // arguments, the control-socket verdict), then the real
 // front executing the real fallback (no sshd: a local configuration).
 #include <gtest/gtest.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
 
 #include <fstream>
+#include <thread>
 
 #include "basil_proto/codec.h"
 #include "basild/conduit/sshd_fixture.h"
@@ -169,6 +173,48 @@ TEST_F(ProxyFrontTest, AFrontInstalledWithoutItsFallbackStillAnswersWellFormed) 
   ASSERT_FALSE(d->messages.empty());
   EXPECT_EQ(d->messages[0].text, apbasil_proxy::kInstallFailureMessage);
   EXPECT_NE(testing::read_file(dir + "/stderr").find("cannot run apbasil_proxy-fallback"), std::string::npos);
+}
+
+// A basild that starts a streamed (chunked) answer and dies in it: what
+// Slurm gets must not look whole.
+TEST_F(ProxyFrontTest, AStreamedAnswerCutOffIsPassedOnAsItCameAndTheProxyExitsWithAnError) {
+  const std::string socket_path = dir + "/basild.sock";
+  std::ofstream(config) << "[control]\nsocket = \"" << socket_path << "\"\n";
+  const int listener = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  ASSERT_GE(listener, 0);
+  sockaddr_un addr{};
+  addr.sun_family = AF_UNIX;
+  std::snprintf(addr.sun_path, sizeof addr.sun_path, "%s", socket_path.c_str());
+  ASSERT_EQ(::bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  ASSERT_EQ(::listen(listener, 1), 0);
+  const std::string head = "<?xml version=\"1.0\"?>\n<BasilResponse protocol=\"1.3\"><ResponseData status=\"SUCCESS\"";
+  const auto request = *basil::encode_request(basil::make_request(basil::Dialect::k1_3, basil::InventoryQuery{}));
+  std::thread basild([&] {
+    const int c = ::accept(listener, nullptr, nullptr);
+    if (c < 0) return;
+    std::string got;
+    char buf[4096];
+    while (got.find(request) == std::string::npos) {  // the body ends the POST
+      const ssize_t n = ::read(c, buf, sizeof buf);
+      if (n <= 0) break;
+      got.append(buf, static_cast<std::size_t>(n));
+    }
+    char size[32];
+    std::snprintf(size, sizeof size, "%zx\r\n", head.size());
+    const std::string reply = std::string("HTTP/1.1 200 OK\r\nContent-Type: application/xml\r\n"
+                                          "Transfer-Encoding: chunked\r\n\r\n") + size + head + "\r\n";
+    [[maybe_unused]] auto w = ::write(c, reply.data(), reply.size());
+    ::close(c);  // no last chunk: the stream broke off
+  });
+  const auto r = testing::run_piped({"/bin/sh", "-c", "exec \"$0\" --config \"$1\" 2>\"$2\"", front(), config,
+                                     dir + "/stderr"},
+                                    request);
+  basild.join();
+  ::close(listener);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.out, head);  // what came, and nothing after it (no second answer)
+  const auto err = testing::read_file(dir + "/stderr");
+  EXPECT_NE(err.find("the answer broke off after " + std::to_string(head.size()) + " bytes"), std::string::npos) << err;
 }
 
 }  // namespace

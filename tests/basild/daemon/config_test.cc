@@ -96,6 +96,7 @@ gateway_fallback_exec = true
 connect_timeout = "5s"
 keepalive_interval = "10s"
 keepalive_count = 5
+ciphers = ["chacha20-poly1305@openssh.com", "aes256-ctr"]
 reconnect_min = "2s"
 reconnect_max = "5m"
 
@@ -170,6 +171,7 @@ query = "SELECT id FROM jobs"
   EXPECT_EQ(c->conduit.connect_timeout, 5s);
   EXPECT_EQ(c->conduit.keepalive_interval, 10s);
   EXPECT_EQ(c->conduit.keepalive_count, 5u);
+  EXPECT_EQ(c->conduit.ciphers, (std::vector<std::string>{"chacha20-poly1305@openssh.com", "aes256-ctr"}));
   EXPECT_EQ(c->conduit.reconnect_min, 2s);
   EXPECT_EQ(c->conduit.reconnect_max, 5min);
   EXPECT_EQ(c->state.database, "/srv/basild/state.db");
@@ -530,6 +532,8 @@ TEST(ConfigTest, SshConduitNeedsHostAndKnownHosts) {
   EXPECT_NE(p.errors[1].message.find("conduit.known_hosts is required"), std::string::npos);
   EXPECT_TRUE(parse_config("[conduit]\nmode = \"ssh-gateway\"\nhost = \"l\"\nknown_hosts = \"/k\"\n"));
   EXPECT_EQ(only_error("[conduit]\nreconnect_min = \"10s\"\nreconnect_max = \"5s\"\n").key, "conduit.reconnect_max");
+  EXPECT_EQ(only_error("[conduit]\nciphers = [\"aes128-cbc\"]\n").key, "conduit.ciphers");
+  EXPECT_EQ(only_error("[conduit]\nciphers = [\"\"]\n").key, "conduit.ciphers[0]");
 }
 
 TEST(ConfigTest, WarningsNameRiskySettings) {
