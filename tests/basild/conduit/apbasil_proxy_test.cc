@@ -270,7 +270,8 @@ TEST_F(ProxyTest, AReserveLostWithTheLinkIsReleasedAsAnOrphanLater) {
   std::thread cut([&] {
     for (int i = 0; i < 200 && !holds_9001(); ++i) std::this_thread::sleep_for(20ms);
     sshd.Kill();
-    std::this_thread::sleep_for(300ms);
+    // basild has seen the link go before the main system comes back.
+    for (int i = 0; i < 200 && health()["conduit"].value("state", "") == "up"; ++i) std::this_thread::sleep_for(20ms);
     ASSERT_TRUE(sshd.Start()) << sshd.error();
   });
   control::Client c(dir + "/control.sock");

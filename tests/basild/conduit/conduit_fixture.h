@@ -65,24 +65,54 @@ inline CallOutcome apkill(boost::asio::io_context& io, SshTransport& t, std::uin
   return run_until_done(io, [&](Transport::Handler h) { t.async_apkill(apid, 9, 20s, std::move(h)); });
 }
 
-// Starts an operation, kills sshd (and the connection's sshd) 500 ms into
-// it, starts sshd again and waits for the outcome.
-template <typename Start>
-inline std::optional<CallOutcome> run_while_sshd_restarts(boost::asio::io_context& io, TestSshd& sshd, Start start) {
+// Whether `ready()` came true within `limit` (looked at every 10 ms).
+template <typename Ready>
+inline bool wait_until(Ready ready, std::chrono::milliseconds limit = 20s) {
+  const auto until = std::chrono::steady_clock::now() + limit;
+  while (!ready()) {
+    if (std::chrono::steady_clock::now() >= until) return false;
+    std::this_thread::sleep_for(10ms);
+  }
+  return true;
+}
+
+// The requests the emulator at `state` has carried out ("requests N" of
+// basil-emulator show): a RESERVE, or any call while a method has a fault
+// set, counts once its transaction has committed, before a latency fault
+// makes it wait.
+inline std::uint64_t emulator_requests(const std::string& state) {
+  const std::string shown = emulator_admin(state, "show");
+  const auto at = shown.find(" requests ");
+  return at == std::string::npos ? 0 : std::stoull(shown.substr(at + 10));
+}
+
+// Starts an operation, kills sshd (and the connection's sshd) once
+// `in_flight()` says the far side has it, starts sshd again and waits for
+// the outcome; nothing when the operation never got there or sshd did not
+// start again.
+template <typename Start, typename InFlight>
+inline std::optional<CallOutcome> run_while_sshd_restarts(boost::asio::io_context& io, TestSshd& sshd, Start start,
+                                                          InFlight in_flight) {
   std::optional<CallOutcome> out;
   start([&](CallOutcome o) { out.emplace(std::move(o)); });
-  std::this_thread::sleep_for(500ms);
+  const bool got_there = wait_until(in_flight);
+  EXPECT_TRUE(got_there) << "the call never reached the main system";
   sshd.Kill();
   if (!sshd.Start()) return std::nullopt;
   io.restart();
   while (!out) io.run_one_for(100ms);
+  if (!got_there) return std::nullopt;
   return out;
 }
 
+// A call that the emulator at `state` carries out and then holds (a latency
+// fault on its method), with sshd restarted meanwhile.
 inline std::optional<CallOutcome> call_while_sshd_restarts(boost::asio::io_context& io, Transport& t, TestSshd& sshd,
-                                                    std::string request) {
+                                                           const std::string& state, std::string request) {
+  const auto before = emulator_requests(state);
   return run_while_sshd_restarts(
-      io, sshd, [&](Transport::Handler h) { t.async_call(std::move(request), 30s, std::move(h)); });
+      io, sshd, [&](Transport::Handler h) { t.async_call(std::move(request), 30s, std::move(h)); },
+      [&] { return emulator_requests(state) > before; });
 }
 
 // An operation the link dropped under once, sent again after the reconnect

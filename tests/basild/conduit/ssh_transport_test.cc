@@ -92,7 +92,7 @@ TEST_P(ConduitModesTest, SshdKilledDuringAQueryIsRetriedAfterTheReconnect) {
   emulator_admin(state, "fault --method INVENTORY --latency-ms 1500");
   SshTransport remote(io, ssh_options(sshd, state, GetParam()));
   ASSERT_TRUE(call(io, remote, engine_request()).status);
-  auto out = call_while_sshd_restarts(io, remote, sshd, inventory_request());
+  auto out = call_while_sshd_restarts(io, remote, sshd, state, inventory_request());
   ASSERT_NO_FATAL_FAILURE(expect_sent_again_after_one_drop(out, remote));
   EXPECT_NE(out->response.find("<Inventory"), std::string::npos);
   EXPECT_EQ(remote.status().retried_queries, 1u);
@@ -105,13 +105,13 @@ TEST_P(ConduitModesTest, SshdKilledDuringAReserveIsTransientAndNotResent) {
   emulator_admin(state, "fault --method RESERVE --latency-ms 1500");
   SshTransport remote(io, ssh_options(sshd, state, GetParam()));
   ASSERT_TRUE(call(io, remote, engine_request()).status);
-  auto out = call_while_sshd_restarts(io, remote, sshd, reserve_request("9001"));
+  auto out = call_while_sshd_restarts(io, remote, sshd, state, reserve_request("9001"));
   ASSERT_TRUE(out);
   EXPECT_EQ(out->status.code(), basil::Code::kTransport);
   EXPECT_TRUE(out->status.transient());
   EXPECT_NE(out->status.message().find("not sent again"), std::string::npos) << out->status.message();
   EXPECT_EQ(remote.status().lost_calls, 1u);
-  std::this_thread::sleep_for(1600ms);  // the remote apbasil finishes its (committed) RESERVE
+  // ALPS carried it out (committed before the latency fault held it).
   EXPECT_TRUE(inventory_has_batch(state, "9001"));
   // Exactly one reservation: the RESERVE was not sent a second time.
   auto inv = basil::decode_response(call(io, remote, inventory_request()).response);
@@ -180,11 +180,14 @@ TEST_P(ConduitModesTest, SshdKilledDuringAnApkillSendsItAgainAfterTheReconnect) 
   const auto state = emulator_state("cd-apkill-drop");
   const auto apid = testing::start_application(state);
   auto opts = ssh_options(sshd, state, GetParam());
-  opts.remote_apkill = {"/bin/sh", "-c", "sleep 1.5; exec \"$0\" \"$@\"", emulator_path(), "--state", state, "apkill"};
+  const std::string started = state + "/apkill-started";
+  opts.remote_apkill = {"/bin/sh", "-c", "touch \"$0\"; sleep 1.5; exec \"$@\"",
+                        started, emulator_path(), "--state", state, "apkill"};
   SshTransport remote(io, opts);
   ASSERT_TRUE(call(io, remote, engine_request()).status);
   auto out = run_while_sshd_restarts(
-      io, sshd, [&](Transport::Handler h) { remote.async_apkill(apid, 9, 30s, std::move(h)); });
+      io, sshd, [&](Transport::Handler h) { remote.async_apkill(apid, 9, 30s, std::move(h)); },
+      [&] { return std::filesystem::exists(started); });
   ASSERT_NO_FATAL_FAILURE(expect_sent_again_after_one_drop(out, remote));
   EXPECT_FALSE(testing::application_running(state, apid));
   EXPECT_EQ(remote.status().retried_queries, 0u);  // counts QUERYs only
@@ -255,7 +258,11 @@ TEST(SshTransportShutdownTest, ShutdownBreaksAConnectWaitingForASilentServer) {
     SshTransport t(io, o);
     std::optional<CallOutcome> out;
     t.async_call(inventory_request(), 60s, [&](CallOutcome x) { out.emplace(std::move(x)); });
-    std::this_thread::sleep_for(300ms);
+    // The transport's TCP connect has arrived: it now waits for a banner.
+    pollfd p{listener, POLLIN, 0};
+    ASSERT_EQ(::poll(&p, 1, 20'000), 1) << "the transport never connected";
+    const int server_side = ::accept4(listener, nullptr, nullptr, SOCK_CLOEXEC);
+    ASSERT_GE(server_side, 0);
     EXPECT_EQ(t.status().state, "connecting");
     const auto t0 = std::chrono::steady_clock::now();
     t.shutdown();
@@ -264,6 +271,7 @@ TEST(SshTransportShutdownTest, ShutdownBreaksAConnectWaitingForASilentServer) {
     for (int i = 0; i < 50 && !out; ++i) io.run_one_for(100ms);
     ASSERT_TRUE(out);
     EXPECT_EQ(out->status.code(), basil::Code::kTransport) << out->status.message();
+    ::close(server_side);
   }
   EXPECT_EQ(open_descriptors(), before);
   ::close(listener);

@@ -345,7 +345,13 @@ TEST(LinkCutCampaignTest, CuttingTheSshLinkDuringLoadHangsNoCallAndLosesNoReserv
     std::this_thread::sleep_for(std::chrono::milliseconds(20 + rng() % 300));
     ASSERT_TRUE(sshd.Start()) << sshd.error();
   }
-  std::this_thread::sleep_for(1s);
+  // After the last cut, calls succeed again before the end: a query, and a
+  // RESERVE unless the storm's jobs have all been sent.
+  const int queries_before = queries_ok.load(), reserved_before = reserved.load();
+  EXPECT_TRUE(wait_until([&] {
+    return queries_ok.load() > queries_before && (reserved.load() > reserved_before || next.load() >= kJobs);
+  }, 30s))
+      << "no call succeeded after the last cut\n" << d.log();
   stop = true;
   for (auto& t : clients) t.join();
 

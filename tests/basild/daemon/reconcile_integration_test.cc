@@ -105,8 +105,9 @@ TEST(ReconcileTest, AJobTableThatSuddenlyEmptiesRaisesTheAlarmNotAMassRelease) {
     ASSERT_EQ(status, 200u) << r.dump();
     ids.insert(r["reservation_id"].get<std::uint64_t>());
   }
-  std::this_thread::sleep_for(600ms);  // past the grace of basild's fresh reservations
-  jobs.set("");  // squeue broke and prints nothing
+  // squeue breaks and prints nothing. (While the five are inside their
+  // grace they are no orphan candidates; the alarm comes once they are.)
+  jobs.set("");
   ASSERT_TRUE(wait_until([&] { return d.get("/v1/orphans").value("alarm", false); }, 15s)) << d.log();
   const auto start = reconcile_cycles(d);
   ASSERT_TRUE(wait_until([&] { return reconcile_cycles(d) >= start + 10; }, 30s));
@@ -140,7 +141,10 @@ TEST(ReconcileTest, ReleaseKeepsTryingWhileClaimsRemainAndStopsWhenTheyEnd) {
   ASSERT_TRUE(wait_until([&] { return !d.events_of("release", id).empty(); }, 15s)) << d.get("/v1/events").dump();
   ASSERT_TRUE(wait_until([&] { return d.get("/v1/health").value("releases_running", 1) == 0; }, 15s));
   const auto after = releases();
-  std::this_thread::sleep_for(1500ms);
+  // The loop has ended; five reconcile cycles later (each could have
+  // started another) no RELEASE has followed.
+  const auto cycles = reconcile_cycles(d);
+  ASSERT_TRUE(wait_until([&] { return reconcile_cycles(d) >= cycles + 5; }, 15s));
   EXPECT_EQ(releases(), after) << "RELEASE stops once ALPS proves it gone";
   EXPECT_TRUE(d.events_of("apkill", id).empty());
 }
