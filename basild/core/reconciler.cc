@@ -66,6 +66,19 @@ ReconcileAction action_on(ReconcileAction::Kind kind, const AlpsReservation& a, 
 
 }  // namespace
 
+ReconcileAction release_candidate(std::uint64_t res_id, std::string batch_id, std::string user, basil::NidList nodes,
+                                  CandidateKind kind, std::string reason) {
+  ReconcileAction act;
+  act.kind = ReconcileAction::Kind::kRelease;
+  act.res_id = res_id;
+  act.batch_id = std::move(batch_id);
+  act.user = std::move(user);
+  act.nodes = std::move(nodes);
+  act.candidate = kind;
+  act.reason = std::move(reason);
+  return act;
+}
+
 bool Reconciler::interactive(const std::optional<std::string>& batch_id) const {
   if (!batch_id || batch_id->empty() || *batch_id == "UNKNOWN") return true;
   const auto& list = settings_.interactive_batch_ids;
@@ -221,19 +234,13 @@ ReconcilePlan Reconciler::plan(const ReconcileInput& in) {
         if (v.state != "due" || started >= settings_.max_releases_per_cycle) continue;
         ++started;
         v.state = "releasing";
-        ReconcileAction act;
-        act.kind = ReconcileAction::Kind::kRelease;
-        act.res_id = v.res_id;
-        act.batch_id = v.batch_id;
-        act.user = v.user;
-        act.nodes = v.nodes;
-        act.candidate = v.kind;
+        auto act = release_candidate(
+            v.res_id, v.batch_id, v.user, v.nodes, v.kind,
+            v.kind == CandidateKind::kOrphan
+                ? "batch_id " + v.batch_id + " is not a live job (seen so " + std::to_string(v.seen) + " times in a row)"
+                : "job " + v.batch_id + " is live but holds another reservation (seen so " + std::to_string(v.seen) +
+                      " times in a row)");
         act.age = std::chrono::duration_cast<std::chrono::milliseconds>(in.now - v.first_seen);
-        act.reason = v.kind == CandidateKind::kOrphan
-                         ? "batch_id " + v.batch_id + " is not a live job (seen so " + std::to_string(v.seen) +
-                               " times in a row)"
-                         : "job " + v.batch_id + " is live but holds another reservation (seen so " +
-                               std::to_string(v.seen) + " times in a row)";
         plan.actions.push_back(std::move(act));
       }
     }

@@ -110,6 +110,9 @@ struct ReconcileAction {
   std::string reason;
 };
 std::string_view action_kind_name(ReconcileAction::Kind k);
+// RELEASE of a reservation as a candidate of `kind` (orphan or stray).
+ReconcileAction release_candidate(std::uint64_t res_id, std::string batch_id, std::string user, basil::NidList nodes,
+                                  CandidateKind kind, std::string reason);
 
 // A candidate as the last plan left it, for `basilctl orphans`.
 struct CandidateView {

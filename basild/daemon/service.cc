@@ -1323,15 +1323,8 @@ struct Service::Impl : std::enable_shared_from_this<Impl> {
 
   // The answer granting `rec` never reached the scheduler that asked.
   void release_undelivered(const ReservationRecord& rec) {
-    ReconcileAction act;
-    act.kind = ReconcileAction::Kind::kRelease;
-    act.res_id = rec.res_id;
-    act.batch_id = rec.batch_id;
-    act.user = rec.user;
-    act.nodes = rec.nodes;
-    act.candidate = CandidateKind::kStray;
-    act.reason = "the forwarded RESERVE's answer never reached its caller, who will reserve again";
-    execute(act);
+    execute(release_candidate(rec.res_id, rec.batch_id, rec.user, rec.nodes, CandidateKind::kStray,
+                              "the forwarded RESERVE's answer never reached its caller, who will reserve again"));
   }
 
   // POST /v1/apkill {"apid": N, "signal": S}: a scheduler signals one of its
