@@ -1,4 +1,4 @@
-#include "apkill_args.h"
+#include "apbasil_proxy/apkill_args.h"
 
 #include <array>
 #include <charconv>

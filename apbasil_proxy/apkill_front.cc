@@ -14,9 +14,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "apkill_args.h"
-#include "control/client.h"
-#include "daemon/config.h"
+#include "apbasil_proxy/apkill_args.h"
+#include "basild/control/client.h"
+#include "basild/daemon/config.h"
 
 namespace {
 

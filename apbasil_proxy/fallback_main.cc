@@ -16,9 +16,9 @@
 #include <string>
 
 
-#include "daemon/conduit.h"
-#include "daemon/config.h"
-#include "proxy.h"
+#include "basild/daemon/conduit.h"
+#include "basild/daemon/config.h"
+#include "apbasil_proxy/proxy.h"
 
 namespace {
 

@@ -23,9 +23,9 @@
 #include <string>
 #include <vector>
 
-#include "daemon/config.h"
-#include "handover.h"
-#include "proxy.h"
+#include "basild/daemon/config.h"
+#include "apbasil_proxy/handover.h"
+#include "apbasil_proxy/proxy.h"
 
 namespace {
 

@@ -1,4 +1,4 @@
-#include "handover.h"
+#include "apbasil_proxy/handover.h"
 
 #include <unistd.h>
 
@@ -9,7 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "daemon/config.h"
+#include "basild/daemon/config.h"
 
 namespace apbasil_proxy {
 

@@ -1,4 +1,4 @@
-#include "proxy.h"
+#include "apbasil_proxy/proxy.h"
 
 #include "basil_proto/codec.h"
 

@@ -7,7 +7,7 @@
 #include <string>
 #include <string_view>
 
-#include "handover.h"
+#include "apbasil_proxy/handover.h"
 
 namespace apbasil_proxy {
 

@@ -38,10 +38,10 @@
 #include <thread>
 #include <vector>
 
-#include "basild/conduit/sshd_fixture.h"
-#include "control/client.h"
-#include "core/faults.h"
-#include "ctl/timing_report.h"
+#include "tests/basild/conduit/sshd_fixture.h"
+#include "basild/control/client.h"
+#include "emulator/core/faults.h"
+#include "basild/ctl/timing_report.h"
 
 extern char** environ;
 

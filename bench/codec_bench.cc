@@ -18,7 +18,7 @@
 #include <string>
 
 #include "basil_proto/codec.h"
-#include "support/xc30_inventory.h"
+#include "bench/support/xc30_inventory.h"
 
 // ---------------------------------------------------------------- heap counting
 // Every allocation of the process, C++ and libxml2, is counted so that peak

@@ -22,11 +22,11 @@
 #include <optional>
 
 #include "basil_proto/codec.h"
-#include "basild/conduit/sshd_fixture.h"
-#include "conduit/ssh_transport.h"
-#include "support/bench_basild.h"
-#include "support/bench_requests.h"
-#include "support/bench_timing.h"
+#include "tests/basild/conduit/sshd_fixture.h"
+#include "basild/conduit/ssh_transport.h"
+#include "bench/support/bench_basild.h"
+#include "bench/support/bench_requests.h"
+#include "bench/support/bench_timing.h"
 
 namespace {
 

@@ -35,7 +35,7 @@
 #include <thread>
 #include <vector>
 
-#include "control/client.h"
+#include "basild/control/client.h"
 
 namespace {
 

@@ -32,10 +32,10 @@
 #include <vector>
 
 #include "basil_proto/codec.h"
-#include "core/handler.h"
-#include "core/state.h"
-#include "core/system.h"
-#include "store/store.h"
+#include "emulator/core/handler.h"
+#include "emulator/core/state.h"
+#include "emulator/core/system.h"
+#include "emulator/store/store.h"
 
 extern char** environ;
 

@@ -9,7 +9,7 @@
 #include <map>
 
 #include "basil_proto/geometry.h"
-#include "support/xc30_inventory.h"
+#include "bench/support/xc30_inventory.h"
 
 namespace {
 

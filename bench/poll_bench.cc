@@ -28,12 +28,12 @@
 #include <string>
 #include <vector>
 
-#include "core/asio.h"
-#include "core/client.h"
-#include "core/poll_policy.h"
-#include "core/reconciler.h"
-#include "core/records.h"
-#include "io/local_transport.h"
+#include "basild/core/asio.h"
+#include "basild/core/client.h"
+#include "basild/core/poll_policy.h"
+#include "basild/core/reconciler.h"
+#include "basild/core/records.h"
+#include "basild/io/local_transport.h"
 
 namespace {
 

@@ -21,12 +21,12 @@
 #include <vector>
 
 #include "basil_proto/codec.h"
-#include "core/faults.h"
-#include "core/handler.h"
-#include "core/state.h"
-#include "core/system.h"
-#include "sdb_command.h"
-#include "store/store.h"
+#include "emulator/core/faults.h"
+#include "emulator/core/handler.h"
+#include "emulator/core/state.h"
+#include "emulator/core/system.h"
+#include "emulator/sdb_command.h"
+#include "emulator/store/store.h"
 
 namespace po = boost::program_options;
 using basil::Result;

@@ -1,4 +1,4 @@
-#include "sdb_command.h"
+#include "emulator/sdb_command.h"
 
 #include <fcntl.h>
 #include <sys/file.h>
@@ -14,9 +14,9 @@
 #include <optional>
 #include <vector>
 
-#include "core/sdb.h"
-#include "run_program.h"
-#include "store/store.h"
+#include "emulator/core/sdb.h"
+#include "emulator/run_program.h"
+#include "emulator/store/store.h"
 
 using basil::Code;
 using basil::Result;

@@ -7,8 +7,8 @@
 #include <cstdint>
 #include <string_view>
 
-#include "control/http_request.h"
-#include "control/registry.h"
+#include "basild/control/http_request.h"
+#include "basild/control/registry.h"
 
 namespace {
 

@@ -7,7 +7,7 @@
 #include <string_view>
 #include <vector>
 
-#include "conduit/frames.h"
+#include "basild/conduit/frames.h"
 
 namespace {
 

@@ -45,7 +45,7 @@
 #include "basil_proto/model.h"
 #include "basil_proto/nidlist.h"
 #include "basil_proto/status.h"
-#include "decode_tables.h"
+#include "basil_proto/src/decode_tables.h"
 
 namespace basil {
 

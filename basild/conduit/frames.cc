@@ -1,4 +1,4 @@
-#include "conduit/frames.h"
+#include "basild/conduit/frames.h"
 
 #include <charconv>
 #include <vector>

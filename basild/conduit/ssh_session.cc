@@ -1,6 +1,6 @@
-#include "conduit/ssh_session.h"
+#include "basild/conduit/ssh_session.h"
 
-#include "core/ssh_ciphers.h"
+#include "basild/core/ssh_ciphers.h"
 
 #include <libssh/libssh.h>
 #include <netdb.h>

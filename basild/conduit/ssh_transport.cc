@@ -1,4 +1,4 @@
-#include "conduit/ssh_transport.h"
+#include "basild/conduit/ssh_transport.h"
 
 #include <libssh/libssh.h>
 #include <poll.h>
@@ -9,8 +9,8 @@
 #include <cerrno>
 #include <cstring>
 
-#include "conduit/ssh_transport_impl.h"
-#include "core/apbasil_output.h"
+#include "basild/conduit/ssh_transport_impl.h"
+#include "basild/core/apbasil_output.h"
 
 namespace basild::conduit {
 

@@ -47,7 +47,7 @@
 // the reconciler judges by the claims, not by this answer).
 #pragma once
 
-#include "core/asio.h"
+#include "basild/core/asio.h"
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -55,8 +55,8 @@
 #include <string>
 #include <vector>
 
-#include "conduit/ssh_session.h"
-#include "core/transport.h"
+#include "basild/conduit/ssh_session.h"
+#include "basild/core/transport.h"
 
 namespace basild::conduit {
 

@@ -1,8 +1,8 @@
 // Exec mode: a channel per call, apbasil (or apkill) run by sshd.
 #include <libssh/libssh.h>
 
-#include "conduit/ssh_transport_impl.h"
-#include "core/apbasil_output.h"
+#include "basild/conduit/ssh_transport_impl.h"
+#include "basild/core/apbasil_output.h"
 
 namespace basild::conduit {
 

@@ -2,8 +2,8 @@
 // over its channel (frames.h).
 #include <libssh/libssh.h>
 
-#include "conduit/ssh_transport_impl.h"
-#include "core/apbasil_output.h"
+#include "basild/conduit/ssh_transport_impl.h"
+#include "basild/core/apbasil_output.h"
 
 namespace basild::conduit {
 

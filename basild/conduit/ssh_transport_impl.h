@@ -18,9 +18,9 @@
 #include <optional>
 #include <thread>
 
-#include "conduit/frames.h"
-#include "conduit/ssh_transport.h"
-#include "core/request_kind.h"
+#include "basild/conduit/frames.h"
+#include "basild/conduit/ssh_transport.h"
+#include "basild/core/request_kind.h"
 
 namespace basild::conduit {
 

@@ -1,6 +1,6 @@
-#include "control/client.h"
+#include "basild/control/client.h"
 
-#include "control/asio.h"
+#include "basild/control/asio.h"
 
 #include <optional>
 #include <utility>

@@ -1,4 +1,4 @@
-#include "control/http_request.h"
+#include "basild/control/http_request.h"
 
 #include <algorithm>
 #include <limits>

@@ -8,8 +8,8 @@
 #include <string_view>
 #include <variant>
 
-#include "control/asio.h"
-#include "control/registry.h"
+#include "basild/control/asio.h"
+#include "basild/control/registry.h"
 
 namespace basild::control {
 

@@ -1,4 +1,4 @@
-#include "control/registry.h"
+#include "basild/control/registry.h"
 
 #include <exception>
 #include <utility>

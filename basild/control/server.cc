@@ -1,7 +1,7 @@
-#include "control/server.h"
+#include "basild/control/server.h"
 
-#include "control/asio.h"
-#include "control/http_request.h"
+#include "basild/control/asio.h"
+#include "basild/control/http_request.h"
 
 #include <fcntl.h>
 #include <sys/socket.h>

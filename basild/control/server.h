@@ -35,7 +35,7 @@
 #include <vector>
 
 #include "basil_proto/status.h"
-#include "control/registry.h"
+#include "basild/control/registry.h"
 
 namespace boost::asio {
 class io_context;

@@ -1,4 +1,4 @@
-#include "core/apbasil_output.h"
+#include "basild/core/apbasil_output.h"
 
 #include <string>
 

@@ -1,14 +1,14 @@
-#include "core/client.h"
+#include "basild/core/client.h"
 
-#include "core/request_kind.h"
+#include "basild/core/request_kind.h"
 
 #include <algorithm>
-#include "core/asio.h"
+#include "basild/core/asio.h"
 #include <memory>
 #include <type_traits>
 #include <variant>
 
-#include "core/adoption.h"
+#include "basild/core/adoption.h"
 
 namespace basild {
 

@@ -13,7 +13,7 @@
 // a BASIL FAILURE maps through basil::Response::error().
 #pragma once
 
-#include "core/asio.h"
+#include "basild/core/asio.h"
 #include <chrono>
 #include <cstdint>
 #include <exception>
@@ -25,9 +25,9 @@
 #include "basil_proto/codec.h"
 #include "basil_proto/model.h"
 #include "basil_proto/status.h"
-#include "core/engine_memory.h"
-#include "core/timings.h"
-#include "core/transport.h"
+#include "basild/core/engine_memory.h"
+#include "basild/core/timings.h"
+#include "basild/core/transport.h"
 
 namespace basild {
 

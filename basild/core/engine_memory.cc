@@ -1,8 +1,8 @@
-#include "core/engine_memory.h"
+#include "basild/core/engine_memory.h"
 
 #include <utility>
 
-#include "core/request_kind.h"
+#include "basild/core/request_kind.h"
 
 namespace basild {
 

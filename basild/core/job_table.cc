@@ -1,4 +1,4 @@
-#include "core/job_table.h"
+#include "basild/core/job_table.h"
 
 namespace basild {
 

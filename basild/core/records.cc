@@ -1,4 +1,4 @@
-#include "core/records.h"
+#include "basild/core/records.h"
 
 #include <map>
 #include <set>

@@ -1,4 +1,4 @@
-#include "core/request_kind.h"
+#include "basild/core/request_kind.h"
 
 #include <variant>
 

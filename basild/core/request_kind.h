@@ -10,7 +10,7 @@
 #include <string>
 #include <string_view>
 
-#include "core/timings.h"
+#include "basild/core/timings.h"
 
 namespace basild {
 

@@ -1,4 +1,4 @@
-#include "core/ssh_ciphers.h"
+#include "basild/core/ssh_ciphers.h"
 
 namespace basild {
 

@@ -1,4 +1,4 @@
-#include "core/timings.h"
+#include "basild/core/timings.h"
 
 #include <algorithm>
 #include <cmath>

@@ -1,4 +1,4 @@
-#include "ctl/decode_summary.h"
+#include "basild/ctl/decode_summary.h"
 
 #include <map>
 #include <string>

@@ -1,4 +1,4 @@
-#include "ctl/format.h"
+#include "basild/ctl/format.h"
 
 #include <algorithm>
 #include <cctype>

@@ -1,11 +1,11 @@
-#include "ctl/invocation.h"
+#include "basild/ctl/invocation.h"
 
 #include <algorithm>
 #include <array>
 #include <cctype>
 #include <charconv>
 
-#include "control/registry.h"
+#include "basild/control/registry.h"
 
 namespace basilctl {
 

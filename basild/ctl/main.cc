@@ -13,14 +13,14 @@
 #include <string>
 #include <vector>
 
-#include "control/client.h"
-#include "core/xml_log_format.h"
-#include "ctl/decode_summary.h"
-#include "ctl/format.h"
-#include "ctl/invocation.h"
-#include "ctl/plan.h"
-#include "ctl/timing_report.h"
-#include "core/job_json.h"
+#include "basild/control/client.h"
+#include "basild/core/xml_log_format.h"
+#include "basild/ctl/decode_summary.h"
+#include "basild/ctl/format.h"
+#include "basild/ctl/invocation.h"
+#include "basild/ctl/plan.h"
+#include "basild/ctl/timing_report.h"
+#include "basild/core/job_json.h"
 
 namespace {
 

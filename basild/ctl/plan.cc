@@ -1,10 +1,10 @@
-#include "ctl/plan.h"
+#include "basild/ctl/plan.h"
 
 #include <charconv>
 #include <type_traits>
 
-#include "core/job_json.h"
-#include "ctl/format.h"
+#include "basild/core/job_json.h"
+#include "basild/ctl/format.h"
 
 namespace basilctl {
 

@@ -1,4 +1,4 @@
-#include "ctl/timing_report.h"
+#include "basild/ctl/timing_report.h"
 
 #include <algorithm>
 #include <cmath>
@@ -6,7 +6,7 @@
 #include <map>
 #include <sstream>
 
-#include "core/timings.h"
+#include "basild/core/timings.h"
 
 namespace basilctl {
 namespace {

@@ -23,7 +23,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/xml_log_format.h"
+#include "basild/core/xml_log_format.h"
 
 namespace basilctl {
 

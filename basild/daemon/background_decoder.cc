@@ -1,4 +1,4 @@
-#include "daemon/background_decoder.h"
+#include "basild/daemon/background_decoder.h"
 
 #include <sys/resource.h>
 #include <unistd.h>

@@ -16,7 +16,7 @@
 #include <thread>
 
 #include "basil_proto/codec.h"
-#include "core/asio.h"
+#include "basild/core/asio.h"
 
 namespace basild {
 

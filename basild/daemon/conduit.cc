@@ -1,6 +1,6 @@
-#include "daemon/conduit.h"
+#include "basild/daemon/conduit.h"
 
-#include "io/local_transport.h"
+#include "basild/io/local_transport.h"
 
 namespace basild {
 

@@ -3,7 +3,7 @@
 // it through the Transport port and reads its state for health and metrics.
 #pragma once
 
-#include "core/asio.h"
+#include "basild/core/asio.h"
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -11,9 +11,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "conduit/ssh_transport.h"
-#include "core/transport.h"
-#include "daemon/config.h"
+#include "basild/conduit/ssh_transport.h"
+#include "basild/core/transport.h"
+#include "basild/daemon/config.h"
 
 namespace basild {
 

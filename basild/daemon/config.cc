@@ -1,6 +1,6 @@
-#include "daemon/config.h"
+#include "basild/daemon/config.h"
 
-#include "core/ssh_ciphers.h"
+#include "basild/core/ssh_ciphers.h"
 
 #include <algorithm>
 #include <charconv>

@@ -24,7 +24,7 @@
 #include "basil_proto/dialect.h"
 #include "basil_proto/geometry.h"
 #include "basil_proto/status.h"
-#include "core/poll_policy.h"
+#include "basild/core/poll_policy.h"
 
 namespace basild {
 

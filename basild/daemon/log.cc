@@ -1,4 +1,4 @@
-#include "daemon/log.h"
+#include "basild/daemon/log.h"
 
 #include <chrono>
 #include <cstdlib>

@@ -9,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-#include "daemon/config.h"
+#include "basild/daemon/config.h"
 
 namespace basild {
 

@@ -13,10 +13,10 @@
 #include <iostream>
 #include <sstream>
 
-#include "core/asio.h"
-#include "daemon/config.h"
-#include "daemon/log.h"
-#include "daemon/service.h"
+#include "basild/core/asio.h"
+#include "basild/daemon/config.h"
+#include "basild/daemon/log.h"
+#include "basild/daemon/service.h"
 
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wnull-dereference"

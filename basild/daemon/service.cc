@@ -1,4 +1,4 @@
-#include "daemon/service.h"
+#include "basild/daemon/service.h"
 
 #include <grp.h>
 #include <pwd.h>
@@ -8,22 +8,22 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
-#include "control/registry.h"
-#include "control/server.h"
-#include "core/asio.h"
-#include "core/client.h"
-#include "core/job_json.h"
-#include "core/job_table.h"
-#include "core/poll_policy.h"
-#include "core/reconciler.h"
-#include "core/records.h"
-#include "core/timings.h"
-#include "daemon/background_decoder.h"
-#include "daemon/conduit.h"
-#include "io/job_sources.h"
-#include "io/local_transport.h"
-#include "io/store.h"
-#include "io/xml_log.h"
+#include "basild/control/registry.h"
+#include "basild/control/server.h"
+#include "basild/core/asio.h"
+#include "basild/core/client.h"
+#include "basild/core/job_json.h"
+#include "basild/core/job_table.h"
+#include "basild/core/poll_policy.h"
+#include "basild/core/reconciler.h"
+#include "basild/core/records.h"
+#include "basild/core/timings.h"
+#include "basild/daemon/background_decoder.h"
+#include "basild/daemon/conduit.h"
+#include "basild/io/job_sources.h"
+#include "basild/io/local_transport.h"
+#include "basild/io/store.h"
+#include "basild/io/xml_log.h"
 
 namespace basild {
 

@@ -8,8 +8,8 @@
 #include <memory>
 
 #include "basil_proto/status.h"
-#include "daemon/config.h"
-#include "daemon/log.h"
+#include "basild/daemon/config.h"
+#include "basild/daemon/log.h"
 
 namespace boost::asio {
 class io_context;

@@ -1,4 +1,4 @@
-#include "io/job_sources.h"
+#include "basild/io/job_sources.h"
 
 #include <sqlite3.h>
 

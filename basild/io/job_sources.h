@@ -9,9 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "core/asio.h"
-#include "core/job_table.h"
-#include "io/local_transport.h"
+#include "basild/core/asio.h"
+#include "basild/core/job_table.h"
+#include "basild/io/local_transport.h"
 
 namespace basild {
 

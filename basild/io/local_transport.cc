@@ -1,4 +1,4 @@
-#include "io/local_transport.h"
+#include "basild/io/local_transport.h"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -8,14 +8,14 @@
 #include <unistd.h>
 
 #include <array>
-#include "core/asio.h"
+#include "basild/core/asio.h"
 #include <cerrno>
 #include <cstring>
 #include <deque>
 #include <optional>
 #include <unordered_set>
 
-#include "core/apbasil_output.h"
+#include "basild/core/apbasil_output.h"
 
 extern char** environ;
 

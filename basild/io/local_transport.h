@@ -24,14 +24,14 @@
 // Not thread-safe: use it from the thread that runs the io_context.
 #pragma once
 
-#include "core/asio.h"
+#include "basild/core/asio.h"
 #include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
 
-#include "core/transport.h"
+#include "basild/core/transport.h"
 
 namespace basild {
 

@@ -1,4 +1,4 @@
-#include "io/store.h"
+#include "basild/io/store.h"
 
 #include <fcntl.h>
 #include <sqlite3.h>

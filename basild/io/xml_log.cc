@@ -1,4 +1,4 @@
-#include "io/xml_log.h"
+#include "basild/io/xml_log.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>

@@ -19,8 +19,8 @@
 #include <string_view>
 
 #include "basil_proto/status.h"
-#include "core/client.h"
-#include "core/xml_log_format.h"
+#include "basild/core/client.h"
+#include "basild/core/xml_log_format.h"
 
 namespace basild {
 

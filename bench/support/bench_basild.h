@@ -19,8 +19,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "basild/conduit/sshd_fixture.h"
-#include "control/client.h"
+#include "tests/basild/conduit/sshd_fixture.h"
+#include "basild/control/client.h"
 
 namespace basil::bench {
 

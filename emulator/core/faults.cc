@@ -1,4 +1,4 @@
-#include "core/faults.h"
+#include "emulator/core/faults.h"
 
 #include <algorithm>
 

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <string>
 
-#include "core/system.h"
+#include "emulator/core/system.h"
 
 namespace emu {
 

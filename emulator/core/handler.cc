@@ -1,4 +1,4 @@
-#include "core/handler.h"
+#include "emulator/core/handler.h"
 
 #include <algorithm>
 #include <map>
@@ -6,7 +6,7 @@
 #include <unordered_map>
 
 #include "basil_proto/codec.h"
-#include "core/placement.h"
+#include "emulator/core/placement.h"
 
 namespace emu {
 

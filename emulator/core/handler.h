@@ -7,7 +7,7 @@
 
 #include "basil_proto/model.h"
 #include "basil_proto/status.h"
-#include "core/state.h"
+#include "emulator/core/state.h"
 
 namespace emu {
 

@@ -1,4 +1,4 @@
-#include "core/placement.h"
+#include "emulator/core/placement.h"
 
 #include <algorithm>
 #include <optional>

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "basil_proto/model.h"
-#include "core/state.h"
+#include "emulator/core/state.h"
 
 namespace emu {
 

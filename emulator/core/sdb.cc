@@ -1,4 +1,4 @@
-#include "core/sdb.h"
+#include "emulator/core/sdb.h"
 
 #include <algorithm>
 #include <nlohmann/json.hpp>

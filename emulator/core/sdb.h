@@ -23,7 +23,7 @@
 #include <vector>
 
 #include "basil_proto/status.h"
-#include "core/system.h"
+#include "emulator/core/system.h"
 
 namespace emu {
 

@@ -1,4 +1,4 @@
-#include "core/state.h"
+#include "emulator/core/state.h"
 
 #include <algorithm>
 #include <set>

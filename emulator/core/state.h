@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "basil_proto/model.h"
-#include "core/system.h"
+#include "emulator/core/system.h"
 
 namespace emu {
 

@@ -1,4 +1,4 @@
-#include "core/system.h"
+#include "emulator/core/system.h"
 
 #include <algorithm>
 #include <nlohmann/json.hpp>

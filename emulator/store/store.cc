@@ -1,4 +1,4 @@
-#include "store/store.h"
+#include "emulator/store/store.h"
 
 #include <sqlite3.h>
 #include <sys/stat.h>

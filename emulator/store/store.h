@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "basil_proto/status.h"
-#include "core/state.h"
+#include "emulator/core/state.h"
 
 namespace emu {
 

@@ -6,7 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "basil_proto/codec.h"
-#include "basil_proto/decoder_test_util.h"
+#include "tests/basil_proto/decoder_test_util.h"
 
 namespace basil {
 namespace {

@@ -12,7 +12,7 @@
 #include <gtest/gtest.h>
 
 #include "basil_proto/codec.h"
-#include "basil_proto/golden_models.h"
+#include "tests/basil_proto/golden_models.h"
 
 namespace basil {
 namespace {

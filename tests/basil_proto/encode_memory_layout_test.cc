@@ -8,7 +8,7 @@
 #include <string>
 
 #include "basil_proto/codec.h"
-#include "golden_models.h"
+#include "tests/basil_proto/golden_models.h"
 
 namespace basil {
 namespace {

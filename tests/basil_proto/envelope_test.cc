@@ -8,7 +8,7 @@
 #include <string>
 
 #include "basil_proto/codec.h"
-#include "support/request_kinds.h"
+#include "tests/support/request_kinds.h"
 
 namespace basil {
 namespace {

@@ -10,7 +10,7 @@
 #include <sstream>
 #include <string>
 
-#include "ctl/decode_summary.h"
+#include "basild/ctl/decode_summary.h"
 
 namespace {
 

@@ -14,7 +14,7 @@
 
 #include "basil_proto/codec.h"
 
-#include "emulator/emulator_fixture.h"
+#include "tests/emulator/emulator_fixture.h"
 
 namespace {
 

@@ -15,7 +15,7 @@
 
 #include "basil_proto/codec.h"
 #include "basil_proto/dialect.h"
-#include "emulator/emulator_fixture.h"
+#include "tests/emulator/emulator_fixture.h"
 
 namespace {
 

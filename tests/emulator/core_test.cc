@@ -5,11 +5,11 @@
 #include <random>
 #include <set>
 
-#include "core/faults.h"
-#include "core/handler.h"
-#include "core/placement.h"
-#include "core/state.h"
-#include "core/system.h"
+#include "emulator/core/faults.h"
+#include "emulator/core/handler.h"
+#include "emulator/core/placement.h"
+#include "emulator/core/state.h"
+#include "emulator/core/system.h"
 
 namespace emu {
 namespace {

@@ -7,8 +7,8 @@
 #include <string>
 
 #include "basil_proto/codec.h"
-#include "emulator/emulator_fixture.h"
-#include "support/request_kinds.h"
+#include "tests/emulator/emulator_fixture.h"
+#include "tests/support/request_kinds.h"
 
 namespace {
 

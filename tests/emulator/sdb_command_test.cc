@@ -13,10 +13,10 @@
 #include <sstream>
 #include <string>
 
-#include "core/sdb.h"
-#include "core/state.h"
-#include "run_program.h"
-#include "support/temp_dir.h"
+#include "emulator/core/sdb.h"
+#include "emulator/core/state.h"
+#include "emulator/run_program.h"
+#include "tests/support/temp_dir.h"
 
 namespace emu {
 namespace {

@@ -8,9 +8,9 @@
 #include <set>
 #include <tuple>
 
-#include "core/sdb.h"
-#include "core/state.h"
-#include "core/system.h"
+#include "emulator/core/sdb.h"
+#include "emulator/core/state.h"
+#include "emulator/core/system.h"
 
 namespace emu {
 namespace {

@@ -9,10 +9,10 @@
 #include <filesystem>
 #include <string>
 
-#include "core/state.h"
-#include "core/system.h"
-#include "store/store.h"
-#include "support/temp_dir.h"
+#include "emulator/core/state.h"
+#include "emulator/core/system.h"
+#include "emulator/store/store.h"
+#include "tests/support/temp_dir.h"
 
 namespace emu {
 namespace {

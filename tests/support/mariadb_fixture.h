@@ -24,9 +24,9 @@
 #include <thread>
 #include <vector>
 
-#include "run_program.h"
-#include "support/net.h"
-#include "support/temp_dir.h"
+#include "emulator/run_program.h"
+#include "tests/support/net.h"
+#include "tests/support/temp_dir.h"
 
 namespace basil_test {
 

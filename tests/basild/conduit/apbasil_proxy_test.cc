@@ -8,11 +8,11 @@
 #include <nlohmann/json.hpp>
 
 #include "basil_proto/codec.h"
-#include "basild/conduit/sshd_fixture.h"
-#include "basild/io/emulator_support.h"
-#include "control/client.h"
-#include "daemon/config.h"
-#include "proxy.h"
+#include "tests/basild/conduit/sshd_fixture.h"
+#include "tests/basild/io/emulator_support.h"
+#include "basild/control/client.h"
+#include "basild/daemon/config.h"
+#include "apbasil_proxy/proxy.h"
 
 namespace basild {
 namespace {

@@ -1,5 +1,5 @@
 // apkill's command line as a scheduler writes it, for apkill_proxy.
-#include "apkill_args.h"
+#include "apbasil_proxy/apkill_args.h"
 
 #include <gtest/gtest.h>
 

@@ -10,10 +10,10 @@
 #include <thread>
 
 #include "basil_proto/codec.h"
-#include "basild/conduit/sshd_fixture.h"
-#include "basild/io/emulator_support.h"
-#include "conduit/ssh_transport.h"
-#include "io/local_transport.h"
+#include "tests/basild/conduit/sshd_fixture.h"
+#include "tests/basild/io/emulator_support.h"
+#include "basild/conduit/ssh_transport.h"
+#include "basild/io/local_transport.h"
 
 namespace basild::conduit_testing {
 

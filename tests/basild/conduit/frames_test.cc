@@ -1,11 +1,11 @@
-#include "conduit/frames.h"
+#include "basild/conduit/frames.h"
 
 #include <gtest/gtest.h>
 
 #include <vector>
 
-#include "core/request_kind.h"
-#include "conduit/ssh_session.h"
+#include "basild/core/request_kind.h"
+#include "basild/conduit/ssh_session.h"
 
 namespace basild::conduit {
 namespace {

@@ -14,9 +14,9 @@
 #include <map>
 
 #include "basil_proto/codec.h"
-#include "basild/conduit/sshd_fixture.h"
-#include "basild/io/emulator_support.h"
-#include "conduit/frames.h"
+#include "tests/basild/conduit/sshd_fixture.h"
+#include "tests/basild/io/emulator_support.h"
+#include "basild/conduit/frames.h"
 
 namespace basild {
 namespace {

@@ -18,11 +18,11 @@
 #include <thread>
 
 #include "basil_proto/codec.h"
-#include "basild/conduit/sshd_fixture.h"
-#include "basild/control/test_server.h"
-#include "basild/io/emulator_support.h"
-#include "handover.h"
-#include "support/request_kinds.h"
+#include "tests/basild/conduit/sshd_fixture.h"
+#include "tests/basild/control/test_server.h"
+#include "tests/basild/io/emulator_support.h"
+#include "apbasil_proxy/handover.h"
+#include "tests/support/request_kinds.h"
 
 namespace basild {
 namespace {

@@ -12,10 +12,10 @@
 #include <thread>
 
 #include "basil_proto/codec.h"
-#include "basild/conduit/sshd_fixture.h"
-#include "basild/io/emulator_support.h"
-#include "handover.h"
-#include "proxy.h"
+#include "tests/basild/conduit/sshd_fixture.h"
+#include "tests/basild/io/emulator_support.h"
+#include "apbasil_proxy/handover.h"
+#include "apbasil_proxy/proxy.h"
 
 namespace basild {
 namespace {

@@ -6,7 +6,7 @@
 // to the emulator.
 #include <fstream>
 
-#include "basild/conduit/conduit_fixture.h"
+#include "tests/basild/conduit/conduit_fixture.h"
 
 namespace basild {
 namespace {

@@ -29,8 +29,8 @@
 #include <thread>
 #include <vector>
 
-#include "conduit/ssh_session.h"
-#include "support/net.h"
+#include "basild/conduit/ssh_session.h"
+#include "tests/support/net.h"
 
 extern char** environ;
 

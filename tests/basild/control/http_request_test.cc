@@ -1,6 +1,6 @@
 // The control socket's request handling over a buffer (no socket): the same
 // limits and refusals as the server (tests/basild/control/server_test.cc).
-#include "control/http_request.h"
+#include "basild/control/http_request.h"
 
 #include <gtest/gtest.h>
 

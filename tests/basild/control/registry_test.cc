@@ -1,12 +1,12 @@
 // The command registry on its own: no sockets.
-#include "control/registry.h"
+#include "basild/control/registry.h"
 
 #include <gtest/gtest.h>
 
 #include <optional>
 #include <stdexcept>
 
-#include "control/server.h"
+#include "basild/control/server.h"
 
 namespace basild::control {
 namespace {

@@ -1,5 +1,5 @@
 // The control socket server on a temporary socket, its io_context on a thread.
-#include "control/server.h"
+#include "basild/control/server.h"
 
 #include <gtest/gtest.h>
 #include <grp.h>
@@ -11,8 +11,8 @@
 #include <cstdio>
 #include <fstream>
 
-#include "control/client.h"
-#include "basild/control/test_server.h"
+#include "basild/control/client.h"
+#include "tests/basild/control/test_server.h"
 
 namespace basild::control {
 namespace {

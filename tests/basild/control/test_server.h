@@ -19,9 +19,9 @@
 #include <thread>
 #include <vector>
 
-#include "control/asio.h"
-#include "control/registry.h"
-#include "control/server.h"
+#include "basild/control/asio.h"
+#include "basild/control/registry.h"
+#include "basild/control/server.h"
 
 namespace basild::control::testing {
 

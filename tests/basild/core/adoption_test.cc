@@ -1,4 +1,4 @@
-#include "core/adoption.h"
+#include "basild/core/adoption.h"
 
 #include <gtest/gtest.h>
 

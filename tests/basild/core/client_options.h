@@ -5,7 +5,7 @@
 #include <chrono>
 #include <cstdint>
 
-#include "core/client.h"
+#include "basild/core/client.h"
 
 namespace basild::testing {
 

@@ -2,14 +2,14 @@
 // for a forwarded ENGINE that ALPS does not answer, handed to `remember` so
 // that a restarted basild has it. Pure, and Client::forward() over a fake
 // transport.
-#include "core/engine_memory.h"
+#include "basild/core/engine_memory.h"
 
 #include <gtest/gtest.h>
 
 #include <deque>
 
 #include "basil_proto/codec.h"
-#include "core/client.h"
+#include "basild/core/client.h"
 
 namespace basild {
 namespace {

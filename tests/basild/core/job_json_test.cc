@@ -1,4 +1,4 @@
-#include "core/job_json.h"
+#include "basild/core/job_json.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "core/poll_policy.h"
+#include "basild/core/poll_policy.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "core/reconciler.h"
+#include "basild/core/reconciler.h"
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // Which ciphers the ssh conduit offers: the configured list as written, else
 // AES-GCM first only where the CPU has AES instructions.
-#include "core/ssh_ciphers.h"
+#include "basild/core/ssh_ciphers.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "core/xml_log_format.h"
+#include "basild/core/xml_log_format.h"
 
 #include <gtest/gtest.h>
 

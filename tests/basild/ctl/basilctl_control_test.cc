@@ -8,7 +8,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "basild/control/test_server.h"
+#include "tests/basild/control/test_server.h"
 
 namespace basild::control {
 namespace {

@@ -9,7 +9,7 @@
 #include <utility>
 #include <string>
 
-#include "core/xml_log_format.h"
+#include "basild/core/xml_log_format.h"
 
 namespace {
 

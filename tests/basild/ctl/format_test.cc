@@ -1,5 +1,5 @@
 // basilctl's human tables: pure functions, no sockets.
-#include "ctl/format.h"
+#include "basild/ctl/format.h"
 
 #include <gtest/gtest.h>
 

@@ -1,5 +1,5 @@
 // basilctl's command line and the HTTP call of each command: pure.
-#include "ctl/invocation.h"
+#include "basild/ctl/invocation.h"
 
 #include <gtest/gtest.h>
 

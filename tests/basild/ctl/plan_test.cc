@@ -1,4 +1,4 @@
-#include "ctl/plan.h"
+#include "basild/ctl/plan.h"
 
 #include <gtest/gtest.h>
 

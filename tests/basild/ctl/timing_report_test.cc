@@ -1,6 +1,6 @@
 // The timing study's pure parts: workload, scenario matrix, statistics, the
 // latency-model check, charts and the report. No process, no file.
-#include "ctl/timing_report.h"
+#include "basild/ctl/timing_report.h"
 
 #include <gtest/gtest.h>
 

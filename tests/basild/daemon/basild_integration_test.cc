@@ -16,9 +16,9 @@
 #include <thread>
 
 #include "basil_proto/codec.h"
-#include "control/client.h"
-#include "basild/io/emulator_support.h"
-#include "basild/daemon/daemon_support.h"
+#include "basild/control/client.h"
+#include "tests/basild/io/emulator_support.h"
+#include "tests/basild/daemon/daemon_support.h"
 
 namespace basild {
 namespace {

@@ -12,8 +12,8 @@
 
 #include <fstream>
 
-#include "basild/daemon/daemon_support.h"
-#include "support/run_as.h"
+#include "tests/basild/daemon/daemon_support.h"
+#include "tests/support/run_as.h"
 
 namespace basild::testing {
 namespace {

@@ -15,10 +15,10 @@
 #include <map>
 #include <sstream>
 
-#include "basild/conduit/sshd_fixture.h"
-#include "basild/daemon/daemon_support.h"
-#include "support/run_as.h"
-#include "support/slurm_requests.h"
+#include "tests/basild/conduit/sshd_fixture.h"
+#include "tests/basild/daemon/daemon_support.h"
+#include "tests/support/run_as.h"
+#include "tests/support/slurm_requests.h"
 
 namespace basild::testing {
 namespace {

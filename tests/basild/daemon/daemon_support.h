@@ -17,8 +17,8 @@
 #include <thread>
 
 #include "basil_proto/codec.h"
-#include "basild/io/emulator_support.h"
-#include "control/client.h"
+#include "tests/basild/io/emulator_support.h"
+#include "basild/control/client.h"
 
 namespace basild::testing {
 

@@ -8,9 +8,9 @@
 
 #include <fstream>
 
-#include "basild/conduit/sshd_fixture.h"
-#include "basild/daemon/daemon_support.h"
-#include "support/request_kinds.h"
+#include "tests/basild/conduit/sshd_fixture.h"
+#include "tests/basild/daemon/daemon_support.h"
+#include "tests/support/request_kinds.h"
 
 namespace basild::testing {
 namespace {

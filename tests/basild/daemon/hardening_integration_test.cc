@@ -24,8 +24,8 @@
 #include <random>
 #include <thread>
 
-#include "basild/conduit/sshd_fixture.h"
-#include "basild/daemon/daemon_support.h"
+#include "tests/basild/conduit/sshd_fixture.h"
+#include "tests/basild/daemon/daemon_support.h"
 
 namespace basild {
 namespace {

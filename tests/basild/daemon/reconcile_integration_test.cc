@@ -4,8 +4,8 @@
 
 #include <fstream>
 
-#include "basild/conduit/sshd_fixture.h"
-#include "basild/daemon/daemon_support.h"
+#include "tests/basild/conduit/sshd_fixture.h"
+#include "tests/basild/daemon/daemon_support.h"
 
 namespace basild {
 namespace {

@@ -3,10 +3,10 @@
 // hit. Every call here goes through POST /v1/basil, the proxy's path.
 #include <gtest/gtest.h>
 
-#include "basild/conduit/sshd_fixture.h"
-#include "basild/control/test_server.h"
-#include "basild/daemon/daemon_support.h"
-#include "support/slurm_requests.h"
+#include "tests/basild/conduit/sshd_fixture.h"
+#include "tests/basild/control/test_server.h"
+#include "tests/basild/daemon/daemon_support.h"
+#include "tests/support/slurm_requests.h"
 
 namespace basild::testing {
 namespace {

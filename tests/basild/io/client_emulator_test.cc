@@ -4,12 +4,12 @@
 #include <fstream>
 #include <sstream>
 
-#include "core/client.h"
-#include "core/xml_log_format.h"
-#include "basild/io/emulator_support.h"
-#include "basild/core/client_options.h"
-#include "io/local_transport.h"
-#include "io/xml_log.h"
+#include "basild/core/client.h"
+#include "basild/core/xml_log_format.h"
+#include "tests/basild/io/emulator_support.h"
+#include "tests/basild/core/client_options.h"
+#include "basild/io/local_transport.h"
+#include "basild/io/xml_log.h"
 
 namespace basild {
 namespace {

@@ -12,7 +12,7 @@
 #include <optional>
 #include <string>
 
-#include "core/client.h"
+#include "basild/core/client.h"
 
 namespace basild::testing {
 

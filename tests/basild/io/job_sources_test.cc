@@ -1,10 +1,10 @@
 // The job-table sources against real processes and real SQLite files.
-#include "io/job_sources.h"
+#include "basild/io/job_sources.h"
 
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
-#include "basild/io/emulator_support.h"
+#include "tests/basild/io/emulator_support.h"
 
 namespace basild {
 namespace {

@@ -1,5 +1,5 @@
 // LocalTransport against real processes: the emulator and small scripts.
-#include "io/local_transport.h"
+#include "basild/io/local_transport.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -14,7 +14,7 @@
 #include <cstdio>
 #include <vector>
 
-#include "basild/io/emulator_support.h"
+#include "tests/basild/io/emulator_support.h"
 
 extern char** environ;
 

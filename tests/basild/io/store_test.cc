@@ -1,7 +1,7 @@
 // The SQLite state store on real files in temporary directories: round trips,
 // intents, the one-basild-per-database lock (with a second real process), disk
 // full, fail-the-Nth-statement atomicity, kill -9 durability and damaged files.
-#include "io/store.h"
+#include "basild/io/store.h"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>

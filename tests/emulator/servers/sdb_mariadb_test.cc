@@ -12,11 +12,11 @@
 #include <string>
 #include <vector>
 
-#include "core/sdb.h"
-#include "core/state.h"
-#include "core/system.h"
-#include "run_program.h"
-#include "support/mariadb_fixture.h"
+#include "emulator/core/sdb.h"
+#include "emulator/core/state.h"
+#include "emulator/core/system.h"
+#include "emulator/run_program.h"
+#include "tests/support/mariadb_fixture.h"
 
 namespace emu {
 namespace {
