@@ -18,8 +18,11 @@
 #include "basild/core/reconciler.h"
 #include "basild/core/records.h"
 #include "basild/core/timings.h"
+#include "basild/core/clock.h"
+#include "basild/daemon/apkill_adapter.h"
 #include "basild/daemon/background_decoder.h"
 #include "basild/daemon/conduit.h"
+#include "basild/daemon/reconcile_runner.h"
 #include "basild/io/job_sources.h"
 #include "basild/io/local_transport.h"
 #include "basild/io/store.h"
@@ -154,19 +157,6 @@ PollSettings poll_settings(const PollConfig& c) {
   return p;
 }
 
-ReconcileSettings reconcile_settings(const ReconcileConfig& c) {
-  ReconcileSettings r;
-  r.grace = c.grace;
-  r.consecutive = c.consecutive;
-  r.max_releases_per_cycle = c.max_releases_per_cycle;
-  r.max_release_share = c.max_release_share;
-  r.release_share_floor = c.release_share_floor;
-  r.dry_run = c.dry_run;
-  r.interactive_batch_ids = c.interactive_batch_ids;
-  r.claims_timeout = c.claims_timeout;
-  return r;
-}
-
 std::vector<std::uint32_t> resolve_users(const std::vector<Principal>& list, Logger& log) {
   std::vector<std::uint32_t> out;
   for (const auto& p : list) {
@@ -211,8 +201,7 @@ struct Service::Impl : std::enable_shared_from_this<Impl> {
         learner(io_),
         poll_timer(io_),
         retry_timer(io_),
-        policy(poll_settings(config.poll)),
-        reconciler(reconcile_settings(config.reconcile)) {}
+        policy(poll_settings(config.poll)) {}
 
   asio::io_context& io;
   Config config;
@@ -243,27 +232,14 @@ struct Service::Impl : std::enable_shared_from_this<Impl> {
   std::uint64_t gone_behind_back = 0;
   WallTime started_at = WallClock::now();
 
-  // Polling (DECISIONS.md section 5) and reconciliation.
+  // Polling and reconciliation.
   PollPolicy policy;
   std::map<PollMode, PollStats> poll_stats;
-  Reconciler reconciler;
-  std::vector<std::unique_ptr<JobSourcePort>> sources;
-  std::vector<CommandJobSource*> command_sources;  // for shutdown
-  std::map<std::uint64_t, std::unique_ptr<LocalTransport>> apkill_runners;
-  std::uint64_t next_apkill = 0;
-  std::map<std::string, std::uint64_t> source_failures;
-  std::string job_table_error;  // of the last cycle ("" when it answered)
-  std::optional<ReconcilePlan> last_plan;
-  WallTime last_plan_at{};
-  std::uint64_t reconcile_cycles = 0;
-  std::uint64_t orphans_released = 0;
-  std::uint64_t strays_released = 0;
-  std::uint64_t apkills = 0;
-  std::uint64_t alarms = 0;
+  SystemClock clock;
+  std::vector<CommandJobSource*> command_sources;  // owned by the runner; for shutdown
+  std::shared_ptr<ApkillAdapter> apkill;
+  std::shared_ptr<ReconcileRunner> runner;
   std::uint64_t node_changes = 0;
-  bool alarm_on = false;
-  std::set<std::uint64_t> dry_run_reported;
-  std::set<std::uint64_t> release_loops;
   // Callers waiting for a fresh full INVENTORY: those that asked before the
   // next one started, and those the one in flight answers.
   std::vector<std::function<void(basil::Status)>> inventory_waiters_next;
@@ -272,7 +248,6 @@ struct Service::Impl : std::enable_shared_from_this<Impl> {
   // Intents whose RESERVE is in flight, and when the others' calls ended.
   std::set<std::int64_t> intents_in_flight;
   std::map<std::int64_t, WallTime> intent_ended;
-  std::size_t releases_running = 0;
 
   // ---------------------------------------------------------------- start
 
@@ -319,7 +294,7 @@ struct Service::Impl : std::enable_shared_from_this<Impl> {
     client = std::make_unique<Client>(io.get_executor(), transport->get(), co, &timings,
                                       xml_log->enabled() ? xml_log->observer() : CallObserver{});
 
-    build_sources();
+    build_runner();
     if (!speaks_for_scheduler(config.reconcile))
       log.notice("B0104", "reconcile: no command or sqlite job-table source: orphans are reported, never released");
 
@@ -517,266 +492,32 @@ struct Service::Impl : std::enable_shared_from_this<Impl> {
 
   // ---------------------------------------------------------------- the job table and orphans
 
-  void build_sources() {
+  void build_runner() {
+    ReconcilePorts ports;
+    ports.store = store.get();
+    ports.client = client.get();
+    ports.clock = &clock;
+    std::vector<std::string> argv{config.reconcile.apkill};
+    argv.insert(argv.end(), config.reconcile.apkill_args.begin(), config.reconcile.apkill_args.end());
+    apkill = std::make_shared<ApkillAdapter>(io, *transport, std::move(argv), config.apbasil.timeout);
+    ports.apkill = apkill.get();
     for (const auto& src : config.reconcile.sources) {
       if (src.type == JobSourceType::kCommand) {
         auto c = std::make_unique<CommandJobSource>(io, src.name, src.command, src.timeout);
         command_sources.push_back(c.get());
-        sources.push_back(std::move(c));
+        ports.sources.push_back(std::move(c));
       } else if (src.type == JobSourceType::kSqlite) {
-        sources.push_back(std::make_unique<SqliteJobSource>(io, src.name, src.database, src.query, src.timeout));
+        ports.sources.push_back(std::make_unique<SqliteJobSource>(io, src.name, src.database, src.query, src.timeout));
       }
     }
-  }
-
-  bool basild_source_configured() const {
-    if (!speaks_for_scheduler(config.reconcile)) return true;  // dry run: all there is
-    for (const auto& s : config.reconcile.sources)
-      if (s.type == JobSourceType::kBasild) return true;
-    return false;
-  }
-
-  // Every source at once; the view fails when any source fails.
-  Awaitable<JobTableView> fetch_job_table(const std::vector<ReservationRecord>& active) {
-    auto self = shared_from_this();
-    JobTableView view;
-    view.speaks_for_scheduler = speaks_for_scheduler(config.reconcile);
-    struct Gather {
-      explicit Gather(asio::io_context& io_) : done(io_) {}
-      asio::steady_timer done;
-      std::size_t left = 0;
-      std::vector<std::optional<basil::Result<std::vector<std::string>>>> results;
-    };
-    auto g = std::make_shared<Gather>(io);
-    g->left = sources.size();
-    g->results.resize(sources.size());
-    g->done.expires_at(asio::steady_timer::time_point::max());
-    for (std::size_t i = 0; i < sources.size(); ++i) {
-      sources[i]->fetch([g, i](basil::Result<std::vector<std::string>> r) {
-        g->results[i].emplace(std::move(r));
-        if (--g->left == 0) g->done.cancel();
-      });
-    }
-    if (g->left > 0) {
-      boost::system::error_code ec;
-      co_await g->done.async_wait(asio::redirect_error(asio::use_awaitable, ec));
-    }
-    for (std::size_t i = 0; i < sources.size(); ++i) {
-      const auto& r = *g->results[i];
-      const std::string& name = sources[i]->name();
-      if (!r) {
-        view.ok = false;
-        ++source_failures[name];
-        if (!view.failure.empty()) view.failure += "; ";
-        view.failure += name + ": " + r.status().message();
-        continue;
-      }
-      view.live.insert(r->begin(), r->end());
-      note(store->sync_jobs(name, *r));
-    }
-    if (basild_source_configured()) {
-      std::vector<std::string> own;
-      for (const auto& rec : active)
-        if (rec.origin != ResOrigin::kSeen && rec.state != ResState::kReleasing && !rec.batch_id.empty())
-          own.push_back(rec.batch_id);
-      view.live.insert(own.begin(), own.end());
-      note(store->sync_jobs("basild", own));
-    }
-    co_return view;
+    runner = std::make_shared<ReconcileRunner>(io, config.reconcile, log, std::move(ports));
   }
 
   // One cycle on the cached inventory (whose reservations were just
   // refreshed). Only this loop replaces the cache, and it awaits the cycle.
   Awaitable<void> reconcile() {
     auto self = shared_from_this();
-    auto active = store->list_active();
-    if (!active) {
-      log.error("B0401", "reconcile skipped: state database: " + active.status().to_string());
-      co_return;
-    }
-    JobTableView jobs = co_await fetch_job_table(*active);
-    if (inventory) run_reconcile(*inventory, std::move(jobs));
-  }
-
-  // The rest of a cycle, once the job table has answered.
-  void run_reconcile(const basil::Inventory& inv, JobTableView jobs) {
-    // The cycle judges the records as they are now, not before the sources answered.
-    auto active = store->list_active();
-    if (!active) {
-      log.error("B0401", "reconcile skipped: state database: " + active.status().to_string());
-      return;
-    }
-    ReconcileInput in;
-    in.jobs = std::move(jobs);
-    in.now = WallClock::now();
-    in.alps = alps_reservations(inv);
-    std::map<std::uint64_t, const ReservationRecord*> rec_of;
-    for (const auto& r : *active) {
-      rec_of[r.res_id] = &r;
-      RecordView v;
-      v.res_id = r.res_id;
-      v.batch_id = r.batch_id;
-      v.job_reservation = r.origin != ResOrigin::kSeen;
-      v.answered = r.origin == ResOrigin::kReserved;
-      v.releasing = r.state == ResState::kReleasing;
-      v.created = r.created;
-      in.records.push_back(std::move(v));
-    }
-    for (auto& a : in.alps) {
-      auto it = rec_of.find(a.id);
-      if (a.nodes.empty() && it != rec_of.end()) a.nodes = it->second->nodes;
-    }
-    in.release_loops = release_loops;
-    ++reconcile_cycles;
-    if (!in.jobs.ok) {
-      if (job_table_error != in.jobs.failure)
-        log.warning("B0402", "job table unavailable, nothing is released this cycle: " + in.jobs.failure);
-      job_table_error = in.jobs.failure;
-    } else if (!job_table_error.empty()) {
-      log.notice("B0403", "job table available again");
-      job_table_error.clear();
-    }
-    ReconcilePlan plan = reconciler.plan(in);
-    if (plan.alarm) {
-      ++alarms;
-      if (!alarm_on) {
-        AuditEntry e;
-        e.kind = "alarm";
-        e.detail = json{{"reason", plan.alarm_reason}, {"due", plan.due}}.dump();
-        note(store->audit(e));
-      }
-      log.error("B0410", "orphan release held: " + plan.alarm_reason);
-    } else if (alarm_on) {
-      log.notice("B0411", "orphan release alarm cleared");
-    }
-    alarm_on = plan.alarm;
-    for (const auto& c : plan.candidates) {
-      if (c.state != "dry-run" || dry_run_reported.count(c.res_id) != 0) continue;
-      dry_run_reported.insert(c.res_id);
-      log.notice("B0412", "dry run: would release " + std::string(candidate_kind_name(c.kind)) + " reservation " +
-                              std::to_string(c.res_id) + " (batch_id " + c.batch_id + ", user " + c.user +
-                              ", nodes " + c.nodes.format() + ")");
-      AuditEntry e;
-      e.kind = "orphan";
-      e.res_id = c.res_id;
-      e.batch_id = c.batch_id;
-      e.user = c.user;
-      e.nodes = c.nodes;
-      e.detail = json{{"kind", candidate_kind_name(c.kind)}, {"dry_run", true}, {"seen", c.seen},
-                      {"age_s", std::chrono::duration<double>(in.now - c.first_seen).count()}}
-                     .dump();
-      note(store->audit(e));
-    }
-    for (const auto& act : plan.actions) execute(act);
-    last_plan = std::move(plan);
-    last_plan_at = in.now;
-  }
-
-  void execute(const ReconcileAction& act) {
-    const std::string rid = std::to_string(act.res_id);
-    switch (act.kind) {
-      case ReconcileAction::Kind::kAdopt:
-        if (auto s = store->adopt_for_job(act.res_id, act.reason); !s) {
-          note(s);
-          return;
-        }
-        log.notice("B0420", "reservation " + rid + " adopted for job " + act.batch_id + ": " + act.reason);
-        return;
-      case ReconcileAction::Kind::kApkill: {
-        ++apkills;
-        AuditEntry e;
-        e.kind = "apkill";
-        e.res_id = act.res_id;
-        e.batch_id = act.batch_id;
-        e.user = act.user;
-        e.nodes = act.nodes;
-        e.detail = json{{"apids", act.apids}, {"reason", act.reason}}.dump();
-        note(store->audit(e));
-        log.warning("B0421", "reservation " + rid + ": " + act.reason + "; apkill -9 of its applications");
-        auto self = shared_from_this();
-        for (auto apid : act.apids) {
-          apkill_runner_call(apid, [self, apid, rid](CallOutcome o) {
-            if (!o.status)
-              self->log.warning("B0422", "apkill of application " + std::to_string(apid) + " (reservation " + rid +
-                                             ") failed: " + o.status.message());
-          });
-        }
-        return;
-      }
-      case ReconcileAction::Kind::kRelease: break;
-    }
-    if (release_loops.count(act.res_id) != 0) return;
-    if (act.candidate) {
-      if (auto s = store->mark_releasing(act.res_id, std::string(candidate_kind_name(*act.candidate)) + ": " + act.reason);
-          !s) {
-        log.error("B0430", "reservation " + rid + " not released: " + s.to_string());
-        return;
-      }
-      AuditEntry e;
-      e.kind = "orphan";
-      e.res_id = act.res_id;
-      e.batch_id = act.batch_id;
-      e.user = act.user;
-      e.nodes = act.nodes;
-      e.detail = json{{"kind", candidate_kind_name(*act.candidate)}, {"reason", act.reason},
-                      {"age_s", std::chrono::duration<double>(act.age).count()}, {"action", "release"}}
-                     .dump();
-      note(store->audit(e));
-      log.warning("B0431", "releasing " + std::string(candidate_kind_name(*act.candidate)) + " reservation " + rid +
-                               " (batch_id " + act.batch_id + ", user " + act.user + ", nodes " + act.nodes.format() +
-                               "): " + act.reason);
-      (*act.candidate == CandidateKind::kOrphan ? orphans_released : strays_released) += 1;
-    } else {
-      log.info("B0432", "reservation " + rid + ": " + act.reason);
-    }
-    start_release_loop(act.res_id);
-  }
-
-  // apkill -9 APID where ALPS is: through the ssh conduit on the main
-  // system ([conduit] remote_apkill), or locally with one runner per call
-  // whose argv is [reconcile] apkill and its args, then "-9 APID". Either
-  // way nothing from ALPS but a number reaches it.
-  void apkill_runner_call(std::uint64_t apid, std::function<void(CallOutcome)> done, int signal = 9) {
-    if (transport->async_apkill(apid, signal, config.apbasil.timeout, done)) return;
-    LocalTransportOptions ko;
-    ko.argv = {config.reconcile.apkill};
-    ko.argv.insert(ko.argv.end(), config.reconcile.apkill_args.begin(), config.reconcile.apkill_args.end());
-    ko.argv.push_back("-" + std::to_string(signal));
-    ko.argv.push_back(std::to_string(apid));
-    ko.output = LocalOutput::kText;
-    ko.label = "apkill";
-    const std::uint64_t key = next_apkill++;
-    auto& runner = apkill_runners[key] = std::make_unique<LocalTransport>(io, ko);
-    auto self = shared_from_this();
-    runner->async_call({}, config.apbasil.timeout, [self, key, done = std::move(done)](CallOutcome o) {
-      done(std::move(o));
-      // Destroyed after its handler has returned, not inside it.
-      asio::post(self->io, [self, key] { self->apkill_runners.erase(key); });
-    });
-  }
-
-  void start_release_loop(std::uint64_t id) {
-    release_loops.insert(id);
-    ++releases_running;
-    basil::ReleaseRequest q;
-    q.reservation_id = id;
-    auto self = shared_from_this();
-    spawn<ReleaseOutcome>(client->release(q), [self, id](basil::Result<ReleaseOutcome> done) {
-      self->release_loops.erase(id);
-      --self->releases_running;
-      if (!done) {
-        self->log.warning("B0310", "RELEASE of " + std::to_string(id) + " not proven: " + done.status().to_string() +
-                                       "; the reconciler tries again");
-        return;
-      }
-      // An INVENTORY may have seen it go first and recorded it released.
-      auto rec = self->store->find(id);
-      if (rec && *rec && is_terminal((*rec)->state)) return;
-      self->note(self->store->mark_released(id, "RELEASE proved it gone after " + std::to_string(done->attempts) +
-                                                    " attempts"));
-      self->log.info("B0311", "reservation " + std::to_string(id) + " released (" + std::to_string(done->attempts) +
-                                  " RELEASE calls)");
-    });
+    if (inventory) co_await runner->cycle(*inventory);
   }
 
   // INVENTORY is the authority: settle intents, notice reservations gone
@@ -892,7 +633,7 @@ struct Service::Impl : std::enable_shared_from_this<Impl> {
                         j["polls"] = self->polls;
                         j["poll_errors"] = self->poll_errors;
                         j["poll"] = self->poll_json();
-                        j["reconcile"] = self->reconcile_stats_json();
+                        j["reconcile"] = self->runner->stats_json();
                         return control::Response::json(j);
                       });
     registry.add_sync(Method::kGet, "/metrics", BodyKind::kNone, "Prometheus metrics",
@@ -995,12 +736,10 @@ struct Service::Impl : std::enable_shared_from_this<Impl> {
     j["inventory_age_s"] = inventory ? json(age_seconds(inventory_at)) : json(nullptr);
     j["uptime_s"] = age_seconds(started_at);
     j["intents_in_flight"] = intents_in_flight.size();
-    j["releases_running"] = releases_running;
+    j["releases_running"] = runner->releases_running();
     j["poll_mode"] = poll_mode_name(config.poll.mode);
-    j["reconcile"] = {{"dry_run", config.reconcile.dry_run || !speaks_for_scheduler(config.reconcile)},
-                      {"alarm", alarm_on},
-                      {"job_table", job_table_error.empty() ? json("ok") : json(job_table_error)}};
-    if (alarm_on) j["status"] = "alarm";
+    j["reconcile"] = runner->health_json();
+    if (runner->alarm()) j["status"] = "alarm";
     j["state_database"] = config.state.database;
     return j;
   }
@@ -1090,15 +829,6 @@ struct Service::Impl : std::enable_shared_from_this<Impl> {
     return j;
   }
 
-  json reconcile_stats_json() const {
-    json failures = json::object();
-    for (const auto& [name, n] : source_failures) failures[name] = n;
-    return {{"cycles", reconcile_cycles},     {"orphans_released", orphans_released},
-            {"strays_released", strays_released}, {"apkills", apkills},
-            {"alarms", alarms},               {"source_failures", failures},
-            {"releases_running", releases_running}};
-  }
-
   std::string poll_prometheus() const {
     std::string t;
     t += "# TYPE basild_poll_calls_total counter\n";
@@ -1113,43 +843,11 @@ struct Service::Impl : std::enable_shared_from_this<Impl> {
              std::string(query_kind_name(static_cast<QueryKind>(k))) + "\"} " +
              std::to_string(std::chrono::duration<double>(st.kinds[k].time).count()) + "\n";
     t += "# TYPE basild_node_changes_total counter\nbasild_node_changes_total " + std::to_string(node_changes) + "\n";
-    t += "# TYPE basild_orphans_released_total counter\nbasild_orphans_released_total " +
-         std::to_string(orphans_released) + "\n";
-    t += "# TYPE basild_strays_released_total counter\nbasild_strays_released_total " +
-         std::to_string(strays_released) + "\n";
-    t += "# TYPE basild_apkills_total counter\nbasild_apkills_total " + std::to_string(apkills) + "\n";
-    t += "# TYPE basild_reconcile_alarm gauge\nbasild_reconcile_alarm " + std::to_string(alarm_on ? 1 : 0) + "\n";
-    t += "# TYPE basild_job_source_failures_total counter\n";
-    for (const auto& [name, n] : source_failures)
-      t += "basild_job_source_failures_total{source=\"" + name + "\"} " + std::to_string(n) + "\n";
+    t += runner->prometheus();
     return t;
   }
 
-  control::Response orphans_view() const {
-    json cands = json::array();
-    if (last_plan) {
-      for (const auto& c : last_plan->candidates)
-        cands.push_back({{"reservation_id", c.res_id}, {"kind", candidate_kind_name(c.kind)},
-                         {"batch_id", c.batch_id}, {"user", c.user}, {"state", c.state}, {"seen", c.seen},
-                         {"first_seen_ms", epoch_ms(c.first_seen)}, {"nodes", c.nodes.format()}});
-    }
-    json releasing = json::array();
-    if (auto active = store->list_active()) {
-      for (const auto& r : *active)
-        if (r.state == ResState::kReleasing)
-          releasing.push_back({{"reservation_id", r.res_id}, {"batch_id", r.batch_id}, {"user", r.user},
-                               {"state", release_loops.count(r.res_id) ? "releasing" : "waiting"},
-                               {"nodes", r.nodes.format()}});
-    }
-    return control::Response::json(
-        {{"candidates", cands},
-         {"releasing", releasing},
-         {"checked_ms", last_plan ? json(epoch_ms(last_plan_at)) : json(nullptr)},
-         {"dry_run", config.reconcile.dry_run || !speaks_for_scheduler(config.reconcile)},
-         {"alarm", alarm_on},
-         {"alarm_reason", last_plan && last_plan->alarm ? json(last_plan->alarm_reason) : json(nullptr)},
-         {"job_table", job_table_error.empty() ? json("ok") : json(job_table_error)}});
-  }
+  control::Response orphans_view() const { return control::Response::json(runner->orphans_json()); }
 
   // A raw request forwarded for a scheduler (apbasil_proxy): basild learns
   // the job's reservation from a RESERVE it answered, so that a retried
@@ -1323,7 +1021,7 @@ struct Service::Impl : std::enable_shared_from_this<Impl> {
 
   // The answer granting `rec` never reached the scheduler that asked.
   void release_undelivered(const ReservationRecord& rec) {
-    execute(release_candidate(rec.res_id, rec.batch_id, rec.user, rec.nodes, CandidateKind::kStray,
+    runner->execute(release_candidate(rec.res_id, rec.batch_id, rec.user, rec.nodes, CandidateKind::kStray,
                               "the forwarded RESERVE's answer never reached its caller, who will reserve again"));
   }
 
@@ -1357,14 +1055,14 @@ struct Service::Impl : std::enable_shared_from_this<Impl> {
       e.user = owner->user_name;
       e.detail = json{{"apids", {apid}}, {"signal", signal}, {"caller", "forwarded"}}.dump();
       self->note(self->store->audit(e));
-      self->apkill_runner_call(apid, [self, apid, signal, reply](CallOutcome o) {
+      self->apkill->apkill(apid, signal, [self, apid, signal, reply](CallOutcome o) {
         if (!o.status) {
           self->log.warning("B0423", "apkill -" + std::to_string(signal) + " " + std::to_string(apid) +
                                          " (forwarded) failed: " + o.status.message());
           return reply(error_reply(o.status));
         }
         reply(control::Response::json({{"apid", apid}, {"signal", signal}, {"result", "signalled"}}));
-      }, signal);
+      });
     };
     if (batch_reservation_of(apid)) return run();
     demand_inventory([run](basil::Status) { run(); });  // an aprun newer than the cached inventory
@@ -1540,7 +1238,7 @@ struct Service::Impl : std::enable_shared_from_this<Impl> {
       if (r && r->claims) j["claims"] = *r->claims;
       reply(control::Response::json(j));
       // One loop per reservation: the reconciler sees it and does not start another.
-      if (self->release_loops.count(id) == 0) self->start_release_loop(id);
+      if (!self->runner->release_loop_running(id)) self->runner->start_release_loop(id);
     });
   }
 
@@ -1552,7 +1250,7 @@ struct Service::Impl : std::enable_shared_from_this<Impl> {
     poll_timer.cancel();
     retry_timer.cancel();
     for (auto* c : command_sources) c->shutdown();
-    for (auto& [key, runner] : apkill_runners) runner->shutdown();
+    if (apkill) apkill->shutdown();
     auto self = shared_from_this();
     auto finish = [self, done = std::move(done)] {
       if (self->transport) self->transport->shutdown();
@@ -1587,7 +1285,10 @@ struct Service::Impl : std::enable_shared_from_this<Impl> {
     applied.geometry = next.geometry;
     config = applied;
     policy.set_settings(poll_settings(config.poll));
-    reconciler.set_settings(reconcile_settings(config.reconcile));
+    runner->set_config(config.reconcile);
+    std::vector<std::string> argv{config.reconcile.apkill};
+    argv.insert(argv.end(), config.reconcile.apkill_args.begin(), config.reconcile.apkill_args.end());
+    apkill->configure(std::move(argv), config.apbasil.timeout);
     poll_timer.cancel();  // the next decision follows the new intervals
     std::string m = "configuration reloaded (log level, [poll], [reconcile] but its sources, [geometry])";
     if (!restart.empty()) {

@@ -5,8 +5,8 @@
 set -eu
 top=$1
 man=$top/man/man8/basild.8
-code=$(grep -rhoE 'log\.[a-z]+\("B[0-9]{4}"' "$top/basild" "$top/apbasil_proxy" |
-       sed -E 's/log\.([a-z]+)\("(B[0-9]{4})"/\2 \1/' | sort -u)
+code=$(grep -rhoE 'log_?\.[a-z]+\("B[0-9]{4}"' "$top/basild" "$top/apbasil_proxy" |
+       sed -E 's/log_?\.([a-z]+)\("(B[0-9]{4})"/\2 \1/' | sort -u)
 documented=$(sed -n '/^\.SH LOG MESSAGES/,/^\.SH /p' "$man" | sed -n 's/^\.B \(B[0-9]\{4\}\) \([a-z]*\)$/\1 \2/p' | sort -u)
 [ -n "$code" ] || { echo "no log ids found under $top"; exit 1; }
 missing=$(printf '%s\n' "$code" | grep -vxF "$documented" || true)

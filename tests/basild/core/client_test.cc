@@ -7,6 +7,7 @@
 
 #include "basil_proto/codec.h"
 #include "tests/basild/core/client_options.h"
+#include "tests/support/fake_alps.h"
 
 namespace basild {
 namespace {
@@ -47,21 +48,7 @@ class FakeTransport final : public Transport {
 };
 
 std::function<CallOutcome(const basil::Request&)> answer(basil::ResponseBody body) {
-  return [body](const basil::Request& req) {
-    basil::Response r;
-    r.protocol = req.protocol;
-    r.dialect = req.dialect;
-    r.method = req.method();
-    r.body = body;
-    CallOutcome o;
-    auto xml = basil::encode_response(r);
-    if (xml) {
-      o.response = *xml;
-    } else {
-      o.status = basil::Status(basil::Code::kInternal, "fake: " + xml.status().message());
-    }
-    return o;
-  };
+  return [body](const basil::Request& req) { return testing::answer_with(req, body); };
 }
 
 std::function<CallOutcome(const basil::Request&)> failure(std::string text,

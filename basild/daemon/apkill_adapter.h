@@ -1,0 +1,36 @@
+// apkill where ALPS is: through the ssh conduit on the main system
+// ([conduit] remote_apkill), or locally, one process per call whose argv is
+// [reconcile] apkill and its args, then "-SIGNAL APID". Either way nothing
+// from ALPS but a number reaches it.
+#pragma once
+
+#include <map>
+#include <memory>
+
+#include "basild/core/apkill_port.h"
+#include "basild/core/asio.h"
+#include "basild/daemon/conduit.h"
+#include "basild/daemon/config.h"
+#include "basild/io/local_transport.h"
+
+namespace basild {
+
+class ApkillAdapter final : public ApkillPort, public std::enable_shared_from_this<ApkillAdapter> {
+ public:
+  ApkillAdapter(boost::asio::io_context& io, Conduit& conduit, std::vector<std::string> argv,
+                std::chrono::milliseconds timeout);
+  void apkill(std::uint64_t apid, int signal, Done done) override;
+  // On reload: the local apkill and the call timeout may change.
+  void configure(std::vector<std::string> argv, std::chrono::milliseconds timeout);
+  void shutdown();  // kills local apkill processes still running
+
+ private:
+  boost::asio::io_context& io_;
+  Conduit& conduit_;
+  std::vector<std::string> argv_;  // the local apkill and its args
+  std::chrono::milliseconds timeout_;
+  std::map<std::uint64_t, std::unique_ptr<LocalTransport>> runners_;
+  std::uint64_t next_ = 0;
+};
+
+}  // namespace basild

@@ -1,0 +1,92 @@
+// The reconcile runner: once the poller has refreshed ALPS's reservations,
+// it asks the scheduler's job table (every source at once), plans with the
+// pure Reconciler, and carries the plan out: adoptions, apkill of a
+// reservation's applications, and RELEASE loops that end only when ALPS
+// proves the reservation gone. It takes its ports in its constructor (the
+// state store, the typed client over the apbasil transport, the job-table
+// sources, apkill and the clock), so that it runs in a test with fakes.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "basild/core/apkill_port.h"
+#include "basild/core/asio.h"
+#include "basild/core/client.h"
+#include "basild/core/clock.h"
+#include "basild/core/job_table.h"
+#include "basild/core/reconciler.h"
+#include "basild/daemon/config.h"
+#include "basild/daemon/log.h"
+#include "basild/io/store.h"
+
+namespace basild {
+
+ReconcileSettings reconcile_settings(const ReconcileConfig& c);
+
+struct ReconcilePorts {
+  Store* store = nullptr;
+  Client* client = nullptr;
+  ApkillPort* apkill = nullptr;
+  const ClockPort* clock = nullptr;
+  std::vector<std::unique_ptr<JobSourcePort>> sources;
+};
+
+class ReconcileRunner : public std::enable_shared_from_this<ReconcileRunner> {
+ public:
+  ReconcileRunner(boost::asio::io_context& io, ReconcileConfig config, Logger& log, ReconcilePorts ports);
+
+  // One cycle on `inv`, whose reservations were just refreshed: the job
+  // table, the plan, its actions. The inventory must outlive the cycle.
+  Awaitable<void> cycle(const basil::Inventory& inv);
+  // A reservation to release now (not waiting for a cycle): one RELEASE
+  // loop per reservation, as the plan's own.
+  void execute(const ReconcileAction& act);
+  void start_release_loop(std::uint64_t id);
+  bool release_loop_running(std::uint64_t id) const { return release_loops_.count(id) != 0; }
+
+  void set_config(const ReconcileConfig& c);
+
+  // What health, stats, /metrics and /v1/orphans show.
+  nlohmann::json health_json() const;
+  nlohmann::json stats_json() const;
+  std::string prometheus() const;
+  nlohmann::json orphans_json() const;
+  std::size_t releases_running() const { return releases_running_; }
+  std::uint64_t cycles() const { return cycles_; }
+  bool alarm() const { return alarm_on_; }
+
+ private:
+  Awaitable<JobTableView> fetch_job_table(const std::vector<ReservationRecord>& active);
+  bool basild_source_configured() const;
+  void plan_and_act(const basil::Inventory& inv, JobTableView jobs);
+  void report_dry_runs(const ReconcilePlan& plan, WallTimePoint now);
+  void note(const basil::Status& s);
+
+  boost::asio::io_context& io_;
+  ReconcileConfig config_;
+  Logger& log_;
+  ReconcilePorts ports_;
+  Reconciler reconciler_;
+  std::map<std::string, std::uint64_t> source_failures_;
+  std::string job_table_error_;  // of the last cycle ("" when it answered)
+  std::optional<ReconcilePlan> last_plan_;
+  WallTimePoint last_plan_at_{};
+  std::uint64_t cycles_ = 0;
+  std::uint64_t orphans_released_ = 0;
+  std::uint64_t strays_released_ = 0;
+  std::uint64_t apkills_ = 0;
+  std::uint64_t alarms_ = 0;
+  bool alarm_on_ = false;
+  std::set<std::uint64_t> dry_run_reported_;
+  std::set<std::uint64_t> release_loops_;
+  std::size_t releases_running_ = 0;
+};
+
+}  // namespace basild

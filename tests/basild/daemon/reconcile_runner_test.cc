@@ -1,0 +1,238 @@
+// The reconcile runner with fake ports: a scripted ALPS, a job table the
+// test sets, a clock it moves, a recording apkill, and a state store in a
+// temporary SQLite file. No process, no socket: each scenario runs in
+// milliseconds where the process-level tests need a basild and its polls.
+#include "basild/daemon/reconcile_runner.h"
+
+#include <gtest/gtest.h>
+
+#include <boost/asio/detached.hpp>
+#include <cstdio>
+
+#include "tests/support/fake_alps.h"
+#include "tests/support/temp_dir.h"
+
+namespace basild {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::FakeAlps;
+using testing::FakeApkill;
+using testing::FakeClock;
+using testing::FakeJobSource;
+
+basil::Reservation alps_reservation(std::uint64_t id, const std::string& batch, std::vector<std::uint64_t> apids = {}) {
+  basil::Reservation r;
+  r.reservation_id = id;
+  r.user_name = "alice";
+  r.batch_id = batch;
+  for (auto apid : apids) {
+    basil::Application a;
+    a.application_id = apid;
+    a.time_stamp = 1700000000;
+    r.applications.push_back(a);
+  }
+  return r;
+}
+
+class ReconcileRunnerTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ASSERT_FALSE(dir_.path().empty());
+    StoreOptions so;
+    so.clock = [this] { return clock_.wall(); };
+    auto opened = Store::open(dir_.path() + "/state.db", so);
+    ASSERT_TRUE(opened.is_ok()) << opened.status().to_string();
+    store_ = std::move(*opened);
+    ClientOptions co;
+    co.release = {1ms, 2ms, 10'000ms};
+    client_ = std::make_unique<Client>(io_.get_executor(), alps_, co);
+    log_text_ = nullptr;
+    log_file_ = ::open_memstream(&log_text_, &log_size_);
+    log_ = std::make_unique<Logger>(LogLevel::kDebug, log_file_);
+  }
+  void TearDown() override {
+    runner_.reset();
+    log_.reset();
+    if (log_file_ != nullptr) std::fclose(log_file_);
+    std::free(log_text_);
+  }
+
+  // A runner that speaks for the scheduler (one command source, played by
+  // `jobs_`), releasing an orphan at its first sight.
+  void make_runner(std::chrono::milliseconds claims_timeout = 60s) {
+    ReconcileConfig rc;
+    JobSource squeue;
+    squeue.name = "squeue";
+    squeue.command = {"/usr/bin/squeue"};
+    rc.sources.push_back(squeue);
+    rc.grace = 0ms;
+    rc.consecutive = 1;
+    rc.claims_timeout = claims_timeout;
+    ReconcilePorts ports;
+    ports.store = store_.get();
+    ports.client = client_.get();
+    ports.apkill = &apkill_;
+    ports.clock = &clock_;
+    auto jobs = std::make_unique<FakeJobSource>(io_, "squeue");
+    jobs_ = jobs.get();
+    ports.sources.push_back(std::move(jobs));
+    runner_ = std::make_shared<ReconcileRunner>(io_, rc, *log_, std::move(ports));
+  }
+
+  // A reservation basild made for `batch`, an hour ago.
+  void record(std::uint64_t id, const std::string& batch) {
+    ReservationRecord rec;
+    rec.res_id = id;
+    rec.batch_id = batch;
+    rec.user = "alice";
+    rec.nodes = basil::NidList::from_nids({40, 41});
+    rec.width = 2;
+    rec.origin = ResOrigin::kReserved;
+    clock_.advance(-1h);
+    ASSERT_TRUE(store_->record_reserved(std::nullopt, rec));
+    clock_.advance(1h);
+  }
+
+  void cycle(const basil::Inventory& inv) {
+    boost::asio::co_spawn(io_, runner_->cycle(inv), boost::asio::detached);
+    io_.run();  // the cycle and every RELEASE loop it started, to their ends
+    io_.restart();
+  }
+
+  std::string log_text() {
+    std::fflush(log_file_);
+    return std::string(log_text_, log_size_);
+  }
+
+  std::optional<ResState> state_of(std::uint64_t id) {
+    auto rec = store_->find(id);
+    if (!rec || !*rec) return std::nullopt;
+    return (*rec)->state;
+  }
+
+  boost::asio::io_context io_;
+  basil_test::TempDir dir_{"runner-test"};
+  FakeClock clock_;
+  // ALPS: ENGINE, and RELEASE answering claims from `claims_` (the last
+  // one repeats).
+  std::vector<std::uint64_t> claims_{0};
+  std::size_t releases_ = 0;
+  FakeAlps alps_{io_, [this](const basil::Request& req) {
+                   if (req.method() == basil::Method::kQuery) return testing::engine_answer(req);
+                   basil::Released rel;
+                   rel.claims = claims_[std::min(releases_++, claims_.size() - 1)];
+                   return testing::answer_with(req, rel);
+                 }};
+  FakeApkill apkill_{io_};
+  FakeJobSource* jobs_ = nullptr;
+  std::unique_ptr<Store> store_;
+  std::unique_ptr<Client> client_;
+  char* log_text_ = nullptr;
+  std::size_t log_size_ = 0;
+  std::FILE* log_file_ = nullptr;
+  std::unique_ptr<Logger> log_;
+  std::shared_ptr<ReconcileRunner> runner_;
+};
+
+TEST_F(ReconcileRunnerTest, AJobThatLeftTheTableHasItsReservationReleasedUntilClaimsEnd) {
+  make_runner();
+  record(7, "100");
+  basil::Inventory inv;
+  inv.reservations = {alps_reservation(7, "100")};
+  jobs_->next = std::vector<std::string>{"200"};
+  claims_ = {2, 1, 0};
+  cycle(inv);
+  EXPECT_EQ(alps_.of(basil::Method::kRelease).size(), 3u) << "RELEASE again while claims remain, until 0";
+  EXPECT_EQ(state_of(7), ResState::kReleased);
+  EXPECT_EQ(runner_->stats_json()["orphans_released"], 1);
+  EXPECT_EQ(runner_->releases_running(), 0u);
+  EXPECT_NE(log_text().find("B0431"), std::string::npos);
+}
+
+TEST_F(ReconcileRunnerTest, ALiveJobsReservationIsNeverReleased) {
+  make_runner();
+  record(7, "100");
+  basil::Inventory inv;
+  inv.reservations = {alps_reservation(7, "100")};
+  jobs_->next = std::vector<std::string>{"100"};
+  for (int i = 0; i < 5; ++i) {
+    cycle(inv);
+    clock_.advance(10min);
+  }
+  EXPECT_EQ(runner_->cycles(), 5u);
+  EXPECT_EQ(jobs_->fetches, 5);
+  EXPECT_TRUE(alps_.of(basil::Method::kRelease).empty());
+  EXPECT_EQ(state_of(7), ResState::kReserved);
+}
+
+TEST_F(ReconcileRunnerTest, AFailingJobTableReleasesNothingAndSaysWhy) {
+  make_runner();
+  record(7, "100");
+  basil::Inventory inv;
+  inv.reservations = {alps_reservation(7, "100")};
+  jobs_->next = basil::Status(basil::Code::kTimeout, "squeue timed out");
+  cycle(inv);
+  cycle(inv);
+  EXPECT_EQ(runner_->cycles(), 2u);
+  EXPECT_TRUE(alps_.of(basil::Method::kRelease).empty());
+  EXPECT_EQ(runner_->stats_json()["source_failures"]["squeue"], 2);
+  EXPECT_NE(runner_->health_json()["job_table"].get<std::string>().find("squeue timed out"), std::string::npos);
+  // Said once, not every cycle; and said again when it answers.
+  const std::string text = log_text();
+  EXPECT_EQ(text.find("B0402"), text.rfind("B0402"));
+  jobs_->next = std::vector<std::string>{"100"};
+  cycle(inv);
+  EXPECT_NE(log_text().find("B0403"), std::string::npos);
+  EXPECT_EQ(runner_->health_json()["job_table"], "ok");
+}
+
+TEST_F(ReconcileRunnerTest, ClaimsOutlastingClaimsTimeoutBringApkillOfTheApplications) {
+  record(8, "300");
+  ASSERT_TRUE(store_->mark_releasing(8, "release requested"));
+  basil::Inventory inv;
+  inv.reservations = {alps_reservation(8, "300", {555, 556})};
+  claims_ = {2};
+  ReleasePolicy quick{1ms, 1ms, 5ms};  // each loop gives up soon; the next cycle resumes it
+  ClientOptions co;
+  co.release = quick;
+  client_ = std::make_unique<Client>(io_.get_executor(), alps_, co);
+  make_runner(60s);
+  jobs_->next = std::vector<std::string>{};
+  cycle(inv);
+  EXPECT_GE(alps_.of(basil::Method::kRelease).size(), 1u) << "the releasing record's loop is resumed";
+  EXPECT_TRUE(apkill_.calls.empty()) << "claims not yet outstanding for claims_timeout";
+  clock_.advance(30s);
+  cycle(inv);
+  EXPECT_TRUE(apkill_.calls.empty()) << "30 s of claims is under the 60 s timeout";
+  clock_.advance(31s);
+  cycle(inv);
+  ASSERT_EQ(apkill_.calls.size(), 2u);
+  EXPECT_EQ(apkill_.calls[0], std::make_pair(std::uint64_t{555}, 9));
+  EXPECT_EQ(apkill_.calls[1], std::make_pair(std::uint64_t{556}, 9));
+  EXPECT_EQ(runner_->stats_json()["apkills"], 1);
+  EXPECT_EQ(state_of(8), ResState::kReleasing) << "released only when ALPS proves it gone";
+  // Claims gone: the next loop ends it.
+  claims_ = {0};
+  releases_ = 0;
+  cycle(inv);
+  EXPECT_EQ(state_of(8), ResState::kReleased);
+}
+
+TEST_F(ReconcileRunnerTest, AStrayGivenToExecuteIsReleasedOnceEvenWhenAskedTwice) {
+  make_runner();
+  record(9, "400");
+  claims_ = {1, 0};
+  runner_->execute(release_candidate(9, "400", "alice", basil::NidList::from_nids({40}), CandidateKind::kStray,
+                                     "its answer never reached its caller"));
+  runner_->execute(release_candidate(9, "400", "alice", basil::NidList::from_nids({40}), CandidateKind::kStray,
+                                     "its answer never reached its caller"));
+  EXPECT_TRUE(runner_->release_loop_running(9));
+  io_.run();
+  EXPECT_EQ(alps_.of(basil::Method::kRelease).size(), 2u) << "one loop: claims 1, then 0";
+  EXPECT_EQ(state_of(9), ResState::kReleased);
+  EXPECT_EQ(runner_->stats_json()["strays_released"], 1);
+}
+
+}  // namespace
+}  // namespace basild
