@@ -130,17 +130,6 @@ std::string quote(std::string_view v) {
   return q;
 }
 
-DMask dialect_bit(Dialect d) {
-  switch (d) {
-    case Dialect::k1_0: return kD10;
-    case Dialect::k1_1: return kD11;
-    case Dialect::k1_1plus: return kD11P;
-    case Dialect::k1_2: return kD12;
-    case Dialect::k1_3: return kD13;
-  }
-  return kD13;
-}
-
 OpMask op_of(Method m, std::optional<QueryType> t) {
   switch (m) {
     case Method::kReserve: return kOpReserve;
@@ -599,8 +588,8 @@ struct Decoder::Impl {
       return;
     }
     parent.seen.set(child);
-    if ((spec->dialects & dmask) == 0 &&
-        !dialect_ok(spec->dialects, "element " + std::string(name))) {
+    if ((spec->read() & dmask) == 0 &&
+        !dialect_ok(spec->read(), "element " + std::string(name))) {
       return;
     }
     if (!collect_attrs(nb_attributes, attributes)) return;
@@ -717,7 +706,7 @@ struct Decoder::Impl {
         if (!attr_of_other_method(s.name)) return false;
         continue;
       }
-      if ((s.dialects & dmask) == 0 && !attr_dialect_ok(s.dialects, s.name)) return false;
+      if ((s.read() & dmask) == 0 && !attr_dialect_ok(s.read(), s.name)) return false;
       attrs[j].name = s.name;
       attrs[j].value = value;
       attrs[j].present = true;
@@ -900,9 +889,7 @@ struct Decoder::Impl {
       }
     }
     ops = op_of(*m, t);
-    if (t == QueryType::kSummary && !dialect_ok(kFrom13, "QUERY SUMMARY")) return;
-    if (t == QueryType::kStatus && !dialect_ok(kFrom12, "QUERY STATUS")) return;
-    if (*m == Method::kSwitch && !dialect_ok(kFrom12, "SWITCH")) return;
+    if (const OpSpec* o = op_spec(ops); o != nullptr && !dialect_ok(o->dialects, o->name)) return;
 
     // The body first: messages about the root's attributes name the method.
     switch (*m) {

@@ -1,4 +1,7 @@
-// The decoder's structure tables (private to basil_proto).
+// The codec's structure tables (private to basil_proto): what each dialect
+// can say, written once. The decoder walks them; the encoder asks them
+// (elem_dialects, attr_dialects, op_dialects below) whether its dialect can
+// say an element or attribute before writing it.
 //
 // Every element the decoder knows is an edge (parent context, name) -> context,
 // with the dialects and the methods it belongs to and whether it is unique,
@@ -8,7 +11,13 @@
 // Inventory, under ResponseData or under BasilRequest; Accelerator under a
 // Node's AcceleratorArray or under AccelSummary), so lookups are always by
 // (parent context, name). The checks that read these tables are written once,
-// in decode.cc.
+// in the decoder (decode_walk.cc).
+//
+// `dialects` marks the dialects that have an item: the encoder writes it
+// there only, and the decoder reads it there without a word. `tolerated`
+// marks dialects whose documents carry the item although their protocol
+// does not have it: the decoder reads it there as well, without a warning;
+// the encoder never writes it there.
 #pragma once
 
 #include <array>
@@ -16,6 +25,8 @@
 #include <cstdint>
 #include <span>
 #include <string_view>
+
+#include "basil_proto/dialect.h"
 
 namespace basil::decode_detail {
 
@@ -33,6 +44,26 @@ inline constexpr DMask kFrom11 = kD11 | kD11P | kD12 | kD13 | kDExt;
 inline constexpr DMask kFrom11P = kD11P | kD12 | kD13 | kDExt;
 inline constexpr DMask kFrom12 = kD12 | kD13 | kDExt;
 inline constexpr DMask kFrom13 = kD13 | kDExt;
+inline constexpr DMask kBefore11P = kD10 | kD11;
+inline constexpr DMask kBefore12 = kD10 | kD11 | kD11P;
+inline constexpr DMask kBefore13 = kD10 | kD11 | kD11P | kD12;
+
+// The bit of a dialect (kDExt is no dialect of the model: protocols 1.4-1.7
+// are decoded as 1.3 with that bit added, and nothing of kDExt alone is
+// ever written).
+inline constexpr DMask dialect_bit(Dialect d) {
+  switch (d) {
+    case Dialect::k1_0: return kD10;
+    case Dialect::k1_1: return kD11;
+    case Dialect::k1_1plus: return kD11P;
+    case Dialect::k1_2: return kD12;
+    case Dialect::k1_3: return kD13;
+  }
+  return kD13;
+}
+
+// True when dialect `d` has what `mask` marks.
+inline constexpr bool says(Dialect d, DMask mask) { return (mask & dialect_bit(d)) != 0; }
 
 // ---------------------------------------------------------------- operations
 
@@ -149,6 +180,9 @@ struct AttrSpec {
   DMask dialects = kDAll;
   OpMask ops = kOpAny;
   bool required = false;
+  DMask tolerated = 0;  // read without a warning, never written (see the top)
+
+  constexpr DMask read() const { return dialects | tolerated; }
 };
 
 inline constexpr bool kReq = true;
@@ -275,9 +309,12 @@ inline constexpr AttrSpec kRpAttrs[] = {{"architecture"},
                                         {"segments"},
                                         {"reservation_mode", kFrom11P},
                                         {"gpc_mode", kFrom11P},
-                                        {"oscpn"},
-                                        {"p-state"},
-                                        {"p-governor"}};
+                                        // Cray's header has oscpn (dialect undocumented) with
+                                        // reservation_mode and gpc_mode; Torque sends p-state
+                                        // and p-governor from 1.3 on (PROTOCOL.md 1.8).
+                                        {"oscpn", kFrom11P, kOpAny, false, kBefore11P},
+                                        {"p-state", kFrom13, kOpAny, false, kBefore13},
+                                        {"p-governor", kFrom13, kOpAny, false, kBefore13}};
 inline constexpr AttrSpec kMemParamAttrs[] = {{"type", kDAll, kOpAny, kReq},
                                               {"size_mb", kDAll, kOpAny, kReq}};
 inline constexpr AttrSpec kLabelParamAttrs[] = {
@@ -400,6 +437,9 @@ struct ElemSpec {
   DMask dialects = kDAll;
   OpMask ops = kOpAny;
   std::uint8_t flags = 0;
+  DMask tolerated = 0;  // read without a warning, never written (see the top)
+
+  constexpr DMask read() const { return dialects | tolerated; }
 };
 
 // Sorted by parent (checked below); Message is allowed under any context of
@@ -488,7 +528,9 @@ inline constexpr ElemSpec kElems[] = {
     {Ctx::kReserved, "ReservedNodes", Ctx::kResvNodes, kDExt, kOpAny, kUnique},
     {Ctx::kResvNodeArray, "ReservedNode", Ctx::kResvNode},
 
-    {Ctx::kReqRoot, "Inventory", Ctx::kReqInventory, kDAll, kOpInventory, kUnique},
+    // The request forms (nodes since a changecount, reservations only) are
+    // used from 1.2; older INVENTORY requests are bare.
+    {Ctx::kReqRoot, "Inventory", Ctx::kReqInventory, kFrom12, kOpInventory, kUnique, kBefore12},
     {Ctx::kReqRoot, "ReservationArray", Ctx::kQsResArray, kFrom12, kOpStatus, kUnique},
     {Ctx::kReqRoot, "ApplicationArray", Ctx::kQsAppArray, kFrom12, kOpStatus, kUnique},
     {Ctx::kReqRoot, "ReservationArray", Ctx::kSwResArray, kFrom12, kOpSwitch, kUnique},
@@ -541,5 +583,53 @@ consteval std::array<EdgeRange, kCtxCount> make_edge_ranges() {
 }
 
 inline constexpr std::array<EdgeRange, kCtxCount> kEdgeRanges = make_edge_ranges();
+
+// ---------------------------------------------------------------- operations by dialect
+
+// The operations that not every dialect has; every other one is in all.
+struct OpSpec {
+  OpMask op;
+  DMask dialects;
+  std::string_view name;
+};
+
+inline constexpr OpSpec kOps[] = {
+    {kOpSummary, kFrom13, "QUERY SUMMARY"},
+    {kOpStatus, kFrom12, "QUERY STATUS"},
+    {kOpSwitch, kFrom12, "SWITCH"},
+};
+
+// The entry of a request's operation (one op bit), or nullptr: all dialects.
+inline constexpr const OpSpec* op_spec(OpMask op) {
+  for (const OpSpec& o : kOps) {
+    if (o.op == op) return &o;
+  }
+  return nullptr;
+}
+
+// ---------------------------------------------------------------- lookups for the encoder
+
+// What the encoder asks before it writes: the dialects that have element
+// `name` under `parent` (for the operation `op` where a parent's children
+// depend on it), attribute `name` of context `ctx`, operation `op`. Evaluated
+// at compile time; a name the tables do not know does not compile.
+consteval DMask elem_dialects(Ctx parent, std::string_view name, OpMask op = kOpAny) {
+  for (const ElemSpec& e : kElems) {
+    if (e.parent == parent && e.name == name && (e.ops & op) != 0) return e.dialects;
+  }
+  throw "element not in kElems";
+}
+
+consteval DMask attr_dialects(Ctx ctx, std::string_view name) {
+  for (const AttrSpec& a : ctx_spec(ctx).attrs) {
+    if (a.name == name) return a.dialects;
+  }
+  throw "attribute not in its context's table";
+}
+
+consteval DMask op_dialects(OpMask op) {
+  const OpSpec* o = op_spec(op);
+  return o == nullptr ? kDAll : o->dialects;
+}
 
 }  // namespace basil::decode_detail

@@ -1,4 +1,6 @@
-// What the request and response encoders share: their error helpers.
+// What the request and response encoders share: their error helpers, and
+// the structure tables of decode_tables.h, which they ask whether their
+// dialect can say an element or attribute (the rule is written once, there).
 // Private to basil_proto.
 #pragma once
 
@@ -8,6 +10,7 @@
 
 #include "basil_proto/dialect.h"
 #include "basil_proto/status.h"
+#include "basil_proto/src/decode_tables.h"
 
 #define BASIL_RETURN_IF_ERROR(expr)                   \
   do {                                                \
@@ -17,6 +20,13 @@
   } while (false)
 
 namespace basil::encode_detail {
+
+using decode_detail::attr_dialects;
+using decode_detail::Ctx;
+using decode_detail::DMask;
+using decode_detail::elem_dialects;
+using decode_detail::op_dialects;
+using decode_detail::says;
 
 // "<what> cannot be written in dialect 1.2 (<rule>)".
 inline Status not_in_dialect(Dialect d, std::string_view what, std::string_view rule) {

@@ -14,14 +14,15 @@
 namespace basil::encode_detail {
 
 Status ResponseEncoder::write(const Inventory& inv) {
-  if (inv.cpcu)
+  if (inv.cpcu && !says(attr_dialects(Ctx::kInventory, "cpcu")))
     return not_in_dialect(d_, "Inventory@cpcu", "a 1.4/1.7 attribute: decoded, never written");
-  if ((inv.mpp_host || inv.timestamp) && !since(Dialect::k1_1plus))
-    return not_in_dialect(d_, inv.mpp_host ? "Inventory@mpp_host" : "Inventory@timestamp",
-                          "1.1+ onwards");
-  if (inv.changecount && !since(Dialect::k1_2))
+  if (inv.mpp_host && !says(attr_dialects(Ctx::kInventory, "mpp_host")))
+    return not_in_dialect(d_, "Inventory@mpp_host", "1.1+ onwards");
+  if (inv.timestamp && !says(attr_dialects(Ctx::kInventory, "timestamp")))
+    return not_in_dialect(d_, "Inventory@timestamp", "1.1+ onwards");
+  if (inv.changecount && !says(attr_dialects(Ctx::kNodeArray, "changecount")))
     return not_in_dialect(d_, "NodeArray@changecount", "1.2 onwards");
-  if (inv.schedchangecount && !since(Dialect::k1_3))
+  if (inv.schedchangecount && !says(attr_dialects(Ctx::kNodeArray, "schedchangecount")))
     return not_in_dialect(d_, "NodeArray@schedchangecount", "1.3 onwards");
   if (!inv.has_node_array && (!inv.nodes.empty() || inv.changecount || inv.schedchangecount))
     return refused("Inventory without a NodeArray holds node data");
@@ -51,27 +52,30 @@ Status ResponseEncoder::node_refused(const Node& n, const char* what, const char
   return not_in_dialect(d_, "Node " + std::to_string(n.node_id) + ": " + what, rule);
 }
 
-Status ResponseEncoder::write_node(const Node& n) {
-  // The layout must be the dialect's.
-  if (d_ == Dialect::k1_0) {
-    if (!n.segments.empty()) return node_refused(n, "SegmentArray", "1.0 has processors on Node");
-    if (!n.sockets.empty()) return node_refused(n, "SocketArray", "1.3 only");
-  } else if (d_ == Dialect::k1_3) {
-    if (!n.processors.empty()) return node_refused(n, "ProcessorArray under Node", "1.0 only");
-    if (!n.labels.empty()) return node_refused(n, "LabelArray under Node", "1.0 only");
-    if (!n.segments.empty())
-      return node_refused(n, "SegmentArray under Node", "1.3 puts segments under sockets");
-  } else {
-    if (!n.processors.empty()) return node_refused(n, "ProcessorArray under Node", "1.0 only");
-    if (!n.memory.empty()) return node_refused(n, "MemoryArray under Node", "1.0 only");
-    if (!n.labels.empty()) return node_refused(n, "LabelArray under Node", "1.0 only");
-    if (!n.sockets.empty()) return node_refused(n, "SocketArray", "1.3 only");
+// The node's layout must be the dialect's: each array under Node is one
+// the dialect has there.
+Status ResponseEncoder::check_node(const Node& n) {
+  const bool sockets = says(elem_dialects(Ctx::kNode, "SocketArray"));
+  if (!n.processors.empty() && !says(elem_dialects(Ctx::kNode, "ProcessorArray")))
+    return node_refused(n, "ProcessorArray under Node", "1.0 only");
+  if (!n.memory.empty() && !says(elem_dialects(Ctx::kNode, "MemoryArray")))
+    return node_refused(n, "MemoryArray under Node", "1.0 only");
+  if (!n.labels.empty() && !says(elem_dialects(Ctx::kNode, "LabelArray")))
+    return node_refused(n, "LabelArray under Node", "1.0 only");
+  if (!n.segments.empty() && !says(elem_dialects(Ctx::kNode, "SegmentArray"))) {
+    return sockets ? node_refused(n, "SegmentArray under Node", "1.3 puts segments under sockets")
+                   : node_refused(n, "SegmentArray", "1.0 has processors on Node");
   }
-  if (!n.accelerators.empty() && !since(Dialect::k1_2))
+  if (!n.sockets.empty() && !sockets) return node_refused(n, "SocketArray", "1.3 only");
+  if (!n.accelerators.empty() && !says(elem_dialects(Ctx::kNode, "AcceleratorArray")))
     return node_refused(n, "AcceleratorArray", "1.2 onwards");
-  if (n.router_id && d_ != Dialect::k1_1plus && d_ != Dialect::k1_2)
+  if (n.router_id && !says(attr_dialects(Ctx::kNode, "router_id")))
     return node_refused(n, "router_id", "1.1+ and 1.2 only");
+  return {};
+}
 
+Status ResponseEncoder::write_node(const Node& n) {
+  BASIL_RETURN_IF_ERROR(check_node(n));
   w_.start("Node");
   w_.attr("node_id", std::uint64_t{n.node_id});
   BASIL_RETURN_IF_ERROR(w_.attr_text("Node", "name", n.name));
@@ -80,33 +84,36 @@ Status ResponseEncoder::write_node(const Node& n) {
   w_.attr("state", to_string(n.state));
   if (n.router_id) w_.attr("router_id", std::uint64_t{*n.router_id});
 
-  if (d_ == Dialect::k1_0) {
-    write_processors(n.processors);
+  // 1.0: processors, memory and labels on Node; 1.3: sockets; else segments.
+  if (says(elem_dialects(Ctx::kNode, "ProcessorArray"))) {
+    write_processors(n.processors, false);
     write_memory(n.memory);
     BASIL_RETURN_IF_ERROR(write_labels(n.labels));
-  } else if (d_ == Dialect::k1_3) {
+  } else if (says(elem_dialects(Ctx::kNode, "SocketArray"))) {
     w_.start("SocketArray");
     for (const Socket& s : n.sockets) {
       w_.start("Socket");
       w_.attr("ordinal", std::uint64_t{s.ordinal});
       w_.attr("architecture", to_string(s.architecture));
       w_.attr("clock_mhz", std::uint64_t{s.clock_mhz});
-      BASIL_RETURN_IF_ERROR(write_segments(n, s.segments));
+      BASIL_RETURN_IF_ERROR(write_segments(n, s.segments, true));
       w_.end();
     }
     w_.end();
     // CLE 5.2 before UP03 put MemoryArray directly under Node.
     if (!n.memory.empty()) write_memory(n.memory);
   } else {
-    BASIL_RETURN_IF_ERROR(write_segments(n, n.segments));
+    BASIL_RETURN_IF_ERROR(write_segments(n, n.segments, false));
   }
   if (!n.accelerators.empty()) BASIL_RETURN_IF_ERROR(write_accelerators(n.accelerators));
   w_.end();
   return {};
 }
 
-Status ResponseEncoder::write_segments(const Node& n, const std::vector<Segment>& segments) {
-  const bool cus = d_ == Dialect::k1_3;
+// A Socket's segments (1.3) hold compute units; a Node's hold processors.
+Status ResponseEncoder::write_segments(const Node& n, const std::vector<Segment>& segments,
+                                       bool of_socket) {
+  const bool cus = of_socket;
   // CLE 5.2 before UP03: the node's memory is under Node, and a Segment has
   // no MemoryArray at all (a client of that engine finds one at depth 9
   // where it expects depth 5, and stops).
@@ -125,12 +132,12 @@ Status ResponseEncoder::write_segments(const Node& n, const std::vector<Segment>
       for (const ComputeUnit& cu : g.compute_units) {
         w_.start("ComputeUnit");
         w_.attr("ordinal", std::uint64_t{cu.ordinal});
-        write_processors(cu.processors);
+        write_processors(cu.processors, true);
         w_.end();
       }
       w_.end();
     } else {
-      write_processors(g.processors);
+      write_processors(g.processors, false);
     }
     if (memory_on_node && !g.memory.empty())
       return node_refused(n, "Memory under both Node and Segment", "one place per engine in 1.3");
@@ -142,10 +149,12 @@ Status ResponseEncoder::write_segments(const Node& n, const std::vector<Segment>
   return {};
 }
 
-// Processor: `ordinal architecture clock_mhz` up to 1.2, `ordinal` in 1.3
-// (where architecture and clock live on Socket and these fields are unused).
-void ResponseEncoder::write_processors(const std::vector<Processor>& processors) {
-  const bool full = d_ != Dialect::k1_3;
+// Processor: `ordinal architecture clock_mhz`, but `ordinal` only in a
+// ComputeUnit (1.3, where architecture and clock live on Socket and these
+// fields are unused).
+void ResponseEncoder::write_processors(const std::vector<Processor>& processors,
+                                       bool in_compute_unit) {
+  const bool full = !in_compute_unit;
   w_.start("ProcessorArray");
   for (const Processor& p : processors) {
     w_.start("Processor");
@@ -218,12 +227,16 @@ Status ResponseEncoder::write_accelerators(const std::vector<Accelerator>& accel
 
 Status ResponseEncoder::write_reservation(const Reservation& r) {
   const std::string who = "Reservation " + std::to_string(r.reservation_id) + ": ";
-  if ((r.time_stamp || r.batch_id) && !since(Dialect::k1_1))
-    return not_in_dialect(d_, who + (r.time_stamp ? "time_stamp" : "batch_id"), "1.1 onwards");
-  if ((r.reservation_mode || r.gpc_mode) && !since(Dialect::k1_1plus))
-    return not_in_dialect(d_, who + (r.reservation_mode ? "reservation_mode" : "gpc_mode"),
-                          "1.1+ onwards");
-  if (!r.applications.empty() && !since(Dialect::k1_1))
+  if (r.time_stamp && !says(attr_dialects(Ctx::kInvRes, "time_stamp")))
+    return not_in_dialect(d_, who + "time_stamp", "1.1 onwards");
+  if (r.batch_id && !says(attr_dialects(Ctx::kInvRes, "batch_id")))
+    return not_in_dialect(d_, who + "batch_id", "1.1 onwards");
+  if (r.reservation_mode && !says(attr_dialects(Ctx::kInvRes, "reservation_mode")))
+    return not_in_dialect(d_, who + "reservation_mode", "1.1+ onwards");
+  if (r.gpc_mode && !says(attr_dialects(Ctx::kInvRes, "gpc_mode")))
+    return not_in_dialect(d_, who + "gpc_mode", "1.1+ onwards");
+  const bool applications = says(elem_dialects(Ctx::kInvRes, "ApplicationArray"));
+  if (!r.applications.empty() && !applications)
     return not_in_dialect(d_, who + "ApplicationArray", "1.1 onwards");
 
   w_.start("Reservation");
@@ -234,7 +247,7 @@ Status ResponseEncoder::write_reservation(const Reservation& r) {
   if (r.batch_id) BASIL_RETURN_IF_ERROR(w_.attr_text("Reservation", "batch_id", *r.batch_id));
   if (r.reservation_mode) w_.attr("reservation_mode", to_string(*r.reservation_mode));
   if (r.gpc_mode) w_.attr("gpc_mode", to_string(*r.gpc_mode));
-  if (since(Dialect::k1_1)) {
+  if (applications) {
     w_.start("ApplicationArray");
     for (const Application& a : r.applications) {
       w_.start("Application");

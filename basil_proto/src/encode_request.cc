@@ -18,6 +18,10 @@ namespace basil {
 namespace {
 
 using namespace encode_detail;  // NOLINT: the encoder's private helpers
+using decode_detail::kOpInventory;
+using decode_detail::kOpStatus;
+using decode_detail::kOpSummary;
+using decode_detail::kOpSwitch;
 
 const char* query_type_name(QueryType t) {
   switch (t) {
@@ -51,9 +55,12 @@ class RequestEncoder {
 
   Status query(QueryType t) { return open("QUERY", query_type_name(t)); }
 
+  // True when the request's dialect has what `mask` (from the tables) marks.
+  bool says(DMask mask) const { return encode_detail::says(d_, mask); }
+
   // pagg_id is admin_cookie in 1.0 and 1.1 (orig).
   const char* pagg_name() const {
-    return at_least(d_, Dialect::k1_1plus) ? "pagg_id" : "admin_cookie";
+    return says(attr_dialects(Ctx::kReqRoot, "pagg_id")) ? "pagg_id" : "admin_cookie";
   }
 
   Status write(const EngineQuery&) {
@@ -64,7 +71,7 @@ class RequestEncoder {
 
   Status write(const InventoryQuery& q) {
     using Form = InventoryQuery::Form;
-    if (q.form != Form::kFull && !at_least(d_, Dialect::k1_2))
+    if (q.form != Form::kFull && !says(elem_dialects(Ctx::kReqRoot, "Inventory", kOpInventory)))
       return not_in_dialect(d_,
                             q.form == Form::kNodesSince ? "INVENTORY request with NodeArray changecount"
                                                         : "INVENTORY request for reservations only",
@@ -88,16 +95,14 @@ class RequestEncoder {
   }
 
   Status write(const SummaryQuery&) {
-    if (!at_least(d_, Dialect::k1_3))
-      return not_in_dialect(d_, "QUERY SUMMARY", "1.3 onwards");
+    if (!says(op_dialects(kOpSummary))) return not_in_dialect(d_, "QUERY SUMMARY", "1.3 onwards");
     BASIL_RETURN_IF_ERROR(query(QueryType::kSummary));
     w_.end();
     return {};
   }
 
   Status write(const StatusQuery& q) {
-    if (!at_least(d_, Dialect::k1_2))
-      return not_in_dialect(d_, "QUERY STATUS", "1.2 onwards");
+    if (!says(op_dialects(kOpStatus))) return not_in_dialect(d_, "QUERY STATUS", "1.2 onwards");
     if (q.reservation_ids.empty() == q.application_ids.empty())
       return refused("QUERY STATUS names reservations or applications, one of the two "
                      "(PROTOCOL.md 1.5)");
@@ -126,7 +131,7 @@ class RequestEncoder {
 
   Status write(const ReserveRequest& q) {
     if (q.params.empty()) return refused("RESERVE needs at least one ReserveParam");
-    if (q.batch_id && !at_least(d_, Dialect::k1_1))
+    if (q.batch_id && !says(attr_dialects(Ctx::kRpArray, "batch_id")))
       return not_in_dialect(d_, "ReserveParamArray@batch_id", "1.1 onwards");
     BASIL_RETURN_IF_ERROR(open("RESERVE", nullptr));
     w_.start("ReserveParamArray");
@@ -135,33 +140,40 @@ class RequestEncoder {
       BASIL_RETURN_IF_ERROR(w_.attr_text("ReserveParamArray", "batch_id", *q.batch_id));
     if (q.account_name)
       BASIL_RETURN_IF_ERROR(w_.attr_text("ReserveParamArray", "account_name", *q.account_name));
-    for (const ReserveParam& p : q.params) BASIL_RETURN_IF_ERROR(write_param(p));
+    for (const ReserveParam& p : q.params) {
+      BASIL_RETURN_IF_ERROR(check_param(p));
+      BASIL_RETURN_IF_ERROR(write_param(p));
+    }
     w_.end();
     w_.end();
     return {};
   }
 
-  Status write_param(const ReserveParam& p) {
-    if (p.nppcu && *p.nppcu > 0 && !at_least(d_, Dialect::k1_3))
+  // What a ReserveParam may hold in this dialect, before any of it is written.
+  Status check_param(const ReserveParam& p) const {
+    if (p.nppcu && *p.nppcu > 0 && !says(attr_dialects(Ctx::kRp, "nppcu")))
       return not_in_dialect(d_, "ReserveParam@nppcu=" + std::to_string(*p.nppcu), "1.3 onwards");
-    if ((p.reservation_mode || p.gpc_mode) && !at_least(d_, Dialect::k1_1plus))
-      return not_in_dialect(
-          d_, p.reservation_mode ? "ReserveParam@reservation_mode" : "ReserveParam@gpc_mode",
-          "1.1+ onwards");
-    if (p.oscpn && !at_least(d_, Dialect::k1_1plus))
+    if (p.reservation_mode && !says(attr_dialects(Ctx::kRp, "reservation_mode")))
+      return not_in_dialect(d_, "ReserveParam@reservation_mode", "1.1+ onwards");
+    if (p.gpc_mode && !says(attr_dialects(Ctx::kRp, "gpc_mode")))
+      return not_in_dialect(d_, "ReserveParam@gpc_mode", "1.1+ onwards");
+    if (p.oscpn && !says(attr_dialects(Ctx::kRp, "oscpn")))
       return not_in_dialect(d_, "ReserveParam@oscpn", "1.1+ onwards");
-    // Torque sends p-state and p-governor from protocol 1.3 on (PROTOCOL.md 1.8).
-    if ((p.p_state || p.p_governor) && !at_least(d_, Dialect::k1_3))
-      return not_in_dialect(d_, p.p_state ? "ReserveParam@p-state" : "ReserveParam@p-governor",
-                            "1.3 onwards");
-    if (!p.accelerators.empty() && !at_least(d_, Dialect::k1_2))
+    if (p.p_state && !says(attr_dialects(Ctx::kRp, "p-state")))
+      return not_in_dialect(d_, "ReserveParam@p-state", "1.3 onwards");
+    if (p.p_governor && !says(attr_dialects(Ctx::kRp, "p-governor")))
+      return not_in_dialect(d_, "ReserveParam@p-governor", "1.3 onwards");
+    if (!p.accelerators.empty() && !says(elem_dialects(Ctx::kRp, "AccelParamArray")))
       return not_in_dialect(d_, "AccelParam", "1.2 onwards");
     if (p.nodes.size() > 1)
       return refused("this project writes at most one NodeParam per ReserveParam (got " +
                      std::to_string(p.nodes.size()) + "; DECISIONS.md section 4)");
     if (p.nodes.size() == 1 && p.nodes.front().empty())
       return refused("NodeParam with an empty NID list");
+    return {};
+  }
 
+  Status write_param(const ReserveParam& p) {
     w_.start("ReserveParam");
     BASIL_RETURN_IF_ERROR(w_.attr_text("ReserveParam", "architecture", p.architecture));
     w_.attr("width", p.width);
@@ -170,7 +182,7 @@ class RequestEncoder {
     if (p.npps) w_.attr("npps", std::uint64_t{*p.npps});
     if (p.nspn) w_.attr("nspn", std::uint64_t{*p.nspn});
     // nppcu 0 (ALPS's default) is not written before 1.3, where it does not exist.
-    if (p.nppcu && at_least(d_, Dialect::k1_3)) w_.attr("nppcu", std::uint64_t{*p.nppcu});
+    if (p.nppcu && says(attr_dialects(Ctx::kRp, "nppcu"))) w_.attr("nppcu", std::uint64_t{*p.nppcu});
     if (p.segments) BASIL_RETURN_IF_ERROR(w_.attr_text("ReserveParam", "segments", *p.segments));
     if (p.reservation_mode) w_.attr("reservation_mode", to_string(*p.reservation_mode));
     if (p.gpc_mode) w_.attr("gpc_mode", to_string(*p.gpc_mode));
@@ -222,7 +234,7 @@ class RequestEncoder {
   }
 
   Status write(const ConfirmRequest& q) {
-    if (q.job_name && d_ != Dialect::k1_0)
+    if (q.job_name && !says(attr_dialects(Ctx::kReqRoot, "job_name")))
       return not_in_dialect(d_, "CONFIRM job_name", "1.0 only");
     BASIL_RETURN_IF_ERROR(open("CONFIRM", nullptr));
     w_.attr("reservation_id", q.reservation_id);
@@ -241,7 +253,7 @@ class RequestEncoder {
   }
 
   Status write(const SwitchRequest& q) {
-    if (!at_least(d_, Dialect::k1_2)) return not_in_dialect(d_, "SWITCH", "1.2 onwards");
+    if (!says(op_dialects(kOpSwitch))) return not_in_dialect(d_, "SWITCH", "1.2 onwards");
     if (q.reservations.empty() == q.applications.empty())
       return refused("SWITCH names reservations or applications, one of the two (PROTOCOL.md 1.11)");
     BASIL_RETURN_IF_ERROR(open("SWITCH", nullptr));

@@ -23,6 +23,9 @@ namespace basil {
 namespace encode_detail {
 namespace {
 
+using decode_detail::kOpStatus;
+using decode_detail::kOpSwitch;
+
 Method method_of(const ResponseBody& body) {
   struct V {
     Method operator()(const std::monostate&) const { return Method::kUndefined; }
@@ -49,7 +52,7 @@ const char* body_name(const ResponseBody& body) {
 Status ResponseEncoder::run() {
   // An UNKNOWN status (decoded from a value outside the list) is no SUCCESS.
   const bool failure = r_.status != ResponseStatus::kSuccess;
-  if (r_.type)
+  if (r_.type && !says(attr_dialects(Ctx::kRespData, "type")))
     return not_in_dialect(d_, "ResponseData@type", "a 1.4/1.7 attribute: decoded, never written");
   if (!failure && (r_.error_class || r_.error_source))
     return refused("error_class/error_source are only written on a FAILURE");
@@ -101,7 +104,8 @@ Status ResponseEncoder::write(const EngineInfo& e) {
 // ------------------------------------------------------------ summary
 
 Status ResponseEncoder::write(const Summary& s) {
-  if (!since(Dialect::k1_3)) return not_in_dialect(d_, "Summary", "1.3 onwards");
+  if (!says(elem_dialects(Ctx::kRespData, "Summary")))
+    return not_in_dialect(d_, "Summary", "1.3 onwards");
   w_.start("Summary");
   if (s.mpp_host) BASIL_RETURN_IF_ERROR(w_.attr_text("Summary", "mpp_host", *s.mpp_host));
   if (s.timestamp) w_.attr("timestamp", *s.timestamp);
@@ -184,7 +188,8 @@ void ResponseEncoder::write_items(const std::vector<ItemResult>& reservations,
 }
 
 Status ResponseEncoder::write(const StatusInfo& s) {
-  if (!since(Dialect::k1_2)) return not_in_dialect(d_, "QUERY STATUS answer", "1.2 onwards");
+  if (!says(elem_dialects(Ctx::kRespData, "ReservationArray", kOpStatus)))
+    return not_in_dialect(d_, "QUERY STATUS answer", "1.2 onwards");
   // It answers a request that named one kind (PROTOCOL.md 5.5).
   if (s.reservations.empty() == s.applications.empty())
     return refused("a QUERY STATUS answer lists reservations or applications, one of the two");
@@ -193,7 +198,8 @@ Status ResponseEncoder::write(const StatusInfo& s) {
 }
 
 Status ResponseEncoder::write(const Switched& s) {
-  if (!since(Dialect::k1_2)) return not_in_dialect(d_, "SWITCH answer", "1.2 onwards");
+  if (!says(elem_dialects(Ctx::kRespData, "ReservationArray", kOpSwitch)))
+    return not_in_dialect(d_, "SWITCH answer", "1.2 onwards");
   if (s.reservations.empty() && s.applications.empty())
     return refused("a SWITCH answer lists no reservation and no application");
   write_items(s.reservations, s.applications);
@@ -203,11 +209,12 @@ Status ResponseEncoder::write(const Switched& s) {
 // ------------------------------------------------------------ methods
 
 Status ResponseEncoder::write(const Reserved& r) {
-  const bool plus = since(Dialect::k1_1plus);
-  if (plus && (r.admin_cookie || r.alloc_cookie))
-    return not_in_dialect(d_, r.admin_cookie ? "Reserved@admin_cookie" : "Reserved@alloc_cookie",
-                          "1.0 and 1.1 only");
-  if (!plus && (r.has_reserved_nodes || !r.reserved_nodes.empty()))
+  if (r.admin_cookie && !says(attr_dialects(Ctx::kReserved, "admin_cookie")))
+    return not_in_dialect(d_, "Reserved@admin_cookie", "1.0 and 1.1 only");
+  if (r.alloc_cookie && !says(attr_dialects(Ctx::kReserved, "alloc_cookie")))
+    return not_in_dialect(d_, "Reserved@alloc_cookie", "1.0 and 1.1 only");
+  if ((r.has_reserved_nodes || !r.reserved_nodes.empty()) &&
+      !says(elem_dialects(Ctx::kReserved, "ReservedNodeArray")))
     return not_in_dialect(d_, "ReservedNodeArray", "1.1+ onwards");
   if (!r.has_reserved_nodes && !r.reserved_nodes.empty())
     return refused("Reserved lists nodes but has_reserved_nodes is false");
@@ -229,8 +236,11 @@ Status ResponseEncoder::write(const Reserved& r) {
 }
 
 Status ResponseEncoder::write(const Confirmed& c) {
-  if ((c.reservation_id || c.pagg_id) && !since(Dialect::k1_1plus))
-    return not_in_dialect(d_, c.reservation_id ? "Confirmed@reservation_id" : "Confirmed@pagg_id",
+  if (c.reservation_id && !says(attr_dialects(Ctx::kConfirmed, "reservation_id")))
+    return not_in_dialect(d_, "Confirmed@reservation_id",
+                          "1.1+ onwards; 1.0 and 1.1 answer a bare <Confirmed/>");
+  if (c.pagg_id && !says(attr_dialects(Ctx::kConfirmed, "pagg_id")))
+    return not_in_dialect(d_, "Confirmed@pagg_id",
                           "1.1+ onwards; 1.0 and 1.1 answer a bare <Confirmed/>");
   w_.start("Confirmed");
   if (c.reservation_id) w_.attr("reservation_id", *c.reservation_id);
@@ -240,10 +250,10 @@ Status ResponseEncoder::write(const Confirmed& c) {
 }
 
 Status ResponseEncoder::write(const Released& r) {
-  if (r.reservation_id && !since(Dialect::k1_1plus))
+  if (r.reservation_id && !says(attr_dialects(Ctx::kReleased, "reservation_id")))
     return not_in_dialect(d_, "Released@reservation_id",
                           "1.1+ onwards; 1.0 and 1.1 answer a bare <Released/>");
-  if (r.claims && !since(Dialect::k1_2))
+  if (r.claims && !says(attr_dialects(Ctx::kReleased, "claims")))
     return not_in_dialect(d_, "Released@claims", "1.2 onwards");
   w_.start("Released");
   if (r.reservation_id) w_.attr("reservation_id", *r.reservation_id);

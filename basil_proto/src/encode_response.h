@@ -11,6 +11,7 @@
 #include "basil_proto/dialect.h"
 #include "basil_proto/model.h"
 #include "basil_proto/status.h"
+#include "basil_proto/src/encode_common.h"
 #include "basil_proto/src/xml_writer.h"
 
 namespace basil::encode_detail {
@@ -22,7 +23,8 @@ class ResponseEncoder {
   Status run();
 
  private:
-  bool since(Dialect floor) const { return at_least(d_, floor); }
+  // True when the response's dialect has what `mask` (from the tables) marks.
+  bool says(DMask mask) const { return encode_detail::says(d_, mask); }
 
   Status write(const std::monostate&) { return {}; }
   Status write(const EngineInfo& e);
@@ -31,8 +33,9 @@ class ResponseEncoder {
   Status write(const Inventory& inv);
   Status node_refused(const Node& n, const char* what, const char* rule);
   Status write_node(const Node& n);
-  Status write_segments(const Node& n, const std::vector<Segment>& segments);
-  void write_processors(const std::vector<Processor>& processors);
+  Status check_node(const Node& n);
+  Status write_segments(const Node& n, const std::vector<Segment>& segments, bool of_socket);
+  void write_processors(const std::vector<Processor>& processors, bool in_compute_unit);
   void write_memory(const std::vector<Memory>& memory);
   Status write_labels(const std::vector<Label>& labels);
   Status write_accelerators(const std::vector<Accelerator>& accelerators);
