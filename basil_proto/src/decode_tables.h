@@ -11,7 +11,9 @@
 // Inventory, under ResponseData or under BasilRequest; Accelerator under a
 // Node's AcceleratorArray or under AccelSummary), so lookups are always by
 // (parent context, name). The checks that read these tables are written once,
-// in the decoder (decode_walk.cc).
+// in the decoder (decode_walk.cc). Every context also names its handlers
+// (decode_handlers.h), which fill the model. The attributes, and the dialect
+// and operation bits, are in decode_attrs.h.
 //
 // `dialects` marks the dialects that have an item: the encoder writes it
 // there only, and the decoder reads it there without a word. `tolerated`

@@ -113,7 +113,7 @@ Status ResponseEncoder::write_node(const Node& n) {
 // A Socket's segments (1.3) hold compute units; a Node's hold processors.
 Status ResponseEncoder::write_segments(const Node& n, const std::vector<Segment>& segments,
                                        bool of_socket) {
-  const bool cus = of_socket;
+  const bool cus = of_socket;  // compute units, not processors
   // CLE 5.2 before UP03: the node's memory is under Node, and a Segment has
   // no MemoryArray at all (a client of that engine finds one at depth 9
   // where it expects depth 5, and stops).
