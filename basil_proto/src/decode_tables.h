@@ -1,4 +1,7 @@
-// The decoder's structure tables (private to basil_proto).
+// The codec's structure tables (private to basil_proto): what each dialect
+// can say, written once. The decoder walks them; the encoder asks them
+// (elem_dialects, attr_dialects, op_dialects below) whether its dialect can
+// say an element or attribute before writing it.
 //
 // Every element the decoder knows is an edge (parent context, name) -> context,
 // with the dialects and the methods it belongs to and whether it is unique,
@@ -8,7 +11,15 @@
 // Inventory, under ResponseData or under BasilRequest; Accelerator under a
 // Node's AcceleratorArray or under AccelSummary), so lookups are always by
 // (parent context, name). The checks that read these tables are written once,
-// in decode.cc.
+// in the decoder (decode_walk.cc). Every context also names its handlers
+// (decode_handlers.h), which fill the model. The attributes, and the dialect
+// and operation bits, are in decode_attrs.h.
+//
+// `dialects` marks the dialects that have an item: the encoder writes it
+// there only, and the decoder reads it there without a word. `tolerated`
+// marks dialects whose documents carry the item although their protocol
+// does not have it: the decoder reads it there as well, without a warning;
+// the encoder never writes it there.
 #pragma once
 
 #include <array>
@@ -17,39 +28,11 @@
 #include <span>
 #include <string_view>
 
+#include "basil_proto/dialect.h"
+#include "basil_proto/src/decode_attrs.h"
+#include "basil_proto/src/decode_handlers.h"
+
 namespace basil::decode_detail {
-
-// ---------------------------------------------------------------- dialect bits
-
-using DMask = std::uint8_t;
-inline constexpr DMask kD10 = 1U << 0;
-inline constexpr DMask kD11 = 1U << 1;   // 1.1 "orig"
-inline constexpr DMask kD11P = 1U << 2;  // 1.1 "plus"
-inline constexpr DMask kD12 = 1U << 3;
-inline constexpr DMask kD13 = 1U << 4;
-inline constexpr DMask kDExt = 1U << 5;  // additions of protocol 1.4-1.7 documents
-inline constexpr DMask kDAll = kD10 | kD11 | kD11P | kD12 | kD13 | kDExt;
-inline constexpr DMask kFrom11 = kD11 | kD11P | kD12 | kD13 | kDExt;
-inline constexpr DMask kFrom11P = kD11P | kD12 | kD13 | kDExt;
-inline constexpr DMask kFrom12 = kD12 | kD13 | kDExt;
-inline constexpr DMask kFrom13 = kD13 | kDExt;
-
-// ---------------------------------------------------------------- operations
-
-// What a document is about: a request's method and query type, or a
-// response's ResponseData@method (QUERY without @type: all query bits).
-using OpMask = std::uint16_t;
-inline constexpr OpMask kOpEngine = 1U << 0;
-inline constexpr OpMask kOpInventory = 1U << 1;
-inline constexpr OpMask kOpSummary = 1U << 2;
-inline constexpr OpMask kOpStatus = 1U << 3;
-inline constexpr OpMask kOpReserve = 1U << 4;
-inline constexpr OpMask kOpConfirm = 1U << 5;
-inline constexpr OpMask kOpRelease = 1U << 6;
-inline constexpr OpMask kOpSwitch = 1U << 7;
-inline constexpr OpMask kOpUndefined = 1U << 8;
-inline constexpr OpMask kOpQuery = kOpEngine | kOpInventory | kOpSummary | kOpStatus;
-inline constexpr OpMask kOpAny = 0x1FF;
 
 // ---------------------------------------------------------------- contexts
 
@@ -142,237 +125,100 @@ inline constexpr std::size_t kCtxCount = static_cast<std::size_t>(Ctx::kCount);
 // the text of a Message.
 enum class Text : std::uint8_t { kNone, kData, kMessage };
 
-// ---------------------------------------------------------------- attributes
-
-struct AttrSpec {
-  std::string_view name;
-  DMask dialects = kDAll;
-  OpMask ops = kOpAny;
-  bool required = false;
-};
-
-inline constexpr bool kReq = true;
-
-// Index of an attribute in its context's table, at compile time (a name that
-// is not in the table does not compile).
-template <std::size_t N>
-consteval std::size_t ix(const AttrSpec (&specs)[N], std::string_view name) {
-  for (std::size_t i = 0; i < N; ++i) {
-    if (specs[i].name == name) return i;
-  }
-  throw "attribute not in table";
-}
-
-inline constexpr AttrSpec kRespRootAttrs[] = {{"protocol", kDAll, kOpAny, kReq}};
-inline constexpr AttrSpec kRespDataAttrs[] = {{"status", kDAll, kOpAny, kReq},
-                                              {"method", kDAll, kOpAny, kReq},
-                                              {"error_class"},
-                                              {"error_source"},
-                                              {"type", kDExt}};
-inline constexpr AttrSpec kMessageAttrs[] = {{"severity", kDAll, kOpAny, kReq}};
-inline constexpr AttrSpec kEngineAttrs[] = {
-    {"name", kDAll, kOpAny, kReq}, {"version", kDAll, kOpAny, kReq}, {"basil_support"}};
-inline constexpr AttrSpec kInventoryAttrs[] = {
-    {"mpp_host", kFrom11P}, {"timestamp", kFrom11P}, {"cpcu", kDExt}};
-inline constexpr AttrSpec kNodeArrayAttrs[] = {{"changecount", kFrom12},
-                                               {"schedchangecount", kFrom13}};
-inline constexpr AttrSpec kNodeAttrs[] = {
-    {"node_id", kDAll, kOpAny, kReq},      {"name", kDAll, kOpAny, kReq},
-    {"architecture", kDAll, kOpAny, kReq}, {"role", kDAll, kOpAny, kReq},
-    {"state", kDAll, kOpAny, kReq},        {"router_id", kD11P | kD12}};
-inline constexpr AttrSpec kProcessorAttrs[] = {{"ordinal", kDAll, kOpAny, kReq},
-                                               {"architecture", kDAll, kOpAny, kReq},
-                                               {"clock_mhz", kDAll, kOpAny, kReq}};
-inline constexpr AttrSpec kOrdinalAttrs[] = {{"ordinal", kDAll, kOpAny, kReq}};
-inline constexpr AttrSpec kResIdAttrs[] = {{"reservation_id", kDAll, kOpAny, kReq}};
-inline constexpr AttrSpec kMemoryAttrs[] = {{"type", kDAll, kOpAny, kReq},
-                                            {"page_size_kb", kDAll, kOpAny, kReq},
-                                            {"page_count", kDAll, kOpAny, kReq}};
-inline constexpr AttrSpec kMemAllocAttrs[] = {{"reservation_id", kDAll, kOpAny, kReq},
-                                              {"page_count", kDAll, kOpAny, kReq}};
-inline constexpr AttrSpec kLabelAttrs[] = {
-    {"name", kDAll, kOpAny, kReq}, {"type"}, {"disposition"}};
-inline constexpr AttrSpec kSocketAttrs[] = {{"ordinal", kDAll, kOpAny, kReq},
-                                            {"architecture", kDAll, kOpAny, kReq},
-                                            {"clock_mhz", kDAll, kOpAny, kReq}};
-inline constexpr AttrSpec kAccelAttrs[] = {{"ordinal"},
-                                           {"type", kDAll, kOpAny, kReq},
-                                           {"state", kDAll, kOpAny, kReq},
-                                           {"family", kDAll, kOpAny, kReq},
-                                           {"memory_mb"},
-                                           {"clock_mhz", kDAll, kOpAny, kReq}};
-inline constexpr AttrSpec kInvResAttrs[] = {{"reservation_id", kDAll, kOpAny, kReq},
-                                            {"user_name", kDAll, kOpAny, kReq},
-                                            {"account_name"},
-                                            {"time_stamp", kFrom11},
-                                            {"batch_id", kFrom11},
-                                            {"reservation_mode", kFrom11P},
-                                            {"gpc_mode", kFrom11P}};
-inline constexpr AttrSpec kAppAttrs[] = {{"application_id", kDAll, kOpAny, kReq},
-                                         {"user_id", kDAll, kOpAny, kReq},
-                                         {"group_id", kDAll, kOpAny, kReq},
-                                         {"time_stamp", kDAll, kOpAny, kReq}};
-inline constexpr AttrSpec kCmdAttrs[] = {
-    {"width", kDAll, kOpAny, kReq},        {"depth", kDAll, kOpAny, kReq},
-    {"nppn", kDAll, kOpAny, kReq},         {"memory", kDAll, kOpAny, kReq},
-    {"architecture", kDAll, kOpAny, kReq}, {"cmd", kDAll, kOpAny, kReq}};
-inline constexpr AttrSpec kSummaryAttrs[] = {{"mpp_host"},
-                                             {"timestamp"},
-                                             {"changecount", kDAll, kOpAny, kReq},
-                                             {"schedchangecount", kDAll, kOpAny, kReq}};
-inline constexpr AttrSpec kNsUpAttrs[] = {{"role", kDAll, kOpAny, kReq},
-                                          {"architecture", kDAll, kOpAny, kReq},
-                                          {"count", kDAll, kOpAny, kReq}};
-inline constexpr AttrSpec kNsDownAttrs[] = {{"role", kDAll, kOpAny, kReq},
-                                            {"architecture", kDAll, kOpAny, kReq},
-                                            {"count", kDAll, kOpAny, kReq},
-                                            {"state", kDAll, kOpAny, kReq}};
-inline constexpr AttrSpec kAsTotalAttrs[] = {
-    {"type", kDAll, kOpAny, kReq}, {"family", kDAll, kOpAny, kReq}, {"count", kDAll, kOpAny, kReq}};
-inline constexpr AttrSpec kAsDownAttrs[] = {{"type", kDAll, kOpAny, kReq},
-                                            {"family", kDAll, kOpAny, kReq},
-                                            {"count", kDAll, kOpAny, kReq},
-                                            {"state", kDAll, kOpAny, kReq}};
-// Nested in an Accelerator: type and family default to the Accelerator's.
-inline constexpr AttrSpec kAsAccelUpAttrs[] = {
-    {"type"}, {"family"}, {"count", kDAll, kOpAny, kReq}};
-inline constexpr AttrSpec kAsAccelDownAttrs[] = {
-    {"type"}, {"family"}, {"count", kDAll, kOpAny, kReq}, {"state", kDAll, kOpAny, kReq}};
-inline constexpr AttrSpec kRdResAttrs[] = {{"reservation_id", kDAll, kOpAny, kReq},
-                                           {"status", kDAll, kOpAny, kReq}};
-inline constexpr AttrSpec kRdAppAttrs[] = {{"application_id", kDAll, kOpAny, kReq},
-                                           {"status", kDAll, kOpAny, kReq}};
-inline constexpr AttrSpec kReservedAttrs[] = {{"reservation_id", kDAll, kOpAny, kReq},
-                                              {"admin_cookie", kD10 | kD11},
-                                              {"alloc_cookie", kD10 | kD11}};
-inline constexpr AttrSpec kResvNodeAttrs[] = {{"node_id", kDAll, kOpAny, kReq}};
-inline constexpr AttrSpec kConfirmedAttrs[] = {{"reservation_id", kFrom11P}, {"pagg_id", kFrom11P}};
-inline constexpr AttrSpec kReleasedAttrs[] = {{"reservation_id", kFrom11P}, {"claims", kFrom12}};
-
-inline constexpr AttrSpec kReqRootAttrs[] = {
-    {"protocol", kDAll, kOpAny, kReq},
-    {"method", kDAll, kOpAny, kReq},
-    {"type", kDAll, kOpQuery, kReq},
-    {"reservation_id", kDAll, kOpConfirm | kOpRelease, kReq},
-    {"pagg_id", kFrom11P, kOpConfirm | kOpRelease},
-    {"admin_cookie", kD10 | kD11, kOpConfirm | kOpRelease},
-    {"job_name", kD10, kOpConfirm}};
-inline constexpr AttrSpec kReqNodeArrayAttrs[] = {{"changecount", kFrom12}};
-inline constexpr AttrSpec kAppIdAttrs[] = {{"application_id", kDAll, kOpAny, kReq}};
-inline constexpr AttrSpec kSwResAttrs[] = {{"reservation_id", kDAll, kOpAny, kReq},
-                                           {"action", kDAll, kOpAny, kReq}};
-inline constexpr AttrSpec kSwAppAttrs[] = {{"application_id", kDAll, kOpAny, kReq},
-                                           {"action", kDAll, kOpAny, kReq}};
-inline constexpr AttrSpec kRpArrayAttrs[] = {
-    {"user_name", kDAll, kOpAny, kReq}, {"batch_id", kFrom11}, {"account_name"}};
-inline constexpr AttrSpec kRpAttrs[] = {{"architecture"},
-                                        {"width", kDAll, kOpAny, kReq},
-                                        {"depth"},
-                                        {"nppn"},
-                                        {"npps"},
-                                        {"nspn"},
-                                        {"nppcu", kFrom13},
-                                        {"segments"},
-                                        {"reservation_mode", kFrom11P},
-                                        {"gpc_mode", kFrom11P},
-                                        {"oscpn"},
-                                        {"p-state"},
-                                        {"p-governor"}};
-inline constexpr AttrSpec kMemParamAttrs[] = {{"type", kDAll, kOpAny, kReq},
-                                              {"size_mb", kDAll, kOpAny, kReq}};
-inline constexpr AttrSpec kLabelParamAttrs[] = {
-    {"name", kDAll, kOpAny, kReq}, {"type"}, {"disposition"}};
-inline constexpr AttrSpec kAccelParamAttrs[] = {
-    {"type", kDAll, kOpAny, kReq}, {"family"}, {"memory_mb"}};
-
-inline constexpr std::size_t kMaxAttrs = 16;
-
+// Each context: its attributes, the text it holds, and its handlers
+// (decode_handlers.h): `on_start` once the element and its attributes have
+// passed the checks, `on_end` (none: nothing to do) when it ends.
 struct CtxSpec {
   Ctx ctx;
   std::span<const AttrSpec> attrs;
   Text text = Text::kNone;
+  Handler on_start = nullptr;
+  Handler on_end = nullptr;
 };
 
 inline constexpr std::span<const AttrSpec> kNoAttrs{};
 
 inline constexpr CtxSpec kCtxSpecs[] = {
-    {Ctx::kDocument, kNoAttrs},
-    {Ctx::kRespRoot, kRespRootAttrs},
-    {Ctx::kRespData, kRespDataAttrs},
-    {Ctx::kMessage, kMessageAttrs, Text::kMessage},
-    {Ctx::kEngine, kEngineAttrs},
-    {Ctx::kInventory, kInventoryAttrs},
-    {Ctx::kNodeArray, kNodeArrayAttrs},
-    {Ctx::kNode, kNodeAttrs},
-    {Ctx::kProcArray, kNoAttrs},
-    {Ctx::kProcessor, kProcessorAttrs},
-    {Ctx::kProcAlloc, kResIdAttrs},
-    {Ctx::kMemArray, kNoAttrs},
-    {Ctx::kMemory, kMemoryAttrs},
-    {Ctx::kMemAlloc, kMemAllocAttrs},
-    {Ctx::kLabelArray, kNoAttrs},
-    {Ctx::kLabel, kLabelAttrs},
-    {Ctx::kSegArray, kNoAttrs},
-    {Ctx::kSegment, kOrdinalAttrs},
-    {Ctx::kSocketArray, kNoAttrs},
-    {Ctx::kSocket, kSocketAttrs},
-    {Ctx::kSockSegArray, kNoAttrs},
-    {Ctx::kSockSegment, kOrdinalAttrs},
-    {Ctx::kCuArray, kNoAttrs},
-    {Ctx::kCu, kOrdinalAttrs},
-    {Ctx::kCuProcArray, kNoAttrs},
-    {Ctx::kCuProcessor, kOrdinalAttrs},
-    {Ctx::kAccelArray, kNoAttrs},
-    {Ctx::kAccel, kAccelAttrs},
-    {Ctx::kAccelAlloc, kResIdAttrs},
-    {Ctx::kInvResArray, kNoAttrs},
-    {Ctx::kInvRes, kInvResAttrs},
-    {Ctx::kAppArray, kNoAttrs},
-    {Ctx::kApp, kAppAttrs},
-    {Ctx::kCmdArray, kNoAttrs},
-    {Ctx::kCmd, kCmdAttrs},
-    {Ctx::kSummary, kSummaryAttrs},
-    {Ctx::kNodeSummary, kNoAttrs},
-    {Ctx::kNsUp, kNsUpAttrs, Text::kData},
-    {Ctx::kNsDown, kNsDownAttrs, Text::kData},
-    {Ctx::kAccelSummary, kNoAttrs},
-    {Ctx::kAsAccel, kAsTotalAttrs},
-    {Ctx::kAsUp, kAsTotalAttrs, Text::kData},
-    {Ctx::kAsDown, kAsDownAttrs, Text::kData},
-    {Ctx::kAsAccelUp, kAsAccelUpAttrs, Text::kData},
-    {Ctx::kAsAccelDown, kAsAccelDownAttrs, Text::kData},
-    {Ctx::kRdResArray, kNoAttrs},
-    {Ctx::kRdRes, kRdResAttrs},
-    {Ctx::kRdAppArray, kNoAttrs},
-    {Ctx::kRdApp, kRdAppAttrs},
-    {Ctx::kReserved, kReservedAttrs},
-    {Ctx::kResvNodeArray, kNoAttrs},
-    {Ctx::kResvNode, kResvNodeAttrs},
-    {Ctx::kResvNodes, kNoAttrs, Text::kData},
-    {Ctx::kConfirmed, kConfirmedAttrs},
-    {Ctx::kReleased, kReleasedAttrs},
-    {Ctx::kReqRoot, kReqRootAttrs},
-    {Ctx::kReqInventory, kNoAttrs},
-    {Ctx::kReqNodeArray, kReqNodeArrayAttrs},
-    {Ctx::kReqResArray, kNoAttrs},
-    {Ctx::kQsResArray, kNoAttrs},
-    {Ctx::kQsRes, kResIdAttrs},
-    {Ctx::kQsAppArray, kNoAttrs},
-    {Ctx::kQsApp, kAppIdAttrs},
-    {Ctx::kSwResArray, kNoAttrs},
-    {Ctx::kSwRes, kSwResAttrs},
-    {Ctx::kSwAppArray, kNoAttrs},
-    {Ctx::kSwApp, kSwAppAttrs},
-    {Ctx::kRpArray, kRpArrayAttrs},
-    {Ctx::kRp, kRpAttrs},
-    {Ctx::kMemParamArray, kNoAttrs},
-    {Ctx::kMemParam, kMemParamAttrs},
-    {Ctx::kLabelParamArray, kNoAttrs},
-    {Ctx::kLabelParam, kLabelParamAttrs},
-    {Ctx::kNodeParamArray, kNoAttrs},
-    {Ctx::kNodeParam, kNoAttrs, Text::kData},
-    {Ctx::kAccelParamArray, kNoAttrs},
-    {Ctx::kAccelParam, kAccelParamAttrs},
+    {Ctx::kDocument, kNoAttrs, Text::kNone, &start_nothing},
+    {Ctx::kRespRoot, kRespRootAttrs, Text::kNone, &start_nothing, &end_root},
+    {Ctx::kRespData, kRespDataAttrs, Text::kNone, &start_response_data},
+    {Ctx::kMessage, kMessageAttrs, Text::kMessage, &start_message, &end_message},
+    {Ctx::kEngine, kEngineAttrs, Text::kNone, &start_engine},
+    {Ctx::kInventory, kInventoryAttrs, Text::kNone, &start_inventory},
+    {Ctx::kNodeArray, kNodeArrayAttrs, Text::kNone, &start_node_array},
+    {Ctx::kNode, kNodeAttrs, Text::kNone, &start_node},
+    {Ctx::kProcArray, kNoAttrs, Text::kNone, &start_processor_array, &end_processor_array},
+    {Ctx::kProcessor, kProcessorAttrs, Text::kNone, &start_processor},
+    {Ctx::kProcAlloc, kResIdAttrs, Text::kNone, &start_processor_allocation},
+    {Ctx::kMemArray, kNoAttrs, Text::kNone, &start_memory_array},
+    {Ctx::kMemory, kMemoryAttrs, Text::kNone, &start_memory},
+    {Ctx::kMemAlloc, kMemAllocAttrs, Text::kNone, &start_memory_allocation},
+    {Ctx::kLabelArray, kNoAttrs, Text::kNone, &start_label_array},
+    {Ctx::kLabel, kLabelAttrs, Text::kNone, &start_label},
+    {Ctx::kSegArray, kNoAttrs, Text::kNone, &start_segment_array, &end_segment_array},
+    {Ctx::kSegment, kOrdinalAttrs, Text::kNone, &start_segment},
+    {Ctx::kSocketArray, kNoAttrs, Text::kNone, &start_socket_array, &end_socket_array},
+    {Ctx::kSocket, kSocketAttrs, Text::kNone, &start_socket},
+    {Ctx::kSockSegArray, kNoAttrs, Text::kNone,
+     &start_socket_segment_array, &end_socket_segment_array},
+    {Ctx::kSockSegment, kOrdinalAttrs, Text::kNone, &start_socket_segment},
+    {Ctx::kCuArray, kNoAttrs, Text::kNone, &start_compute_unit_array, &end_compute_unit_array},
+    {Ctx::kCu, kOrdinalAttrs, Text::kNone, &start_compute_unit},
+    {Ctx::kCuProcArray, kNoAttrs, Text::kNone, &start_cu_processor_array, &end_processor_array},
+    {Ctx::kCuProcessor, kOrdinalAttrs, Text::kNone, &start_cu_processor},
+    {Ctx::kAccelArray, kNoAttrs, Text::kNone, &start_nothing},
+    {Ctx::kAccel, kAccelAttrs, Text::kNone, &start_accelerator},
+    {Ctx::kAccelAlloc, kResIdAttrs, Text::kNone, &start_accelerator_allocation},
+    {Ctx::kInvResArray, kNoAttrs, Text::kNone, &start_inventory_reservation_array},
+    {Ctx::kInvRes, kInvResAttrs, Text::kNone, &start_inventory_reservation},
+    {Ctx::kAppArray, kNoAttrs, Text::kNone, &start_nothing},
+    {Ctx::kApp, kAppAttrs, Text::kNone, &start_application},
+    {Ctx::kCmdArray, kNoAttrs, Text::kNone, &start_nothing},
+    {Ctx::kCmd, kCmdAttrs, Text::kNone, &start_command},
+    {Ctx::kSummary, kSummaryAttrs, Text::kNone, &start_summary},
+    {Ctx::kNodeSummary, kNoAttrs, Text::kNone, &start_nothing},
+    {Ctx::kNsUp, kNsUpAttrs, Text::kData, &start_node_summary_up, &end_node_summary_entry},
+    {Ctx::kNsDown, kNsDownAttrs, Text::kData, &start_node_summary_down, &end_node_summary_entry},
+    {Ctx::kAccelSummary, kNoAttrs, Text::kNone, &start_accel_summary},
+    {Ctx::kAsAccel, kAsTotalAttrs, Text::kNone, &start_accel_summary_total},
+    {Ctx::kAsUp, kAsTotalAttrs, Text::kData, &start_accel_summary_up, &end_accel_summary_entry},
+    {Ctx::kAsDown, kAsDownAttrs, Text::kData, &start_accel_summary_down, &end_accel_summary_entry},
+    {Ctx::kAsAccelUp, kAsAccelUpAttrs, Text::kData,
+     &start_accel_summary_accel_up, &end_accel_summary_entry},
+    {Ctx::kAsAccelDown, kAsAccelDownAttrs, Text::kData,
+     &start_accel_summary_accel_down, &end_accel_summary_entry},
+    {Ctx::kRdResArray, kNoAttrs, Text::kNone, &start_item_reservations},
+    {Ctx::kRdRes, kRdResAttrs, Text::kNone, &start_item_result},
+    {Ctx::kRdAppArray, kNoAttrs, Text::kNone, &start_item_applications},
+    {Ctx::kRdApp, kRdAppAttrs, Text::kNone, &start_item_result},
+    {Ctx::kReserved, kReservedAttrs, Text::kNone, &start_reserved},
+    {Ctx::kResvNodeArray, kNoAttrs, Text::kNone, &start_reserved_node_array},
+    {Ctx::kResvNode, kResvNodeAttrs, Text::kNone, &start_reserved_node},
+    {Ctx::kResvNodes, kNoAttrs, Text::kData, &start_reserved_nodes, &end_reserved_nodes},
+    {Ctx::kConfirmed, kConfirmedAttrs, Text::kNone, &start_confirmed},
+    {Ctx::kReleased, kReleasedAttrs, Text::kNone, &start_released},
+    {Ctx::kReqRoot, kReqRootAttrs, Text::kNone, &start_nothing, &end_root},
+    {Ctx::kReqInventory, kNoAttrs, Text::kNone, &start_nothing, &end_request_inventory},
+    {Ctx::kReqNodeArray, kReqNodeArrayAttrs, Text::kNone, &start_request_node_array},
+    {Ctx::kReqResArray, kNoAttrs, Text::kNone, &start_request_reservation_array},
+    {Ctx::kQsResArray, kNoAttrs, Text::kNone, &start_nothing},
+    {Ctx::kQsRes, kResIdAttrs, Text::kNone, &start_status_reservation},
+    {Ctx::kQsAppArray, kNoAttrs, Text::kNone, &start_nothing},
+    {Ctx::kQsApp, kAppIdAttrs, Text::kNone, &start_status_application},
+    {Ctx::kSwResArray, kNoAttrs, Text::kNone, &start_nothing},
+    {Ctx::kSwRes, kSwResAttrs, Text::kNone, &start_switch_reservation},
+    {Ctx::kSwAppArray, kNoAttrs, Text::kNone, &start_nothing},
+    {Ctx::kSwApp, kSwAppAttrs, Text::kNone, &start_switch_application},
+    {Ctx::kRpArray, kRpArrayAttrs, Text::kNone, &start_reserve_param_array},
+    {Ctx::kRp, kRpAttrs, Text::kNone, &start_reserve_param},
+    {Ctx::kMemParamArray, kNoAttrs, Text::kNone, &start_nothing},
+    {Ctx::kMemParam, kMemParamAttrs, Text::kNone, &start_memory_param},
+    {Ctx::kLabelParamArray, kNoAttrs, Text::kNone, &start_nothing},
+    {Ctx::kLabelParam, kLabelParamAttrs, Text::kNone, &start_label_param},
+    {Ctx::kNodeParamArray, kNoAttrs, Text::kNone, &start_nothing},
+    {Ctx::kNodeParam, kNoAttrs, Text::kData, &start_node_param, &end_node_param},
+    {Ctx::kAccelParamArray, kNoAttrs, Text::kNone, &start_nothing},
+    {Ctx::kAccelParam, kAccelParamAttrs, Text::kNone, &start_accel_param},
 };
 
 consteval bool ctx_specs_in_order() {
@@ -380,10 +226,12 @@ consteval bool ctx_specs_in_order() {
   for (std::size_t i = 0; i < kCtxCount; ++i) {
     if (static_cast<std::size_t>(kCtxSpecs[i].ctx) != i) return false;
     if (kCtxSpecs[i].attrs.size() > kMaxAttrs) return false;
+    if (kCtxSpecs[i].on_start == nullptr) return false;
   }
   return true;
 }
-static_assert(ctx_specs_in_order(), "kCtxSpecs must list every context once, in enum order");
+static_assert(ctx_specs_in_order(),
+              "kCtxSpecs must list every context once, in enum order, with a start handler");
 
 inline constexpr const CtxSpec& ctx_spec(Ctx c) { return kCtxSpecs[static_cast<std::size_t>(c)]; }
 
@@ -400,6 +248,9 @@ struct ElemSpec {
   DMask dialects = kDAll;
   OpMask ops = kOpAny;
   std::uint8_t flags = 0;
+  DMask tolerated = 0;  // read without a warning, never written (see the top)
+
+  constexpr DMask read() const { return dialects | tolerated; }
 };
 
 // Sorted by parent (checked below); Message is allowed under any context of
@@ -488,7 +339,9 @@ inline constexpr ElemSpec kElems[] = {
     {Ctx::kReserved, "ReservedNodes", Ctx::kResvNodes, kDExt, kOpAny, kUnique},
     {Ctx::kResvNodeArray, "ReservedNode", Ctx::kResvNode},
 
-    {Ctx::kReqRoot, "Inventory", Ctx::kReqInventory, kDAll, kOpInventory, kUnique},
+    // The request forms (nodes since a changecount, reservations only) are
+    // used from 1.2; older INVENTORY requests are bare.
+    {Ctx::kReqRoot, "Inventory", Ctx::kReqInventory, kFrom12, kOpInventory, kUnique, kBefore12},
     {Ctx::kReqRoot, "ReservationArray", Ctx::kQsResArray, kFrom12, kOpStatus, kUnique},
     {Ctx::kReqRoot, "ApplicationArray", Ctx::kQsAppArray, kFrom12, kOpStatus, kUnique},
     {Ctx::kReqRoot, "ReservationArray", Ctx::kSwResArray, kFrom12, kOpSwitch, kUnique},
@@ -541,5 +394,53 @@ consteval std::array<EdgeRange, kCtxCount> make_edge_ranges() {
 }
 
 inline constexpr std::array<EdgeRange, kCtxCount> kEdgeRanges = make_edge_ranges();
+
+// ---------------------------------------------------------------- operations by dialect
+
+// The operations that not every dialect has; every other one is in all.
+struct OpSpec {
+  OpMask op;
+  DMask dialects;
+  std::string_view name;
+};
+
+inline constexpr OpSpec kOps[] = {
+    {kOpSummary, kFrom13, "QUERY SUMMARY"},
+    {kOpStatus, kFrom12, "QUERY STATUS"},
+    {kOpSwitch, kFrom12, "SWITCH"},
+};
+
+// The entry of a request's operation (one op bit), or nullptr: all dialects.
+inline constexpr const OpSpec* op_spec(OpMask op) {
+  for (const OpSpec& o : kOps) {
+    if (o.op == op) return &o;
+  }
+  return nullptr;
+}
+
+// ---------------------------------------------------------------- lookups for the encoder
+
+// What the encoder asks before it writes: the dialects that have element
+// `name` under `parent` (for the operation `op` where a parent's children
+// depend on it), attribute `name` of context `ctx`, operation `op`. Evaluated
+// at compile time; a name the tables do not know does not compile.
+consteval DMask elem_dialects(Ctx parent, std::string_view name, OpMask op = kOpAny) {
+  for (const ElemSpec& e : kElems) {
+    if (e.parent == parent && e.name == name && (e.ops & op) != 0) return e.dialects;
+  }
+  throw "element not in kElems";
+}
+
+consteval DMask attr_dialects(Ctx ctx, std::string_view name) {
+  for (const AttrSpec& a : ctx_spec(ctx).attrs) {
+    if (a.name == name) return a.dialects;
+  }
+  throw "attribute not in its context's table";
+}
+
+consteval DMask op_dialects(OpMask op) {
+  const OpSpec* o = op_spec(op);
+  return o == nullptr ? kDAll : o->dialects;
+}
 
 }  // namespace basil::decode_detail
