@@ -15,8 +15,8 @@
 #include <nlohmann/json.hpp>
 
 #include "apbasil_proxy/apkill_args.h"
-#include "basild/control/client.h"
-#include "basild/daemon/config.h"
+#include "basild/control_client/client.h"
+#include "basild/config/config.h"
 
 namespace {
 

@@ -16,8 +16,8 @@
 #include <string>
 
 
-#include "basild/daemon/conduit.h"
-#include "basild/daemon/config.h"
+#include "basild/conduit/from_config.h"
+#include "basild/config/config.h"
 #include "apbasil_proxy/proxy.h"
 
 namespace {

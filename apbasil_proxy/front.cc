@@ -23,7 +23,7 @@
 #include <string>
 #include <vector>
 
-#include "basild/daemon/config.h"
+#include "basild/config/config.h"
 #include "apbasil_proxy/handover.h"
 #include "apbasil_proxy/proxy.h"
 

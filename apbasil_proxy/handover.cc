@@ -9,7 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "basild/daemon/config.h"
+#include "basild/config/config.h"
 
 namespace apbasil_proxy {
 

@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "basil_proto/status.h"
-#include "basild/control/client.h"
+#include "basild/control_client/client.h"
 
 namespace basild {
 struct Config;

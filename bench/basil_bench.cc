@@ -39,7 +39,7 @@
 #include <vector>
 
 #include "tests/basild/conduit/sshd_fixture.h"
-#include "basild/control/client.h"
+#include "basild/control_client/client.h"
 #include "emulator/core/faults.h"
 #include "basild/ctl/timing_report.h"
 

@@ -35,7 +35,7 @@
 #include <thread>
 #include <vector>
 
-#include "basild/control/client.h"
+#include "basild/control_client/client.h"
 
 namespace {
 

@@ -8,7 +8,7 @@
 
 #include <map>
 
-#include "basil_proto/geometry.h"
+#include "basild/core/geometry.h"
 #include "bench/support/xc30_inventory.h"
 
 namespace {

@@ -28,8 +28,8 @@
 #include <string>
 #include <vector>
 
-#include "basild/core/asio.h"
-#include "basild/core/client.h"
+#include "basild/asio/asio.h"
+#include "basild/calls/client.h"
 #include "basild/core/poll_policy.h"
 #include "basild/core/reconciler.h"
 #include "basild/core/records.h"

@@ -57,7 +57,7 @@
 #include <nlohmann/json.hpp>
 
 #include "basil_proto/codec.h"
-#include "basil_proto/geometry.h"
+#include "basild/core/geometry.h"
 #include "tests/basild/conduit/sshd_fixture.h"
 #include "bench/support/bench_basild.h"
 #include "bench/support/bench_timing.h"

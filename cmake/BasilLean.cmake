@@ -14,15 +14,18 @@ option(BASIL_LEAN "Link the per-call programs against static archives of their l
 
 set(BASIL_LEAN_ACTIVE OFF)
 if(BASIL_LEAN AND NOT BASIL_SANITIZE AND NOT BASIL_FUZZ)
-  pkg_check_modules(BASIL_XML2_PC QUIET libxml-2.0)
-  pkg_check_modules(BASIL_SQLITE_PC QUIET sqlite3)
   set(_missing "")
   set(BASIL_XML2_ARCHIVES "")
   set(BASIL_SQLITE_ARCHIVES "")
-  # The libraries pkg-config names for a static link, as archives. libm,
-  # libdl and libpthread are glibc's and stay shared.
+  # The libraries pkg-config names for a static link (cmake/BasilDependencies.cmake),
+  # as archives. libm, libdl and libpthread are glibc's and stay shared.
   foreach(kind XML2 SQLITE)
-    foreach(lib IN LISTS BASIL_${kind}_PC_STATIC_LIBRARIES)
+    if(kind STREQUAL "XML2")
+      set(_static_libs ${LIBXML2_STATIC_LIBRARIES})
+    else()
+      set(_static_libs ${SQLITE3_STATIC_LIBRARIES})
+    endif()
+    foreach(lib IN LISTS _static_libs)
       if(lib MATCHES "^(m|dl|pthread|rt|c)$")
         continue()
       endif()
@@ -88,7 +91,9 @@ function(basil_static_executable target bindir)
     return()
   endif()
   target_link_options(${target} PRIVATE -static)
-  if(CMAKE_OBJCOPY)
+  if(NOT CMAKE_OBJCOPY)
+    message(STATUS "${target}: no objcopy, its debug information stays in the program")
+  else()
     add_custom_command(TARGET ${target} POST_BUILD
       COMMAND ${CMAKE_OBJCOPY} --only-keep-debug $<TARGET_FILE:${target}> $<TARGET_FILE:${target}>.debug
       COMMAND ${CMAKE_OBJCOPY} --strip-debug --add-gnu-debuglink=$<TARGET_FILE:${target}>.debug

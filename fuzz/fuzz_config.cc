@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "basild/daemon/config.h"
+#include "basild/config/config.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   std::string_view text(reinterpret_cast<const char*>(data), size);

@@ -47,7 +47,7 @@
 // the reconciler judges by the claims, not by this answer).
 #pragma once
 
-#include "basild/core/asio.h"
+#include "basild/asio/asio.h"
 #include <chrono>
 #include <cstdint>
 #include <memory>

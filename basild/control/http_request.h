@@ -8,7 +8,7 @@
 #include <string_view>
 #include <variant>
 
-#include "basild/control/asio.h"
+#include "basild/asio/beast.h"
 #include "basild/control/registry.h"
 
 namespace basild::control {

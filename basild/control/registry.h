@@ -168,7 +168,4 @@ struct Target {
 };
 std::optional<Target> parse_target(std::string_view target);
 
-// %-encoding of one query value ("a b&c" -> "a%20b%26c"), for clients.
-std::string url_encode(std::string_view s);
-
 }  // namespace basild::control

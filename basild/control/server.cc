@@ -1,6 +1,6 @@
 #include "basild/control/server.h"
 
-#include "basild/control/asio.h"
+#include "basild/asio/beast.h"
 #include "basild/control/http_request.h"
 
 #include <fcntl.h>

@@ -1,7 +1,7 @@
 // The job request form of the typed reserve and of `basilctl plan`: JSON to
 // basil::JobRequest and back, the site policy, the geometry and its rejection
 // as JSON, and the node layouts of GET /v1/inventory. Pure: JSON in, values
-// out (basil_proto/geometry.h does the arithmetic).
+// out (basild/core/geometry.h does the arithmetic).
 //
 // A reserve body in the job form:
 //   {"batch_id": "42", "user": "alice", "account": "proj"?,
@@ -20,7 +20,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "basil_proto/geometry.h"
+#include "basild/core/geometry.h"
 #include "basil_proto/model.h"
 #include "basil_proto/status.h"
 

@@ -5,7 +5,7 @@
 #include <cctype>
 #include <charconv>
 
-#include "basild/control/registry.h"
+#include "basild/control_client/url.h"
 
 namespace basilctl {
 

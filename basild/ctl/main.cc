@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "basild/control/client.h"
+#include "basild/control_client/client.h"
 #include "basild/core/xml_log_format.h"
 #include "basild/ctl/decode_summary.h"
 #include "basild/ctl/format.h"

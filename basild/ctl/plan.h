@@ -10,7 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "basil_proto/geometry.h"
+#include "basild/core/geometry.h"
 
 namespace basilctl {
 

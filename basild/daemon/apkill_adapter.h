@@ -8,9 +8,9 @@
 #include <memory>
 
 #include "basild/core/apkill_port.h"
-#include "basild/core/asio.h"
-#include "basild/daemon/conduit.h"
-#include "basild/daemon/config.h"
+#include "basild/asio/asio.h"
+#include "basild/transport/conduit.h"
+#include "basild/config/config.h"
 #include "basild/io/local_transport.h"
 
 namespace basild {

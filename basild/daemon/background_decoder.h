@@ -16,7 +16,7 @@
 #include <thread>
 
 #include "basil_proto/codec.h"
-#include "basild/core/asio.h"
+#include "basild/asio/asio.h"
 
 namespace basild {
 

@@ -9,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-#include "basild/daemon/config.h"
+#include "basild/config/config.h"
 
 namespace basild {
 

@@ -13,8 +13,8 @@
 #include <iostream>
 #include <sstream>
 
-#include "basild/core/asio.h"
-#include "basild/daemon/config.h"
+#include "basild/asio/asio.h"
+#include "basild/config/config.h"
 #include "basild/daemon/log.h"
 #include "basild/daemon/service.h"
 

@@ -17,12 +17,12 @@
 #include <nlohmann/json.hpp>
 
 #include "basild/core/apkill_port.h"
-#include "basild/core/asio.h"
-#include "basild/core/client.h"
+#include "basild/asio/asio.h"
+#include "basild/calls/client.h"
 #include "basild/core/clock.h"
 #include "basild/core/job_table.h"
 #include "basild/core/reconciler.h"
-#include "basild/daemon/config.h"
+#include "basild/config/config.h"
 #include "basild/daemon/log.h"
 #include "basild/io/store.h"
 

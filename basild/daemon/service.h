@@ -8,7 +8,7 @@
 #include <memory>
 
 #include "basil_proto/status.h"
-#include "basild/daemon/config.h"
+#include "basild/config/config.h"
 #include "basild/daemon/log.h"
 
 namespace boost::asio {

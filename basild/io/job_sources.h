@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "basild/core/asio.h"
+#include "basild/asio/asio.h"
 #include "basild/core/job_table.h"
 #include "basild/io/local_transport.h"
 

@@ -8,7 +8,7 @@
 #include <unistd.h>
 
 #include <array>
-#include "basild/core/asio.h"
+#include "basild/asio/asio.h"
 #include <cerrno>
 #include <cstring>
 #include <deque>

@@ -24,7 +24,7 @@
 // Not thread-safe: use it from the thread that runs the io_context.
 #pragma once
 
-#include "basild/core/asio.h"
+#include "basild/asio/asio.h"
 #include <cstddef>
 #include <cstdint>
 #include <memory>

@@ -19,7 +19,7 @@
 #include <string_view>
 
 #include "basil_proto/status.h"
-#include "basild/core/client.h"
+#include "basild/calls/client.h"
 #include "basild/core/xml_log_format.h"
 
 namespace basild {

@@ -20,7 +20,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/basild/conduit/sshd_fixture.h"
-#include "basild/control/client.h"
+#include "basild/control_client/client.h"
 
 namespace basil::bench {
 

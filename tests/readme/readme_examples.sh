@@ -5,14 +5,8 @@
 #   readme_examples.sh SOURCE_DIR
 set -uo pipefail
 top=$(cd "${1:?usage: readme_examples.sh SOURCE_DIR}" && pwd)
-work=$(mktemp -d /tmp/basil-readme-XXXXXX)
+. "$top/tests/support/scratch.sh" readme
 run="$work/run"
-pid=
-cleanup() {
-  [ -n "$pid" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
-  rm -rf "$work"
-}
-trap cleanup EXIT
 
 BASIL_RUN_DIR="$run" "$top/scripts/run" >"$work/run.log" 2>&1 &
 pid=$!

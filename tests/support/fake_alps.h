@@ -13,7 +13,7 @@
 
 #include "basil_proto/codec.h"
 #include "basild/core/apkill_port.h"
-#include "basild/core/asio.h"
+#include "basild/asio/asio.h"
 #include "basild/core/clock.h"
 #include "basild/core/job_table.h"
 #include "basild/core/transport.h"

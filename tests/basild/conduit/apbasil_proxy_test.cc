@@ -10,8 +10,8 @@
 #include "basil_proto/codec.h"
 #include "tests/basild/conduit/sshd_fixture.h"
 #include "tests/basild/io/emulator_support.h"
-#include "basild/control/client.h"
-#include "basild/daemon/config.h"
+#include "basild/control_client/client.h"
+#include "basild/config/config.h"
 #include "apbasil_proxy/proxy.h"
 
 namespace basild {

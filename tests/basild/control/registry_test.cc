@@ -7,6 +7,7 @@
 #include <stdexcept>
 
 #include "basild/control/server.h"
+#include "basild/control_client/url.h"
 
 namespace basild::control {
 namespace {

@@ -11,7 +11,7 @@
 #include <cstdio>
 #include <fstream>
 
-#include "basild/control/client.h"
+#include "basild/control_client/client.h"
 #include "tests/basild/control/test_server.h"
 
 namespace basild::control {

@@ -19,7 +19,7 @@
 #include <thread>
 #include <vector>
 
-#include "basild/control/asio.h"
+#include "basild/asio/beast.h"
 #include "basild/control/registry.h"
 #include "basild/control/server.h"
 

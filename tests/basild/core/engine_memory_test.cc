@@ -9,7 +9,7 @@
 #include <deque>
 
 #include "basil_proto/codec.h"
-#include "basild/core/client.h"
+#include "basild/calls/client.h"
 
 namespace basild {
 namespace {

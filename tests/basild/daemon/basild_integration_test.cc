@@ -16,7 +16,7 @@
 #include <thread>
 
 #include "basil_proto/codec.h"
-#include "basild/control/client.h"
+#include "basild/control_client/client.h"
 #include "tests/basild/io/emulator_support.h"
 #include "tests/basild/daemon/daemon_support.h"
 

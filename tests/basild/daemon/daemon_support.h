@@ -18,7 +18,7 @@
 
 #include "basil_proto/codec.h"
 #include "tests/basild/io/emulator_support.h"
-#include "basild/control/client.h"
+#include "basild/control_client/client.h"
 
 namespace basild::testing {
 

@@ -4,10 +4,10 @@
 #include <fstream>
 #include <sstream>
 
-#include "basild/core/client.h"
+#include "basild/calls/client.h"
 #include "basild/core/xml_log_format.h"
 #include "tests/basild/io/emulator_support.h"
-#include "tests/basild/core/client_options.h"
+#include "tests/basild/calls/client_options.h"
 #include "basild/io/local_transport.h"
 #include "basild/io/xml_log.h"
 

@@ -12,7 +12,7 @@
 #include <optional>
 #include <string>
 
-#include "basild/core/client.h"
+#include "basild/calls/client.h"
 
 namespace basild::testing {
 

@@ -13,7 +13,7 @@
 // a BASIL FAILURE maps through basil::Response::error().
 #pragma once
 
-#include "basild/core/asio.h"
+#include "basild/asio/asio.h"
 #include <chrono>
 #include <cstdint>
 #include <exception>

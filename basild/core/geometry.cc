@@ -1,4 +1,4 @@
-#include "basil_proto/geometry.h"
+#include "basild/core/geometry.h"
 
 #include <algorithm>
 #include <limits>

@@ -22,7 +22,7 @@
 #include <vector>
 
 #include "basil_proto/dialect.h"
-#include "basil_proto/geometry.h"
+#include "basild/core/geometry.h"
 #include "basil_proto/status.h"
 #include "basild/core/poll_policy.h"
 

@@ -3,7 +3,7 @@
 // it through the Transport port and reads its state for health and metrics.
 #pragma once
 
-#include "basild/core/asio.h"
+#include "basild/asio/asio.h"
 #include <chrono>
 #include <cstdint>
 #include <memory>
@@ -13,7 +13,7 @@
 
 #include "basild/conduit/ssh_transport.h"
 #include "basild/core/transport.h"
-#include "basild/daemon/config.h"
+#include "basild/config/config.h"
 
 namespace basild {
 
@@ -39,10 +39,6 @@ class Conduit {
   std::size_t running() const { return get().running(); }
   std::size_t queued() const { return get().queued(); }
 };
-
-// The ssh conduit's options from [conduit] and [apbasil] (also used by
-// apbasil_proxy for its own session).
-conduit::SshTransportOptions ssh_transport_options(const Config& config);
 
 std::unique_ptr<Conduit> make_conduit(boost::asio::io_context& io, const Config& config);
 

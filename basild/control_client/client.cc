@@ -1,6 +1,6 @@
-#include "basild/control/client.h"
+#include "basild/control_client/client.h"
 
-#include "basild/control/asio.h"
+#include "basild/asio/beast.h"
 
 #include <optional>
 #include <utility>

@@ -1,4 +1,4 @@
-#include "basild/daemon/config.h"
+#include "basild/config/config.h"
 
 #include "basild/core/ssh_ciphers.h"
 

@@ -5,7 +5,7 @@
 #include <chrono>
 #include <cstdint>
 
-#include "basild/core/client.h"
+#include "basild/calls/client.h"
 
 namespace basild::testing {
 

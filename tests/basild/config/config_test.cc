@@ -1,7 +1,7 @@
 // basild.conf: strict parsing (unknown keys, bad types, ranges, enums and
 // durations are errors naming the key and its line), the shipped example and
 // the man page cover every key, and --check-config reports.
-#include "basild/daemon/config.h"
+#include "basild/config/config.h"
 
 #include <gtest/gtest.h>
 

@@ -1,9 +1,9 @@
-#include "basild/core/client.h"
+#include "basild/calls/client.h"
 
 #include "basild/core/request_kind.h"
 
 #include <algorithm>
-#include "basild/core/asio.h"
+#include "basild/asio/asio.h"
 #include <memory>
 #include <type_traits>
 #include <variant>

@@ -1,12 +1,12 @@
 // The client's logic against a scripted fake transport (no processes).
-#include "basild/core/client.h"
+#include "basild/calls/client.h"
 
 #include <gtest/gtest.h>
 
 #include <deque>
 
 #include "basil_proto/codec.h"
-#include "tests/basild/core/client_options.h"
+#include "tests/basild/calls/client_options.h"
 #include "tests/support/fake_alps.h"
 
 namespace basild {

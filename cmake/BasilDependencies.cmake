@@ -1,0 +1,34 @@
+# Every third-party package the project uses, found here and nowhere else.
+# A required one that is missing stops the configure step; libsystemd, the
+# one optional package, is reported either way.
+find_package(PkgConfig REQUIRED)
+find_package(Threads REQUIRED)
+# libxml2 and SQLite through pkg-config: their targets, and the libraries a
+# static link needs (cmake/BasilLean.cmake).
+pkg_check_modules(LIBXML2 REQUIRED IMPORTED_TARGET GLOBAL libxml-2.0)
+pkg_check_modules(SQLITE3 REQUIRED IMPORTED_TARGET GLOBAL sqlite3)
+find_package(nlohmann_json 3 REQUIRED)
+# toml++ (the configuration parser): basild uses it header-only.
+pkg_check_modules(TOMLPP REQUIRED IMPORTED_TARGET GLOBAL tomlplusplus)
+
+if(BASIL_FUZZ)
+  # The control request parser's fuzz target needs Boost's headers only.
+  find_package(Boost 1.74 REQUIRED)
+  return()
+endif()
+
+find_package(Boost 1.74 REQUIRED COMPONENTS program_options)
+pkg_check_modules(LIBSSH REQUIRED IMPORTED_TARGET GLOBAL libssh>=0.10)
+pkg_check_modules(SYSTEMD QUIET IMPORTED_TARGET GLOBAL libsystemd)
+if(SYSTEMD_FOUND)
+  message(STATUS "libsystemd ${SYSTEMD_VERSION}: basild tells systemd when it is ready (sd_notify)")
+else()
+  message(STATUS "libsystemd: not found; basild is built without sd_notify "
+                 "(conf/basild.service's Type=notify then needs Type=simple)")
+endif()
+if(BASIL_TESTS)
+  find_package(GTest REQUIRED)
+endif()
+if(BASIL_BENCH)
+  find_package(benchmark REQUIRED)
+endif()
