@@ -573,7 +573,7 @@ namespace basild::control {
 namespace {
 
 // Not a check: the figures for the report. Run with
-//   basild_tests --gtest_also_run_disabled_tests --gtest_filter='ControlLatency.*'
+//   basild_integration_tests --gtest_also_run_disabled_tests --gtest_filter='ControlLatency.*'
 TEST(ControlLatency, DISABLED_HealthRoundTrip10k) {
   testing::TestServer s;
   ASSERT_TRUE(s.start().is_ok());
