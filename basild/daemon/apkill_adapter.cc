@@ -2,6 +2,12 @@
 
 namespace basild {
 
+std::vector<std::string> local_apkill_argv(const ReconcileConfig& c) {
+  std::vector<std::string> argv{c.apkill};
+  argv.insert(argv.end(), c.apkill_args.begin(), c.apkill_args.end());
+  return argv;
+}
+
 ApkillAdapter::ApkillAdapter(boost::asio::io_context& io, Conduit& conduit, std::vector<std::string> argv,
                              std::chrono::milliseconds timeout)
     : io_(io), conduit_(conduit), argv_(std::move(argv)), timeout_(timeout) {}
@@ -24,10 +30,7 @@ void ApkillAdapter::apkill(std::uint64_t apid, int signal, Done done) {
   });
 }
 
-void ApkillAdapter::configure(std::vector<std::string> argv, std::chrono::milliseconds timeout) {
-  argv_ = std::move(argv);
-  timeout_ = timeout;
-}
+void ApkillAdapter::set_local_argv(std::vector<std::string> argv) { argv_ = std::move(argv); }
 
 void ApkillAdapter::shutdown() {
   for (auto& [key, runner] : runners_) runner->shutdown();

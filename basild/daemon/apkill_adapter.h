@@ -15,13 +15,16 @@
 
 namespace basild {
 
+// [reconcile] apkill and its args: the local apkill's argv before "-SIGNAL APID".
+std::vector<std::string> local_apkill_argv(const ReconcileConfig& c);
+
 class ApkillAdapter final : public ApkillPort, public std::enable_shared_from_this<ApkillAdapter> {
  public:
   ApkillAdapter(boost::asio::io_context& io, Conduit& conduit, std::vector<std::string> argv,
                 std::chrono::milliseconds timeout);
   void apkill(std::uint64_t apid, int signal, Done done) override;
-  // On reload: the local apkill and the call timeout may change.
-  void configure(std::vector<std::string> argv, std::chrono::milliseconds timeout);
+  // On reload: the local apkill may change ([apbasil] timeout needs a restart).
+  void set_local_argv(std::vector<std::string> argv);
   void shutdown();  // kills local apkill processes still running
 
  private:

@@ -271,10 +271,14 @@ void ReconcileRunner::start_release_loop(std::uint64_t id) {
       });
 }
 
+bool ReconcileRunner::dry_run() const { return config_.dry_run || !speaks_for_scheduler(config_); }
+
+json ReconcileRunner::job_table_json() const {
+  return job_table_error_.empty() ? json("ok") : json(job_table_error_);
+}
+
 json ReconcileRunner::health_json() const {
-  return {{"dry_run", config_.dry_run || !speaks_for_scheduler(config_)},
-          {"alarm", alarm_on_},
-          {"job_table", job_table_error_.empty() ? json("ok") : json(job_table_error_)}};
+  return {{"dry_run", dry_run()}, {"alarm", alarm_on_}, {"job_table", job_table_json()}};
 }
 
 json ReconcileRunner::stats_json() const {
@@ -319,10 +323,10 @@ json ReconcileRunner::orphans_json() const {
   return {{"candidates", cands},
           {"releasing", releasing},
           {"checked_ms", last_plan_ ? json(epoch_ms(last_plan_at_)) : json(nullptr)},
-          {"dry_run", config_.dry_run || !speaks_for_scheduler(config_)},
+          {"dry_run", dry_run()},
           {"alarm", alarm_on_},
           {"alarm_reason", last_plan_ && last_plan_->alarm ? json(last_plan_->alarm_reason) : json(nullptr)},
-          {"job_table", job_table_error_.empty() ? json("ok") : json(job_table_error_)}};
+          {"job_table", job_table_json()}};
 }
 
 }  // namespace basild

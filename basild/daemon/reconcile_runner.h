@@ -68,6 +68,8 @@ class ReconcileRunner : public std::enable_shared_from_this<ReconcileRunner> {
   void plan_and_act(const basil::Inventory& inv, JobTableView jobs);
   void report_dry_runs(const ReconcilePlan& plan, WallTimePoint now);
   void note(const basil::Status& s);
+  bool dry_run() const;  // configured so, or no source speaks for the scheduler
+  nlohmann::json job_table_json() const;  // "ok" or the last cycle's failure
 
   boost::asio::io_context& io_;
   ReconcileConfig config_;

@@ -497,9 +497,8 @@ struct Service::Impl : std::enable_shared_from_this<Impl> {
     ports.store = store.get();
     ports.client = client.get();
     ports.clock = &clock;
-    std::vector<std::string> argv{config.reconcile.apkill};
-    argv.insert(argv.end(), config.reconcile.apkill_args.begin(), config.reconcile.apkill_args.end());
-    apkill = std::make_shared<ApkillAdapter>(io, *transport, std::move(argv), config.apbasil.timeout);
+    apkill = std::make_shared<ApkillAdapter>(io, *transport, local_apkill_argv(config.reconcile),
+                                             config.apbasil.timeout);
     ports.apkill = apkill.get();
     for (const auto& src : config.reconcile.sources) {
       if (src.type == JobSourceType::kCommand) {
@@ -1286,9 +1285,7 @@ struct Service::Impl : std::enable_shared_from_this<Impl> {
     config = applied;
     policy.set_settings(poll_settings(config.poll));
     runner->set_config(config.reconcile);
-    std::vector<std::string> argv{config.reconcile.apkill};
-    argv.insert(argv.end(), config.reconcile.apkill_args.begin(), config.reconcile.apkill_args.end());
-    apkill->configure(std::move(argv), config.apbasil.timeout);
+    apkill->set_local_argv(local_apkill_argv(config.reconcile));
     poll_timer.cancel();  // the next decision follows the new intervals
     std::string m = "configuration reloaded (log level, [poll], [reconcile] but its sources, [geometry])";
     if (!restart.empty()) {

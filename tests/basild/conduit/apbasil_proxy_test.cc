@@ -13,6 +13,7 @@
 #include "basild/control_client/client.h"
 #include "basild/config/config.h"
 #include "apbasil_proxy/proxy.h"
+#include "tests/support/wait.h"
 
 namespace basild {
 namespace {
@@ -268,10 +269,11 @@ TEST_F(ProxyTest, AReserveLostWithTheLinkIsReleasedAsAnOrphanLater) {
   };
   // The link goes once ALPS has made the reservation, before the answer is back.
   std::thread cut([&] {
-    for (int i = 0; i < 200 && !holds_9001(); ++i) std::this_thread::sleep_for(20ms);
+    ASSERT_TRUE(basil_test::wait_until(holds_9001)) << "ALPS never made the reservation";
     sshd.Kill();
     // basild has seen the link go before the main system comes back.
-    for (int i = 0; i < 200 && health()["conduit"].value("state", "") == "up"; ++i) std::this_thread::sleep_for(20ms);
+    ASSERT_TRUE(basil_test::wait_until([&] { return health()["conduit"].value("state", "") != "up"; }))
+        << "basild never saw the link go";
     ASSERT_TRUE(sshd.Start()) << sshd.error();
   });
   control::Client c(dir + "/control.sock");

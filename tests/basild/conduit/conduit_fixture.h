@@ -14,6 +14,7 @@
 #include "tests/basild/io/emulator_support.h"
 #include "basild/conduit/ssh_transport.h"
 #include "basild/io/local_transport.h"
+#include "tests/support/wait.h"
 
 namespace basild::conduit_testing {
 
@@ -65,16 +66,7 @@ inline CallOutcome apkill(boost::asio::io_context& io, SshTransport& t, std::uin
   return run_until_done(io, [&](Transport::Handler h) { t.async_apkill(apid, 9, 20s, std::move(h)); });
 }
 
-// Whether `ready()` came true within `limit` (looked at every 10 ms).
-template <typename Ready>
-inline bool wait_until(Ready ready, std::chrono::milliseconds limit = 20s) {
-  const auto until = std::chrono::steady_clock::now() + limit;
-  while (!ready()) {
-    if (std::chrono::steady_clock::now() >= until) return false;
-    std::this_thread::sleep_for(10ms);
-  }
-  return true;
-}
+using basil_test::wait_until;
 
 // The requests the emulator at `state` has carried out ("requests N" of
 // basil-emulator show): a RESERVE, or any call while a method has a fault

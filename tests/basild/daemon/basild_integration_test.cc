@@ -19,6 +19,7 @@
 #include "basild/control_client/client.h"
 #include "tests/basild/io/emulator_support.h"
 #include "tests/basild/daemon/daemon_support.h"
+#include "tests/support/wait.h"
 
 namespace basild {
 namespace {
@@ -192,7 +193,8 @@ TEST(BasildTest, ReleaseWithOutstandingClaimsEndsReleasedNotGone) {
   emulator_admin(d.emu(), "apkill -9 " + apid);
   // The release loop's next RELEASE ends it; then a later poll cycle has
   // passed, so a "behind its back" report would be in the log by now.
-  for (int i = 0; i < 200 && d.basild_reservations().count(id) != 0; ++i) std::this_thread::sleep_for(100ms);
+  ASSERT_TRUE(basil_test::wait_until([&] { return d.basild_reservations().count(id) == 0; }, 20s))
+      << "the release loop never ended:\n" << d.log();
   d.wait_for_poll();
   EXPECT_TRUE(d.alps_reservations().empty());
   EXPECT_EQ(d.basild_reservations().count(id), 0u);
