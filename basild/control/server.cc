@@ -49,39 +49,23 @@ nlohmann::json to_json(const ServerStats& s) {
           {"handler_timeouts", s.handler_timeouts}};
 }
 
-std::string to_prometheus(const ServerStats& s) {
-  std::string out;
-  auto metric = [&](const char* name, const char* type, const char* help,
-                    std::initializer_list<std::pair<const char*, std::uint64_t>> samples) {
-    out += std::string("# HELP ") + name + " " + help + "\n";
-    out += std::string("# TYPE ") + name + " " + type + "\n";
-    for (const auto& [labels, value] : samples) {
-      out += name;
-      out += labels;
-      out += ' ';
-      out += std::to_string(value);
-      out += '\n';
-    }
-  };
-  metric("basild_control_connections_accepted_total", "counter",
-         "Connections accepted on the control socket.", {{"", s.connections_accepted}});
-  metric("basild_control_connections_open", "gauge", "Control socket connections open now.",
-         {{"", s.connections_open}});
-  metric("basild_control_connections_peak", "gauge", "Most control socket connections open at once.",
-         {{"", s.connections_peak}});
-  metric("basild_control_refused_total", "counter", "Connections refused at accept.",
-         {{"{reason=\"forbidden\"}", s.refused_forbidden}, {"{reason=\"busy\"}", s.refused_busy}});
-  metric("basild_control_requests_total", "counter", "Complete requests handed to handlers.",
-         {{"", s.requests}});
-  metric("basild_control_error_responses_total", "counter", "Responses with a status of 400 or more.",
-         {{"", s.responses_error}});
-  metric("basild_control_rejected_requests_total", "counter", "Requests rejected before routing.",
-         {{"{reason=\"too_large\"}", s.too_large}, {"{reason=\"malformed\"}", s.bad_requests}});
-  metric("basild_control_timeouts_total", "counter", "Control socket timeouts.",
-         {{"{kind=\"idle\"}", s.idle_timeouts},
-          {"{kind=\"request\"}", s.request_timeouts},
-          {"{kind=\"handler\"}", s.handler_timeouts}});
-  return out;
+void write_metrics(MetricsText& m, const ServerStats& s) {
+  m.counter("basild_control_connections_accepted_total", s.connections_accepted,
+            "Connections accepted on the control socket.");
+  m.gauge("basild_control_connections_open", s.connections_open, "Control socket connections open now.");
+  m.gauge("basild_control_connections_peak", s.connections_peak, "Most control socket connections open at once.");
+  m.family("basild_control_refused_total", "counter", "Connections refused at accept.")
+      .sample("basild_control_refused_total", {{"reason", "forbidden"}}, s.refused_forbidden)
+      .sample("basild_control_refused_total", {{"reason", "busy"}}, s.refused_busy);
+  m.counter("basild_control_requests_total", s.requests, "Complete requests handed to handlers.");
+  m.counter("basild_control_error_responses_total", s.responses_error, "Responses with a status of 400 or more.");
+  m.family("basild_control_rejected_requests_total", "counter", "Requests rejected before routing.")
+      .sample("basild_control_rejected_requests_total", {{"reason", "too_large"}}, s.too_large)
+      .sample("basild_control_rejected_requests_total", {{"reason", "malformed"}}, s.bad_requests);
+  m.family("basild_control_timeouts_total", "counter", "Control socket timeouts.")
+      .sample("basild_control_timeouts_total", {{"kind", "idle"}}, s.idle_timeouts)
+      .sample("basild_control_timeouts_total", {{"kind", "request"}}, s.request_timeouts)
+      .sample("basild_control_timeouts_total", {{"kind", "handler"}}, s.handler_timeouts);
 }
 
 namespace {

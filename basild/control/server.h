@@ -36,6 +36,7 @@
 
 #include "basil_proto/status.h"
 #include "basild/control/registry.h"
+#include "basild/core/metrics_text.h"
 
 namespace boost::asio {
 class io_context;
@@ -78,7 +79,7 @@ struct ServerStats {
 // The counters as JSON (for /v1/stats: {"connections_open":..,...}) and as
 // Prometheus text (for /metrics: basild_control_* counters and gauges).
 nlohmann::json to_json(const ServerStats& stats);
-std::string to_prometheus(const ServerStats& stats);
+void write_metrics(MetricsText& out, const ServerStats& stats);
 
 // Is this peer allowed by the options (rule 2 above)? `self_uid` is the uid
 // basild runs as. Pure, for tests.

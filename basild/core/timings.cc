@@ -1,5 +1,7 @@
 #include "basild/core/timings.h"
 
+#include "basild/core/metrics_text.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -20,12 +22,6 @@ double seconds(std::chrono::nanoseconds d) { return static_cast<double>(d.count(
 nlohmann::json figures_json(const TimingFigures& f) {
   return {{"count", f.count}, {"min", f.min}, {"mean", f.mean}, {"p50", f.p50},
           {"p95", f.p95},     {"p99", f.p99}, {"max", f.max},   {"sum", f.sum}};
-}
-
-std::string fmt_double(double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.9g", v);
-  return buf;
 }
 
 std::string fmt_ms(double seconds_value) {
@@ -169,48 +165,32 @@ nlohmann::json Timings::to_json() const {
   return {{"unit", "seconds"}, {"calls", std::move(calls)}};
 }
 
-std::string Timings::to_prometheus() const {
-  std::string out;
+void Timings::write_metrics(MetricsText& m) const {
   auto labels = [](Caller caller, CallKind kind, std::string_view phase) {
-    std::string l = "caller=\"";
-    l += caller_name(caller);
-    l += "\",method=\"";
-    l += call_kind_method(kind);
-    l += "\",type=\"";
-    l += call_kind_type(kind);
-    l += '"';
-    if (!phase.empty()) {
-      l += ",phase=\"";
-      l += phase;
-      l += '"';
-    }
+    Labels l{{"caller", caller_name(caller)}, {"method", call_kind_method(kind)}, {"type", call_kind_type(kind)}};
+    if (!phase.empty()) l.add("phase", phase);
     return l;
   };
-  out += "# HELP basild_basil_call_seconds Time of BASIL calls, transport and decode apart.\n";
-  out += "# TYPE basild_basil_call_seconds summary\n";
+  m.family("basild_basil_call_seconds", "summary", "Time of BASIL calls, transport and decode apart.");
   for_each_called([&](Caller caller, CallKind kind, const KindTimings& k) {
     for (auto [phase, hist] : {std::pair<std::string_view, const DurationHistogram*>{"transport", &k.transport},
                                {"decode", &k.decode}}) {
       const auto f = figures_of(*hist);
       const auto l = labels(caller, kind, phase);
-      for (auto [q, v] : {std::pair<const char*, double>{"0.5", f.p50}, {"0.95", f.p95}, {"0.99", f.p99}}) {
-        out += "basild_basil_call_seconds{" + l + ",quantile=\"" + q + "\"} " + fmt_double(v) + "\n";
-      }
-      out += "basild_basil_call_seconds_sum{" + l + "} " + fmt_double(f.sum) + "\n";
-      out += "basild_basil_call_seconds_count{" + l + "} " + std::to_string(f.count) + "\n";
+      for (auto [q, v] : {std::pair<const char*, double>{"0.5", f.p50}, {"0.95", f.p95}, {"0.99", f.p99}})
+        m.sample("basild_basil_call_seconds", Labels(l).add("quantile", q), v);
+      m.sample("basild_basil_call_seconds_sum", l, f.sum);
+      m.sample("basild_basil_call_seconds_count", l, static_cast<std::uint64_t>(f.count));
     }
   });
-  out += "# HELP basild_basil_calls_total BASIL calls made.\n";
-  out += "# TYPE basild_basil_calls_total counter\n";
+  m.family("basild_basil_calls_total", "counter", "BASIL calls made.");
   for_each_called([&](Caller caller, CallKind kind, const KindTimings& k) {
-    out += "basild_basil_calls_total{" + labels(caller, kind, "") + "} " + std::to_string(k.count) + "\n";
+    m.sample("basild_basil_calls_total", labels(caller, kind, ""), static_cast<std::uint64_t>(k.count));
   });
-  out += "# HELP basild_basil_call_errors_total BASIL calls that failed.\n";
-  out += "# TYPE basild_basil_call_errors_total counter\n";
+  m.family("basild_basil_call_errors_total", "counter", "BASIL calls that failed.");
   for_each_called([&](Caller caller, CallKind kind, const KindTimings& k) {
-    out += "basild_basil_call_errors_total{" + labels(caller, kind, "") + "} " + std::to_string(k.errors) + "\n";
+    m.sample("basild_basil_call_errors_total", labels(caller, kind, ""), static_cast<std::uint64_t>(k.errors));
   });
-  return out;
 }
 
 std::string Timings::to_table() const {

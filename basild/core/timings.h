@@ -22,6 +22,8 @@
 
 namespace basild {
 
+class MetricsText;
+
 // What a call was: the QUERY types, the other methods, and a raw forward.
 enum class CallKind : std::uint8_t {
   kEngine, kInventory, kSummary, kStatus, kReserve, kConfirm, kRelease, kSwitch, kRaw,
@@ -108,7 +110,7 @@ class Timings {
   // basild_basil_call_seconds{caller,method,type,phase="transport"|"decode"}
   // with quantiles 0.5/0.95/0.99, _sum and _count, plus the counters
   // basild_basil_calls_total and basild_basil_call_errors_total.
-  std::string to_prometheus() const;
+  void write_metrics(MetricsText& out) const;  // Prometheus families
   // A table like sdiag's, times in milliseconds, a row per caller and kind.
   std::string to_table() const;
 

@@ -1,15 +1,13 @@
 #include "basild/daemon/reconcile_runner.h"
 
+#include "basild/daemon/replies.h"
+
 namespace basild {
 
 namespace asio = boost::asio;
 using nlohmann::json;
 
 namespace {
-
-std::int64_t epoch_ms(WallTimePoint t) {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch()).count();
-}
 
 AuditEntry audit_of(const char* kind, std::uint64_t res_id, const std::string& batch_id, const std::string& user,
                     const basil::NidList& nodes, json detail) {
@@ -290,18 +288,14 @@ json ReconcileRunner::stats_json() const {
           {"releases_running", releases_running_}};
 }
 
-std::string ReconcileRunner::prometheus() const {
-  std::string t;
-  t += "# TYPE basild_orphans_released_total counter\nbasild_orphans_released_total " +
-       std::to_string(orphans_released_) + "\n";
-  t += "# TYPE basild_strays_released_total counter\nbasild_strays_released_total " +
-       std::to_string(strays_released_) + "\n";
-  t += "# TYPE basild_apkills_total counter\nbasild_apkills_total " + std::to_string(apkills_) + "\n";
-  t += "# TYPE basild_reconcile_alarm gauge\nbasild_reconcile_alarm " + std::to_string(alarm_on_ ? 1 : 0) + "\n";
-  t += "# TYPE basild_job_source_failures_total counter\n";
+void ReconcileRunner::write_metrics(MetricsText& m) const {
+  m.counter("basild_orphans_released_total", orphans_released_);
+  m.counter("basild_strays_released_total", strays_released_);
+  m.counter("basild_apkills_total", apkills_);
+  m.gauge("basild_reconcile_alarm", alarm_on_ ? 1 : 0);
+  m.family("basild_job_source_failures_total", "counter");
   for (const auto& [name, n] : source_failures_)
-    t += "basild_job_source_failures_total{source=\"" + name + "\"} " + std::to_string(n) + "\n";
-  return t;
+    m.sample("basild_job_source_failures_total", {{"source", name}}, n);
 }
 
 json ReconcileRunner::orphans_json() const {

@@ -21,6 +21,7 @@
 #include "basild/calls/client.h"
 #include "basild/core/clock.h"
 #include "basild/core/job_table.h"
+#include "basild/core/metrics_text.h"
 #include "basild/core/reconciler.h"
 #include "basild/config/config.h"
 #include "basild/daemon/log.h"
@@ -56,7 +57,7 @@ class ReconcileRunner : public std::enable_shared_from_this<ReconcileRunner> {
   // What health, stats, /metrics and /v1/orphans show.
   nlohmann::json health_json() const;
   nlohmann::json stats_json() const;
-  std::string prometheus() const;
+  void write_metrics(MetricsText& out) const;
   nlohmann::json orphans_json() const;
   std::size_t releases_running() const { return releases_running_; }
   std::uint64_t cycles() const { return cycles_; }

@@ -14,7 +14,7 @@ class LocalConduit final : public Conduit {
   const Transport& get() const override { return transport_; }
   void shutdown() override { transport_.shutdown(); }
   nlohmann::json status_json() const override { return {{"mode", "local"}}; }
-  std::string prometheus() const override { return {}; }
+  void write_metrics(MetricsText&) const override {}
   bool async_apkill(std::uint64_t, int, std::chrono::milliseconds, Transport::Handler) override { return false; }
 
  private:
@@ -60,20 +60,15 @@ class SshConduit final : public Conduit {
     return j;
   }
 
-  std::string prometheus() const override {
+  void write_metrics(MetricsText& m) const override {
     const auto s = transport_.status();
-    std::string t;
-    auto line = [&t](const char* name, const char* type, std::uint64_t v) {
-      t += std::string("# TYPE ") + name + " " + type + "\n" + name + " " + std::to_string(v) + "\n";
-    };
-    line("basild_conduit_up", "gauge", s.state == "up" ? 1 : 0);
-    line("basild_conduit_connects_total", "counter", s.connects);
-    line("basild_conduit_connect_failures_total", "counter", s.connect_failures);
-    line("basild_conduit_drops_total", "counter", s.drops);
-    line("basild_conduit_helper_starts_total", "counter", s.helper_starts);
-    line("basild_conduit_retried_queries_total", "counter", s.retried_queries);
-    line("basild_conduit_lost_calls_total", "counter", s.lost_calls);
-    return t;
+    m.gauge("basild_conduit_up", s.state == "up" ? 1 : 0);
+    m.counter("basild_conduit_connects_total", s.connects);
+    m.counter("basild_conduit_connect_failures_total", s.connect_failures);
+    m.counter("basild_conduit_drops_total", s.drops);
+    m.counter("basild_conduit_helper_starts_total", s.helper_starts);
+    m.counter("basild_conduit_retried_queries_total", s.retried_queries);
+    m.counter("basild_conduit_lost_calls_total", s.lost_calls);
   }
 
  private:

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "basild/conduit/ssh_transport.h"
+#include "basild/core/metrics_text.h"
 #include "basild/core/transport.h"
 #include "basild/config/config.h"
 
@@ -25,8 +26,8 @@ class Conduit {
   virtual void shutdown() = 0;
   // {"mode": "local"} or the ssh conduit's state, counters and last error.
   virtual nlohmann::json status_json() const = 0;
-  // Prometheus lines (basild_conduit_*); empty for the local transport.
-  virtual std::string prometheus() const = 0;
+  // Its Prometheus families (basild_conduit_*); none for the local transport.
+  virtual void write_metrics(MetricsText& out) const = 0;
   // Runs apkill -`signal` `apid` where ALPS is, if this conduit does: the
   // ssh conduit runs [conduit] remote_apkill on the main system and returns
   // true (`done` is then called once, on the loop). The local conduit

@@ -283,7 +283,9 @@ TEST(ServerStatsTest, JsonAndPrometheusCarryEveryCounter) {
   EXPECT_EQ(j["connections_accepted"], 5);
   EXPECT_EQ(j["refused_busy"], 2);
   EXPECT_EQ(j.size(), 12u);
-  auto text = to_prometheus(s);
+  basild::MetricsText metrics;
+  write_metrics(metrics, s);
+  const auto& text = metrics.text();
   EXPECT_NE(text.find("basild_control_connections_accepted_total 5\n"), std::string::npos) << text;
   EXPECT_NE(text.find("basild_control_refused_total{reason=\"busy\"} 2\n"), std::string::npos);
   EXPECT_NE(text.find("basild_control_timeouts_total{kind=\"handler\"} 1\n"), std::string::npos);

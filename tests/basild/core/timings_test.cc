@@ -1,5 +1,7 @@
 #include "basild/core/timings.h"
 
+#include "basild/core/metrics_text.h"
+
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -54,7 +56,9 @@ TEST(TimingsTest, CountsErrorsPerKindWithTransportAndDecodeApart) {
   EXPECT_EQ(j["calls"][1]["method"], "RESERVE");
   EXPECT_EQ(j["calls"][1]["type"], "");
 
-  const auto prom = t.to_prometheus();
+  MetricsText metrics;
+  t.write_metrics(metrics);
+  const auto prom = metrics.text();
   EXPECT_NE(prom.find("# TYPE basild_basil_call_seconds summary"), std::string::npos);
   EXPECT_NE(prom.find("basild_basil_call_seconds_count{caller=\"basild\",method=\"QUERY\",type=\"INVENTORY\",phase=\"transport\"} 2"),
             std::string::npos)
@@ -97,7 +101,9 @@ TEST(TimingsTest, ForwardedCallsAreTimedPerKindApartFromBasildsOwn) {
   EXPECT_EQ(j["calls"][1]["caller"], "forwarded");
   EXPECT_EQ(j["calls"][1]["kind"], "INVENTORY");
   EXPECT_EQ(j["calls"][2]["kind"], "RELEASE");
-  const auto prom = t.to_prometheus();
+  MetricsText metrics;
+  t.write_metrics(metrics);
+  const auto prom = metrics.text();
   EXPECT_NE(prom.find("basild_basil_calls_total{caller=\"forwarded\",method=\"RELEASE\",type=\"\"} 1"),
             std::string::npos)
       << prom;

@@ -1,0 +1,41 @@
+// The daemon's parts as the control routes and views see them. Service
+// builds them from the configuration and owns them; they outlive every
+// request (Service is destroyed only after its io_context has run out of
+// work).
+#pragma once
+
+#include <functional>
+
+#include "basild/calls/client.h"
+#include "basild/config/config.h"
+#include "basild/control/server.h"
+#include "basild/core/clock.h"
+#include "basild/core/engine_memory.h"
+#include "basild/core/timings.h"
+#include "basild/daemon/alps_poller.h"
+#include "basild/daemon/forwarder.h"
+#include "basild/daemon/reconcile_runner.h"
+#include "basild/daemon/typed_calls.h"
+#include "basild/io/store.h"
+#include "basild/transport/conduit.h"
+
+namespace basild {
+
+struct DaemonParts {
+  const Config* config = nullptr;  // as last reloaded
+  const ClockPort* clock = nullptr;
+  Store* store = nullptr;
+  const Client* client = nullptr;
+  const Conduit* transport = nullptr;
+  const EngineMemory* engine_memory = nullptr;
+  const Timings* timings = nullptr;
+  const control::Server* server = nullptr;
+  AlpsPoller* poller = nullptr;
+  const ReconcileRunner* runner = nullptr;
+  Forwarder* forwarder = nullptr;
+  TypedCalls* typed = nullptr;
+  const bool* stopping = nullptr;
+  WallTime started_at{};
+};
+
+}  // namespace basild

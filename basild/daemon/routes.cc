@@ -1,0 +1,142 @@
+#include "basild/daemon/routes.h"
+
+#include "basild/daemon/replies.h"
+#include "basild/daemon/views.h"
+
+namespace basild {
+
+namespace {
+
+using control::BodyKind;
+using control::Method;
+using control::Request;
+using control::Responder;
+using control::Response;
+using nlohmann::json;
+
+class Routes {
+ public:
+  explicit Routes(const DaemonParts& d) : d_(d) {}
+
+  Response health(const Request&) const { return Response::json(health_json(d_)); }
+  Response stats(const Request&) const { return Response::json(stats_json(d_)); }
+  Response metrics(const Request&) const {
+    return Response::text(metrics_text(d_), "text/plain; version=0.0.4");
+  }
+  Response inventory(const Request&) const { return inventory_view(d_); }
+  Response summary(const Request&) const { return summary_view(d_); }
+  Response orphans(const Request&) const { return Response::json(d_.runner->orphans_json()); }
+
+  // A full INVENTORY now; concurrent demands share one call.
+  void refresh(const Request&, Responder reply) const {
+    if (*d_.stopping) return reply(error_reply(basil::Status(basil::Code::kBusy, "basild is stopping")));
+    const DaemonParts d = d_;
+    d.poller->demand_inventory([d, reply](basil::Status s) {
+      if (!s) return reply(error_reply(s));
+      const auto& inv = *d.poller->inventory();
+      reply(Response::json({{"age_s", age_seconds(d.poller->inventory_at(), d.clock->wall())},
+                            {"changecount", inv.changecount ? json(*inv.changecount) : json(nullptr)},
+                            {"reservations", inv.reservations.size()},
+                            {"nodes", inv.nodes.size()}}));
+    });
+  }
+
+  Response reservations(const Request&) const {
+    auto list = d_.store->list_active();
+    if (!list) return error_reply(list.status());
+    json arr = json::array();
+    for (const auto& r : *list) arr.push_back(record_json(r));
+    return Response::json({{"reservations", arr}});
+  }
+
+  Response jobs(const Request&) const {
+    auto list = d_.store->list_jobs(true);
+    if (!list) return error_reply(list.status());
+    json arr = json::array();
+    for (const auto& j : *list)
+      arr.push_back({{"job_id", j.job_id}, {"source", j.source}, {"state", j.state},
+                     {"last_seen_ms", epoch_ms(j.last_seen)}});
+    return Response::json({{"jobs", arr}});
+  }
+
+  Response events(const Request&) const {
+    auto list = d_.store->list_audit(WallTime{}, 1000);
+    if (!list) return error_reply(list.status());
+    json arr = json::array();
+    for (const auto& a : *list) {
+      json detail = json::parse(a.detail, nullptr, false);
+      arr.push_back({{"id", a.id}, {"time_ms", epoch_ms(a.time)}, {"kind", a.kind},
+                     {"reservation_id", a.res_id ? json(*a.res_id) : json(nullptr)},
+                     {"batch_id", a.batch_id}, {"user", a.user}, {"nodes", a.nodes.format()},
+                     {"detail", detail.is_discarded() ? json(a.detail) : detail}});
+    }
+    auto nodes = d_.store->list_node_events(WallTime{}, 1000);
+    if (!nodes) return error_reply(nodes.status());
+    json narr = json::array();
+    for (const auto& n : *nodes)
+      narr.push_back({{"id", n.id}, {"time_ms", epoch_ms(n.time)}, {"nid", n.nid},
+                      {"kind", n.kind}, {"from", n.from}, {"to", n.to}});
+    return Response::json({{"events", arr}, {"node_events", narr}});
+  }
+
+  void basil(const Request& req, Responder reply) const { d_.forwarder->forward(req, std::move(reply)); }
+  void apkill(const Request& req, Responder reply) const { d_.forwarder->apkill(req.json, std::move(reply)); }
+  void reserve(const Request& req, Responder reply) const { d_.typed->reserve(req.json, std::move(reply)); }
+  void confirm(const Request& req, Responder reply) const { d_.typed->confirm(req.json, std::move(reply)); }
+  void release(const Request& req, Responder reply) const { d_.typed->release(req.json, std::move(reply)); }
+
+ private:
+  DaemonParts d_;
+};
+
+struct SyncRoute {
+  Method method;
+  const char* path;
+  const char* summary;
+  Response (Routes::*handler)(const Request&) const;
+};
+
+struct AsyncRoute {
+  Method method;
+  const char* path;
+  BodyKind body;
+  const char* summary;
+  void (Routes::*handler)(const Request&, Responder) const;
+};
+
+constexpr SyncRoute kSyncRoutes[] = {
+    {Method::kGet, "/v1/health", "daemon and ALPS health", &Routes::health},
+    {Method::kGet, "/v1/stats", "per-method call timings", &Routes::stats},
+    {Method::kGet, "/metrics", "Prometheus metrics", &Routes::metrics},
+    {Method::kGet, "/v1/inventory", "cached INVENTORY with its age", &Routes::inventory},
+    {Method::kGet, "/v1/summary", "cached SUMMARY with its age", &Routes::summary},
+    {Method::kGet, "/v1/orphans", "orphan and stray candidates, alarm, releases", &Routes::orphans},
+    {Method::kGet, "/v1/reservations", "reservations basild holds as active", &Routes::reservations},
+    {Method::kGet, "/v1/jobs", "the scheduler's job table as basild knows it", &Routes::jobs},
+    {Method::kGet, "/v1/events", "audit log", &Routes::events},
+};
+
+constexpr AsyncRoute kAsyncRoutes[] = {
+    {Method::kPost, "/v1/inventory/refresh", BodyKind::kNone,
+     "a full INVENTORY now (concurrent demands share one call)", &Routes::refresh},
+    {Method::kPost, "/v1/basil", BodyKind::kRaw, "forward a raw BASIL request to ALPS", &Routes::basil},
+    {Method::kPost, "/v1/apkill", BodyKind::kJson,
+     "signal an aprun application of a batch reservation ({apid, signal}), where ALPS is", &Routes::apkill},
+    {Method::kPost, "/v1/reserve", BodyKind::kJson, "typed RESERVE (intent first)", &Routes::reserve},
+    {Method::kPost, "/v1/confirm", BodyKind::kJson, "typed CONFIRM", &Routes::confirm},
+    {Method::kPost, "/v1/release", BodyKind::kJson, "typed RELEASE until ALPS proves it gone", &Routes::release},
+};
+
+}  // namespace
+
+void register_routes(control::Registry& registry, const DaemonParts& parts) {
+  auto routes = std::make_shared<const Routes>(parts);
+  for (const auto& r : kSyncRoutes)
+    registry.add_sync(r.method, r.path, BodyKind::kNone, r.summary,
+                      [routes, h = r.handler](const Request& req) { return ((*routes).*h)(req); });
+  for (const auto& r : kAsyncRoutes)
+    registry.add(r.method, r.path, r.body, r.summary,
+                 [routes, h = r.handler](const Request& req, Responder reply) { ((*routes).*h)(req, std::move(reply)); });
+}
+
+}  // namespace basild

@@ -1,0 +1,187 @@
+#include "basild/daemon/typed_calls.h"
+
+#include "basild/core/job_json.h"
+#include "basild/daemon/replies.h"
+
+namespace basild {
+
+using control::ResultCode;
+using nlohmann::json;
+
+TypedCalls::TypedCalls(CallParts parts, GeometryConfig geometry) : parts_(parts), geometry_(std::move(geometry)) {}
+
+// The site's [geometry] policy, with nppcu only when the dialect has it.
+basil::GeometryPolicy TypedCalls::geometry_policy() const {
+  basil::GeometryPolicy p;
+  p.one_task_per_core = geometry_.one_task_per_core;
+  p.allocation = geometry_.allocation;
+  p.nppcu_in_dialect = !parts_.client.dialect() || basil::at_least(*parts_.client.dialect(), basil::Dialect::k1_3);
+  return p;
+}
+
+// A reserve in the job form: the geometry from the cached inventory. A job
+// that cannot run is refused here and never reaches apbasil.
+std::optional<control::Response> TypedCalls::reserve_from_job(const json& body, basil::ReserveRequest& out) {
+  const auto& inventory = parts_.poller.inventory();
+  if (!inventory)
+    return control::Response::error(ResultCode::kUnavailable, "no INVENTORY yet: a job's geometry needs one");
+  if (!pool_ || pool_at_ != parts_.poller.inventory_at()) {  // rebuilt once per INVENTORY, not per reserve
+    pool_ = basil::node_pool(*inventory);
+    pool_at_ = parts_.poller.inventory_at();
+  }
+  auto planned = plan_job_reserve(body, *pool_, geometry_policy());
+  if (const auto* r = std::get_if<basil::Rejection>(&planned)) {
+    parts_.log.warning("B0305", "RESERVE for job " + out.batch_id.value_or("?") + " refused before ALPS (" +
+                             std::string(basil::to_string(r->reason)) + "): " + r->message);
+    return control::Response::json(rejection_to_json(*r),
+                                   r->transient() ? ResultCode::kUnavailable : ResultCode::kBadRequest);
+  }
+  out = std::move(std::get<JobReserve>(planned).request);
+  return std::nullopt;
+}
+
+
+void TypedCalls::reserve(const json& body, control::Responder reply) {
+  basil::ReserveRequest request;
+  const bool job_form = is_job_form(body);
+  if (job_form) {
+    // The geometry comes after the look-up below: a retry gets what it holds.
+    if (auto s = reserve_header_from_json(body, request); !s) return reply(error_reply(s));
+  } else {
+    auto parsed = reserve_from_json(body);
+    if (!parsed) return reply(error_reply(parsed.status()));
+    request = std::move(*parsed);
+  }
+  const std::string batch = *request.batch_id;
+
+  // The same job asking again gets the reservation it already holds.
+  auto existing = parts_.store.find_by_batch_id(batch);
+  if (!existing) return reply(error_reply(existing.status()));
+  for (const auto& r : *existing)
+    if (!is_terminal(r.state) && r.state != ResState::kOrphan) {
+      json j = record_json(r);
+      j["existing"] = true;
+      return reply(control::Response::json(j));
+    }
+  // An unsettled intent for this job: an earlier answer may have been lost,
+  // so look in ALPS before reserving again.
+  auto pending = parts_.store.list_pending_intents();
+  if (!pending) return reply(error_reply(pending.status()));
+  bool earlier_attempt = false;
+  for (const auto& i : *pending) earlier_attempt = earlier_attempt || i.batch_id == batch;
+  if (job_form)
+    if (auto refused = reserve_from_job(body, request)) return reply(std::move(*refused));
+
+  json params = body;
+  auto intent = parts_.store.record_intent(batch, request.user_name, params.dump());
+  if (!intent) {
+    parts_.log.error("B0301", "RESERVE for job " + batch + " refused: state database: " + intent.status().to_string());
+    return reply(error_reply(basil::Status(basil::Code::kBusy,
+                                           "state database unavailable, RESERVE refused: " + intent.status().message())));
+  }
+  const std::int64_t intent_id = *intent;
+  parts_.poller.intents().started(intent_id);
+  auto self = shared_from_this();
+  auto finish = [self, intent_id, request, reply](basil::Result<ReserveOutcome> r) {
+    self->parts_.poller.intents().ended(intent_id, self->parts_.clock.wall());
+    if (!r) {
+      const auto code = r.status().code();
+      if (code == basil::Code::kTransport || code == basil::Code::kTimeout) {
+        // The RESERVE may have reached ALPS: the intent stays pending and
+        // the next INVENTORY settles it.
+        self->parts_.log.warning("B0302", "RESERVE for job " + *request.batch_id + " has no answer (" +
+                                       r.status().to_string() + "); the next INVENTORY settles it");
+      } else {
+        self->note(self->parts_.store.settle_intent_dropped(intent_id, r.status().to_string()));
+        self->parts_.poller.intents().settled(intent_id);
+      }
+      return reply(error_reply(r.status()));
+    }
+    ReservationRecord rec;
+    rec.res_id = r->reserved.reservation_id;
+    rec.batch_id = *request.batch_id;
+    rec.user = request.user_name;
+    rec.account = request.account_name.value_or("DEFAULT");
+    rec.nodes = basil::NidList::from_nids(r->reserved.reserved_nodes);
+    for (const auto& p : request.params) rec.width += p.width;
+    const auto& first = request.params.front();
+    rec.depth = first.depth.value_or(1);
+    rec.nppn = first.nppn.value_or(0);
+    rec.nppcu = first.nppcu.value_or(0);
+    rec.origin = r->adopted ? ResOrigin::kAdopted : ResOrigin::kReserved;
+    // Committed before the caller hears of it.
+    if (auto s = self->parts_.store.record_reserved(intent_id, rec); !s) {
+      self->parts_.log.error("B0303", "reservation " + std::to_string(rec.res_id) + " granted but not recorded: " +
+                                   s.to_string() + "; the next INVENTORY records it");
+      return reply(error_reply(s));
+    }
+    self->parts_.poller.intents().settled(intent_id);
+    self->parts_.log.info("B0304", "ALPS reservation " + std::to_string(rec.res_id) + " for job " + rec.batch_id +
+                                ": width " + std::to_string(rec.width) + " on " + rec.nodes.format() +
+                                (r->adopted ? " (adopted)" : ""));
+    auto stored = self->parts_.store.find(rec.res_id);
+    json j = record_json(stored && *stored ? **stored : rec);
+    j["adopted"] = r->adopted;
+    reply(control::Response::json(j));
+  };
+  if (earlier_attempt) {
+    co_spawn_result<ReserveOutcome>(parts_.io.get_executor(), parts_.client.reserve_or_adopt(request), finish);
+  } else {
+    auto plain = [](Client* c, basil::ReserveRequest q) -> Awaitable<basil::Result<ReserveOutcome>> {
+      auto r = co_await c->reserve(std::move(q));
+      if (!r) co_return r.status();
+      co_return ReserveOutcome{std::move(*r), false};
+    };
+    co_spawn_result<ReserveOutcome>(parts_.io.get_executor(), plain(&parts_.client, request), finish);
+  }
+}
+
+void TypedCalls::confirm(const json& body, control::Responder reply) {
+  auto res_id = json_uint(body, "reservation_id");
+  auto pagg = json_uint(body, "pagg_id");
+  if (!res_id || !pagg)
+    return reply(error_reply(basil::Status(basil::Code::kInvalidValue,
+                                           "confirm: \"reservation_id\" and \"pagg_id\" (integers) are required")));
+  basil::ConfirmRequest q;
+  q.reservation_id = *res_id;
+  q.pagg_id = *pagg;
+  auto self = shared_from_this();
+  co_spawn_result<basil::Confirmed>(parts_.io.get_executor(), parts_.client.confirm(q), [self, q, reply](basil::Result<basil::Confirmed> r) {
+    if (!r) return reply(error_reply(r.status()));
+    self->note(self->parts_.store.mark_confirmed(q.reservation_id, q.pagg_id));
+    reply(control::Response::json({{"reservation_id", q.reservation_id}, {"pagg_id", q.pagg_id}, {"state", "confirmed"}}));
+  });
+}
+
+void TypedCalls::release(const json& body, control::Responder reply) {
+  auto res_id = json_uint(body, "reservation_id");
+  if (!res_id)
+    return reply(error_reply(basil::Status(basil::Code::kInvalidValue, "release: \"reservation_id\" is required")));
+  const std::uint64_t id = *res_id;
+  note(parts_.store.mark_releasing(id, "release requested"));
+  basil::ReleaseRequest q;
+  q.reservation_id = id;
+  auto self = shared_from_this();
+  // The first answer goes to the caller; outstanding claims keep the loop
+  // going in the background until ALPS proves the reservation gone.
+  co_spawn_result<basil::Released>(parts_.io.get_executor(), parts_.client.release_once(q), [self, id, reply](basil::Result<basil::Released> r) {
+    bool gone = (!r && r.status().code() == basil::Code::kReservationGone) ||
+                (r && r->claims && *r->claims == 0);
+    if (gone) {
+      self->note(self->parts_.store.mark_released(id, "RELEASE proved it gone"));
+      return reply(control::Response::json({{"reservation_id", id}, {"state", "released"}, {"claims", 0}}));
+    }
+    if (!r && !r.status().transient()) return reply(error_reply(r.status()));
+    json j = {{"reservation_id", id}, {"state", "releasing"}};
+    if (r && r->claims) j["claims"] = *r->claims;
+    reply(control::Response::json(j));
+    // One loop per reservation: the reconciler sees it and does not start another.
+    if (!self->parts_.runner.release_loop_running(id)) self->parts_.runner.start_release_loop(id);
+  });
+}
+
+void TypedCalls::note(const basil::Status& s) {
+  if (!s) parts_.log.error("B0221", "state database: " + s.to_string());
+}
+
+}  // namespace basild

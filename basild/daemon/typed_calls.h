@@ -1,0 +1,45 @@
+// The typed calls of the control API (POST /v1/reserve, /v1/confirm,
+// /v1/release): RESERVE with an intent committed first and the granted
+// reservation recorded before the caller hears of it (a job asking again
+// gets what it holds; one whose earlier answer may have been lost is looked
+// for in ALPS first), its job form planned from the cached INVENTORY by the
+// site's [geometry] policy, and RELEASE loops that end only when ALPS proves
+// the reservation gone.
+#pragma once
+
+#include <memory>
+#include <optional>
+
+#include <nlohmann/json.hpp>
+
+#include "basild/config/config.h"
+#include "basild/control/registry.h"
+#include "basild/core/geometry.h"
+#include "basild/daemon/call_parts.h"
+
+namespace basild {
+
+class TypedCalls : public std::enable_shared_from_this<TypedCalls> {
+ public:
+  TypedCalls(CallParts parts, GeometryConfig geometry);
+
+  void reserve(const nlohmann::json& body, control::Responder reply);
+  void confirm(const nlohmann::json& body, control::Responder reply);
+  void release(const nlohmann::json& body, control::Responder reply);
+
+  void set_geometry(const GeometryConfig& g) { geometry_ = g; }
+  // The site's [geometry] policy, with nppcu only when the dialect has it.
+  basil::GeometryPolicy geometry_policy() const;
+
+ private:
+  std::optional<control::Response> reserve_from_job(const nlohmann::json& body, basil::ReserveRequest& out);
+  void note(const basil::Status& s);
+
+  CallParts parts_;
+  GeometryConfig geometry_;
+  // The nodes of the cached INVENTORY by layout, for job-form reserves.
+  std::optional<basil::NodePool> pool_;
+  WallTime pool_at_{};
+};
+
+}  // namespace basild

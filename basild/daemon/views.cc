@@ -1,0 +1,90 @@
+#include "basild/daemon/views.h"
+
+#include "basild/core/job_json.h"
+#include "basild/core/records.h"
+#include "basild/daemon/replies.h"
+
+namespace basild {
+
+using control::ResultCode;
+using nlohmann::json;
+
+json health_json(const DaemonParts& d) {
+  const auto& poller = *d.poller;
+  const WallTime now = d.clock->wall();
+  json j;
+  j["status"] = *d.stopping ? "stopping" : (poller.reachable() ? "ok" : "degraded");
+  j["alps_reachable"] = poller.reachable();
+  if (!poller.error().empty()) j["alps_error"] = poller.error();
+  if (d.client->dialect()) j["dialect"] = basil::dialect_id(*d.client->dialect());
+  if (d.client->engine()) j["engine"] = d.client->engine()->version;
+  j["transport"] = {{"name", d.transport->name()}, {"running", d.transport->running()},
+                    {"queued", d.transport->queued()}};
+  j["conduit"] = d.transport->status_json();
+  j["engine_from_memory"] = d.engine_memory->answered_from_memory();
+  j["inventories_learnt"] = poller.inventories_learnt();
+  j["inventory_age_s"] = poller.inventory() ? json(age_seconds(poller.inventory_at(), now)) : json(nullptr);
+  j["uptime_s"] = age_seconds(d.started_at, now);
+  j["intents_in_flight"] = poller.intents().in_flight();
+  j["releases_running"] = d.runner->releases_running();
+  j["poll_mode"] = poll_mode_name(d.config->poll.mode);
+  j["reconcile"] = d.runner->health_json();
+  if (d.runner->alarm()) j["status"] = "alarm";
+  j["state_database"] = d.config->state.database;
+  return j;
+}
+
+json stats_json(const DaemonParts& d) {
+  json j = d.timings->to_json();
+  j["control"] = control::to_json(d.server->stats());
+  j["polls"] = d.poller->polls();
+  j["poll_errors"] = d.poller->poll_errors();
+  j["poll"] = d.poller->poll_json();
+  j["reconcile"] = d.runner->stats_json();
+  return j;
+}
+
+std::string metrics_text(const DaemonParts& d) {
+  MetricsText m;
+  d.timings->write_metrics(m);
+  control::write_metrics(m, d.server->stats());
+  d.transport->write_metrics(m);
+  m.counter("basild_engine_from_memory_total", d.engine_memory->answered_from_memory(),
+            "QUERY ENGINE calls answered with the last good answer while ALPS could not answer");
+  d.poller->write_metrics(m);
+  d.runner->write_metrics(m);
+  return m.take();
+}
+
+control::Response inventory_view(const DaemonParts& d) {
+  const auto& inventory = d.poller->inventory();
+  if (!inventory) return control::Response::error(ResultCode::kUnavailable, "no INVENTORY yet");
+  json nodes = json::array();
+  for (const auto& n : inventory->nodes) nodes.push_back(inventory_node_json(n));
+  json res = json::array();
+  for (const auto& r : inventory->reservations)
+    res.push_back({{"reservation_id", r.reservation_id}, {"batch_id", r.batch_id.value_or("")},
+                   {"user", r.user_name}, {"nodes", shape_of(*inventory, r).nodes.format()}});
+  return control::Response::json(
+      {{"age_s", age_seconds(d.poller->inventory_at(), d.clock->wall())},
+       {"changecount", inventory->changecount ? json(*inventory->changecount) : json(nullptr)},
+       {"nodes", nodes},
+       {"reservations", res},
+       {"geometry_policy", policy_to_json(d.typed->geometry_policy())}});
+}
+
+control::Response summary_view(const DaemonParts& d) {
+  const auto& summary = d.poller->summary();
+  if (!summary) return control::Response::error(ResultCode::kUnavailable, "no SUMMARY yet (it needs BASIL 1.3)");
+  json entries = json::array();
+  for (const auto& e : summary->nodes)
+    entries.push_back({{"up", e.up}, {"role", basil::to_string(e.role)},
+                       {"state", basil::to_string(e.up ? basil::NodeState::kUp : e.state)},
+                       {"count", e.count}, {"nids", e.nids.format()}});
+  return control::Response::json({{"age_s", age_seconds(d.poller->summary_at(), d.clock->wall())},
+                                  {"changecount", summary->changecount},
+                                  {"schedchangecount", summary->schedchangecount},
+                                  {"nodes", entries}});
+}
+
+}  // namespace basild
