@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "basild/config/config.h"
+#include "basild/daemon/log_ids.h"
 
 namespace basild {
 
@@ -21,15 +22,17 @@ class Logger {
   LogLevel level() const { return level_; }
   bool enabled(LogLevel level) const { return static_cast<int>(level) >= static_cast<int>(level_); }
 
-  // `id` is a stable message id ("B0101") that sites can match on.
-  void log(LogLevel level, std::string_view id, std::string_view message);
-  void debug(std::string_view id, std::string_view m) { log(LogLevel::kDebug, id, m); }
-  void info(std::string_view id, std::string_view m) { log(LogLevel::kInfo, id, m); }
-  void notice(std::string_view id, std::string_view m) { log(LogLevel::kNotice, id, m); }
-  void warning(std::string_view id, std::string_view m) { log(LogLevel::kWarning, id, m); }
-  void error(std::string_view id, std::string_view m) { log(LogLevel::kError, id, m); }
+  // `id` is a stable message id ("B0101") that sites can match on, from
+  // the catalogue (log_ids.h) at the level it is logged with.
+  void debug(LogId<LogLevel::kDebug> id, std::string_view m) { log(LogLevel::kDebug, id.view(), m); }
+  void info(LogId<LogLevel::kInfo> id, std::string_view m) { log(LogLevel::kInfo, id.view(), m); }
+  void notice(LogId<LogLevel::kNotice> id, std::string_view m) { log(LogLevel::kNotice, id.view(), m); }
+  void warning(LogId<LogLevel::kWarning> id, std::string_view m) { log(LogLevel::kWarning, id.view(), m); }
+  void error(LogId<LogLevel::kError> id, std::string_view m) { log(LogLevel::kError, id.view(), m); }
 
  private:
+  void log(LogLevel level, std::string_view id, std::string_view message);
+
   LogLevel level_;
   std::FILE* out_;
   bool journal_;

@@ -1,0 +1,150 @@
+// Every message id basild logs, with its level and meaning: the catalogue
+// that basild(8) lists under LOG MESSAGES (a test keeps the two the same).
+// Logger takes only ids from this table: an id that is not here does not
+// compile. A message's text may change between versions; its id, level and
+// meaning do not.
+#pragma once
+
+#include <string_view>
+
+#include "basild/config/config.h"
+
+namespace basild {
+
+struct LogIdEntry {
+  std::string_view id;
+  LogLevel level;
+  std::string_view meaning;
+};
+
+inline constexpr LogIdEntry kLogIds[] = {
+    {"B0001", LogLevel::kError,
+     "basild cannot start (configuration, state database, control socket); the reason follows."},
+    {"B0002", LogLevel::kNotice,
+     "basild started, with the configuration file it read."},
+    {"B0003", LogLevel::kError,
+     "SIGHUP: the new configuration is refused; the running one stays."},
+    {"B0004", LogLevel::kNotice,
+     "stopping on SIGTERM or SIGINT."},
+    {"B0100", LogLevel::kWarning,
+     "a configuration setting that works but is probably not meant (one line each)."},
+    {"B0101", LogLevel::kInfo,
+     "the state database is open, with its schema version."},
+    {"B0102", LogLevel::kInfo,
+     "the XML log is on, and where it goes."},
+    {"B0103", LogLevel::kInfo,
+     "the control socket listens."},
+    {"B0104", LogLevel::kNotice,
+     "no command or sqlite job-table source: orphans are reported, never released."},
+    {"B0105", LogLevel::kWarning,
+     "the kept QUERY ENGINE answers cannot be read."},
+    {"B0106", LogLevel::kWarning,
+     "a good QUERY ENGINE answer cannot be kept."},
+    {"B0108", LogLevel::kNotice,
+     "SIGHUP: the new configuration took effect; which changes wait for a restart."},
+    {"B0109", LogLevel::kNotice,
+     "stopped."},
+    {"B0110", LogLevel::kWarning,
+     "control.allowed_users names no such user."},
+    {"B0111", LogLevel::kWarning,
+     "control.allowed_groups names no such group."},
+    {"B0190", LogLevel::kInfo,
+     "an XML log record, when XML_LOG_LOC is SLURM (the daemon's own log)."},
+    {"B0201", LogLevel::kNotice,
+     "the ALPS engine and the BASIL dialect negotiated."},
+    {"B0202", LogLevel::kWarning,
+     "QUERY ENGINE failed; basild retries after a back-off."},
+    {"B0210", LogLevel::kWarning,
+     "a poll (SUMMARY or INVENTORY) failed."},
+    {"B0212", LogLevel::kWarning,
+     "ALPS ignores the reservations-only INVENTORY form: full INVENTORYs for the rest of the run."},
+    {"B0213", LogLevel::kWarning,
+     "ALPS ignores the changecount INVENTORY form: full INVENTORYs for the rest of the run."},
+    {"B0220", LogLevel::kError,
+     "the state database cannot be read while an INVENTORY is applied."},
+    {"B0221", LogLevel::kError,
+     "the state database cannot be written while an INVENTORY is applied."},
+    {"B0230", LogLevel::kNotice,
+     "an intent whose RESERVE answer was lost adopted the reservation ALPS made for its job."},
+    {"B0231", LogLevel::kInfo,
+     "an intent is dropped: its RESERVE never reached ALPS."},
+    {"B0232", LogLevel::kWarning,
+     "a reservation vanished from ALPS without basild releasing it; its job's nodes are not protected."},
+    {"B0233", LogLevel::kInfo,
+     "a reservation made by someone else is recorded as seen."},
+    {"B0234", LogLevel::kInfo,
+     "a reservation is released: its last claim ended."},
+    {"B0240", LogLevel::kNotice,
+     "a node changed state, role or scheduling (an event)."},
+    {"B0241", LogLevel::kNotice,
+     "how many node changes one poll saw, when over 16 (each is still an event)."},
+    {"B0301", LogLevel::kError,
+     "a RESERVE is refused: its intent cannot be written to the state database."},
+    {"B0302", LogLevel::kWarning,
+     "a RESERVE got no answer; its intent waits for the next INVENTORY to settle it."},
+    {"B0303", LogLevel::kError,
+     "a reservation was granted but cannot be recorded."},
+    {"B0304", LogLevel::kInfo,
+     "a reservation granted through basild (POST /v1/reserve)."},
+    {"B0305", LogLevel::kWarning,
+     "a RESERVE refused before ALPS (a bad request): no intent, no apbasil call."},
+    {"B0306", LogLevel::kInfo,
+     "a reservation granted to a scheduler's forwarded RESERVE, recorded."},
+    {"B0307", LogLevel::kInfo,
+     "a reservation released by the scheduler (forwarded RELEASE)."},
+    {"B0310", LogLevel::kWarning,
+     "a RELEASE is not proven; the reconciler tries again."},
+    {"B0311", LogLevel::kInfo,
+     "a reservation released, with the number of RELEASE calls it took."},
+    {"B0401", LogLevel::kError,
+     "a reconcile cycle is skipped: the state database cannot be read."},
+    {"B0402", LogLevel::kWarning,
+     "the job table is unavailable: this cycle releases nothing."},
+    {"B0403", LogLevel::kNotice,
+     "the job table is available again."},
+    {"B0410", LogLevel::kError,
+     "orphan release held (alarm): too many orphans at once, or a job table that suddenly empties."},
+    {"B0411", LogLevel::kNotice,
+     "the orphan release alarm cleared."},
+    {"B0412", LogLevel::kNotice,
+     "dry run: what would be released."},
+    {"B0420", LogLevel::kNotice,
+     "a reservation adopted for a live job."},
+    {"B0421", LogLevel::kWarning,
+     "an orphan's claims outlived reconcile.claims_timeout: apkill -9 of its applications."},
+    {"B0422", LogLevel::kWarning,
+     "an apkill of one application failed."},
+    {"B0423", LogLevel::kWarning,
+     "a forwarded apkill (POST /v1/apkill, from apkill_proxy) failed."},
+    {"B0430", LogLevel::kError,
+     "a reservation cannot be released (state database)."},
+    {"B0431", LogLevel::kWarning,
+     "an orphan or a stray is released."},
+    {"B0432", LogLevel::kInfo,
+     "a reservation the reconciler releases for a reason other than orphan or stray (the reason follows)."},
+    {"B0901", LogLevel::kError,
+     "the ALPS loop ended by an exception: a bug, please report it with the log."},
+};
+
+consteval bool log_id_catalogued(std::string_view id, LogLevel level) {
+  for (const auto& e : kLogIds)
+    if (e.id == id) return e.level == level;
+  return false;
+}
+
+// A message id of level `L`, checked against the catalogue when the program
+// compiles: an id that is not there, or is there with another level, is an
+// error.
+template <LogLevel L>
+class LogId {
+ public:
+  consteval LogId(const char* id) : id_(id) {  // implicit from a literal on purpose
+    if (!log_id_catalogued(id_, L)) throw "a log message id not in basild/daemon/log_ids.h at this level";
+  }
+  std::string_view view() const { return id_; }
+
+ private:
+  std::string_view id_;
+};
+
+}  // namespace basild
