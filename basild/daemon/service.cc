@@ -80,13 +80,33 @@ struct Service::Impl : std::enable_shared_from_this<Impl> {
   // ---------------------------------------------------------------- start
 
   basil::Status start() {
+    if (auto s = open_state(); !s) return s;
+    if (auto s = open_xml_log(); !s) return s;
+    transport = make_conduit(io, config);
+    remember_engine_answers();
+    make_client();
+    build_parts();
+    if (!speaks_for_scheduler(config.reconcile))
+      log.notice("B0104", "reconcile: no command or sqlite job-table source: orphans are reported, never released");
+    if (auto s = start_control(); !s) return s;
+    auto self = shared_from_this();
+    asio::co_spawn(io, poller->run(), [self](std::exception_ptr e) {
+      if (e) self->log.error("B0901", "ALPS loop ended by an exception");
+    });
+    return {};
+  }
+
+  basil::Status open_state() {
     auto opened = Store::open(config.state.database);
     if (!opened) return opened.status();
     store = std::move(*opened);
     const auto& report = store->open_report();
     log.info("B0101", "state database " + config.state.database + " open (schema " +
                           std::to_string(report.schema_from) + " -> " + std::to_string(report.schema_to) + ")");
+    return {};
+  }
 
+  basil::Status open_xml_log() {
     XmlLogOptions xo;
     xo.enabled = config.log.xml_log;
     xo.location = config.log.xml_log_loc;
@@ -99,10 +119,12 @@ struct Service::Impl : std::enable_shared_from_this<Impl> {
     xml_log = std::move(*xl);
     if (xml_log->enabled())
       log.info("B0102", "XML log on: " + (xml_log->path().empty() ? std::string("the daemon's log") : xml_log->path()));
+    return {};
+  }
 
-    transport = make_conduit(io, config);
-
-    // The last good ENGINE answers a basild before this one kept.
+  // The last good ENGINE answers a basild before this one kept, and this
+  // one's kept for the next.
+  void remember_engine_answers() {
     EngineMemory::Answers known;
     if (auto kept = store->load_engine_answers()) {
       for (auto& [protocol, xml] : *kept) known.emplace(std::move(protocol), std::move(xml));
@@ -113,7 +135,9 @@ struct Service::Impl : std::enable_shared_from_this<Impl> {
       if (auto st = store->save_engine_answer(protocol, xml); !st)
         log.warning("B0106", "cannot keep the QUERY ENGINE answer (protocol " + protocol + "): " + st.to_string());
     });
+  }
 
+  void make_client() {
     ClientOptions co;
     co.call_timeout = config.apbasil.timeout;
     co.pinned = config.basil.version;
@@ -121,11 +145,10 @@ struct Service::Impl : std::enable_shared_from_this<Impl> {
     co.engine_memory = &engine_memory;
     client = std::make_unique<Client>(io.get_executor(), transport->get(), co, &timings,
                                       xml_log->enabled() ? xml_log->observer() : CallObserver{});
+  }
 
-    build_parts();
-    if (!speaks_for_scheduler(config.reconcile))
-      log.notice("B0104", "reconcile: no command or sqlite job-table source: orphans are reported, never released");
-
+  // The control socket, serving the routes on the parts built above.
+  basil::Status start_control() {
     DaemonParts parts;
     parts.config = &config;
     parts.clock = &clock;
@@ -161,11 +184,6 @@ struct Service::Impl : std::enable_shared_from_this<Impl> {
     register_routes(registry, parts);
     if (auto s = server->start(); !s) return s;
     log.info("B0103", "control socket " + config.control.socket + " listening");
-
-    auto self = shared_from_this();
-    asio::co_spawn(io, poller->run(), [self](std::exception_ptr e) {
-      if (e) self->log.error("B0901", "ALPS loop ended by an exception");
-    });
     return {};
   }
 
