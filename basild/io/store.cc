@@ -826,25 +826,6 @@ Status Store::Impl::put_reservation(ReservationRecord r, std::string_view what, 
   return insert_audit_for(audit_kind, r, detail);
 }
 
-namespace {
-
-// The reservation state machine as the store enforces it: ended reservations
-// stay ended; everything else follows INVENTORY (the authority).
-bool transition_allowed(ResState from, ResState to) {
-  if (is_terminal(from)) return false;
-  switch (to) {
-    case ResState::kReserved: return from == ResState::kOrphan;
-    case ResState::kConfirmed: return from == ResState::kReserved || from == ResState::kOrphan;
-    case ResState::kOrphan: return from == ResState::kReserved || from == ResState::kConfirmed;
-    case ResState::kReleasing: return from != ResState::kReleasing;
-    case ResState::kReleased:
-    case ResState::kGone: return true;
-  }
-  return false;
-}
-
-}  // namespace
-
 Status Store::Impl::change_state(std::uint64_t res_id, ResState to, const std::string& detail,
                                  std::string_view what) {
   auto existing = load(res_id, what);
@@ -968,28 +949,12 @@ basil::Result<std::int64_t> Store::record_intent(const std::string& batch_id, co
   return id;
 }
 
-namespace {
-
-Status settle_check(const std::optional<Intent>& intent, std::int64_t id, std::string_view what) {
-  if (!intent) {
-    return Status(Code::kInvalidValue, std::string(what) + ": no intent " + std::to_string(id) +
-                                           " in the state database");
-  }
-  if (intent->state != IntentState::kPending) {
-    return Status(Code::kInvalidValue, std::string(what) + ": intent " + std::to_string(id) + " is already " +
-                                           std::string(intent_state_name(intent->state)));
-  }
-  return Status::ok();
-}
-
-}  // namespace
-
 Status Store::Impl::settle_intent_found(std::int64_t intent_id, ReservationRecord record, IntentState to,
                                         const std::string& detail, std::string_view what) {
   return db.transact(what, [&]() -> Status {
     auto intent = load_intent(intent_id, what);
     if (!intent) return intent.status();
-    if (auto st = settle_check(*intent, intent_id, what); !st) return st;
+    if (auto st = check_intent_pending(*intent, intent_id, what); !st) return st;
     record.origin = ResOrigin::kAdopted;
     record.intent_id = intent_id;
     if (auto st = put_reservation(record, what, to == IntentState::kStray ? "stray" : "adopt"); !st) return st;
@@ -1016,7 +981,7 @@ basil::Status Store::settle_intent_dropped(std::int64_t intent_id, const std::st
   return impl_->db.transact(what, [&]() -> Status {
     auto intent = impl_->load_intent(intent_id, what);
     if (!intent) return intent.status();
-    if (auto st = settle_check(*intent, intent_id, what); !st) return st;
+    if (auto st = check_intent_pending(*intent, intent_id, what); !st) return st;
     Stmt s(impl_->db, sql::kSettleIntent, what);
     s.bind(1, intent_id).bind(2, intent_state_name(IntentState::kDropped)).bind(3, impl_->db.now_ms());
     if (auto st = s.bind_null(4).bind(5, detail).run(); !st) return st;
@@ -1043,7 +1008,7 @@ basil::Status Store::record_reserved(std::optional<std::int64_t> intent_id, Rese
     if (intent_id) {
       auto loaded = impl_->load_intent(*intent_id, what);
       if (!loaded) return loaded.status();
-      if (auto st = settle_check(*loaded, *intent_id, what); !st) return st;
+      if (auto st = check_intent_pending(*loaded, *intent_id, what); !st) return st;
       intent = std::move(*loaded);
     }
     record.origin = ResOrigin::kReserved;
