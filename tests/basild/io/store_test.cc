@@ -1,6 +1,10 @@
-// The SQLite state store on real files in temporary directories: round trips,
-// intents, the one-basild-per-database lock (with a second real process), disk
-// full, fail-the-Nth-statement atomicity, kill -9 durability and damaged files.
+// The state store. Its contract (basild/core/state_store.h: round trips,
+// intents, the state machine, the audit trail, list orders and limits) runs
+// against each StateStore: the SQLite store on real files in temporary
+// directories ("Sqlite") and the in-memory fake the other tests use
+// ("Memory"). Then the SQLite store's own: schema and reopening, the
+// one-basild-per-database lock (with a second real process), disk full,
+// fail-the-Nth-statement atomicity, kill -9 durability and damaged files.
 #include "basild/io/store.h"
 
 #include <fcntl.h>
@@ -17,6 +21,8 @@
 #include <memory>
 #include <string>
 #include <vector>
+
+#include "tests/support/memory_store.h"
 
 namespace basild {
 namespace {
@@ -68,6 +74,18 @@ class StoreTest : public ::testing::Test {
   WallTime now_ = WallTime(std::chrono::milliseconds(1'700'000'000'000));
 };
 
+// The contract, once for each StateStore: "Sqlite" and "Memory".
+class StoreContractTest : public StoreTest, public ::testing::WithParamInterface<std::string> {
+ protected:
+  std::unique_ptr<StateStore> make_store() {
+    if (GetParam() == "Memory") return std::make_unique<basild_test::MemoryStore>([this] { return now_; });
+    return open();
+  }
+};
+
+INSTANTIATE_TEST_SUITE_P(, StoreContractTest, ::testing::Values("Sqlite", "Memory"),
+                         [](const ::testing::TestParamInfo<std::string>& p) { return p.param; });
+
 // Every row of every table, as text: "unchanged" means this is equal.
 std::string dump(const std::string& path) {
   sqlite3* db = nullptr;
@@ -100,33 +118,10 @@ void raw_exec(const std::string& path, const std::string& sql) {
   sqlite3_close(db);
 }
 
-TEST_F(StoreTest, CreatesTheSchemaAndReopensWithoutMigrating) {
-  {
-    auto s = open();
-    ASSERT_TRUE(s);
-    EXPECT_EQ(s->open_report().schema_from, 0);
-    EXPECT_EQ(s->open_report().schema_to, Store::schema_version_latest());
-    auto qc = s->quick_check();
-    ASSERT_TRUE(qc);
-    EXPECT_EQ(*qc, std::vector<std::string>{"ok"});
-  }
-  auto s = open();
-  ASSERT_TRUE(s);
-  EXPECT_EQ(s->open_report().schema_from, Store::schema_version_latest());
-  EXPECT_EQ(s->open_report().quarantined, 0u);
-  // WAL, as the state of a killed process must survive.
-  sqlite3* db = nullptr;
-  ASSERT_EQ(sqlite3_open_v2(path_.c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
-  sqlite3_stmt* st = nullptr;
-  ASSERT_EQ(sqlite3_prepare_v2(db, "PRAGMA journal_mode", -1, &st, nullptr), SQLITE_OK);
-  ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
-  EXPECT_STREQ(reinterpret_cast<const char*>(sqlite3_column_text(st, 0)), "wal");
-  sqlite3_finalize(st);
-  sqlite3_close(db);
-}
+// ---------------------------------------------------------------- the contract, for each store
 
-TEST_F(StoreTest, ReservedReservationRoundTripsAndSettlesItsIntent) {
-  auto s = open();
+TEST_P(StoreContractTest, ReservedReservationRoundTripsAndSettlesItsIntent) {
+  auto s = make_store();
   ASSERT_TRUE(s);
   auto intent = s->record_intent("1234", "alice", "<ReserveParamArray/>");
   ASSERT_TRUE(intent) << intent.status().message();
@@ -157,8 +152,8 @@ TEST_F(StoreTest, ReservedReservationRoundTripsAndSettlesItsIntent) {
   EXPECT_NE(again.message().find("already granted"), std::string::npos) << again.message();
 }
 
-TEST_F(StoreTest, PendingIntentIsAdoptedOrDroppedByInventory) {
-  auto s = open();
+TEST_P(StoreContractTest, PendingIntentIsAdoptedOrDroppedByInventory) {
+  auto s = make_store();
   ASSERT_TRUE(s);
   auto a = s->record_intent("100", "alice", "p1");
   auto b = s->record_intent("101", "bob", "p2");
@@ -184,8 +179,8 @@ TEST_F(StoreTest, PendingIntentIsAdoptedOrDroppedByInventory) {
   EXPECT_EQ(s->settle_intent_dropped(999, "x").code(), basil::Code::kInvalidValue);
 }
 
-TEST_F(StoreTest, ReservationSeenFirstTakesTheReserveAnswerLater) {
-  auto s = open();
+TEST_P(StoreContractTest, ReservationSeenFirstTakesTheReserveAnswerLater) {
+  auto s = make_store();
   ASSERT_TRUE(s);
   ASSERT_TRUE(s->record_seen(reservation(9, "")));
   EXPECT_EQ((*s->find(9))->origin, ResOrigin::kSeen);
@@ -202,8 +197,8 @@ TEST_F(StoreTest, ReservationSeenFirstTakesTheReserveAnswerLater) {
   EXPECT_EQ(r->created, now_ - 5s);
 }
 
-TEST_F(StoreTest, StateChangesFollowTheStateMachineAndAreAudited) {
-  auto s = open();
+TEST_P(StoreContractTest, StateChangesFollowTheStateMachineAndAreAudited) {
+  auto s = make_store();
   ASSERT_TRUE(s);
   ASSERT_TRUE(s->record_reserved(std::nullopt, reservation(1, "10")));
   ASSERT_TRUE(s->mark_confirmed(1, 4242));
@@ -236,8 +231,8 @@ TEST_F(StoreTest, StateChangesFollowTheStateMachineAndAreAudited) {
   EXPECT_NE(release.detail.find("\"to\":\"released\""), std::string::npos) << release.detail;
 }
 
-TEST_F(StoreTest, ListsActiveReservationsAndFindsByBatchId) {
-  auto s = open();
+TEST_P(StoreContractTest, ListsActiveReservationsAndFindsByBatchId) {
+  auto s = make_store();
   ASSERT_TRUE(s);
   ASSERT_TRUE(s->record_reserved(std::nullopt, reservation(3, "7")));
   ASSERT_TRUE(s->record_reserved(std::nullopt, reservation(4, "7")));  // a stray: same job
@@ -261,8 +256,8 @@ TEST_F(StoreTest, ListsActiveReservationsAndFindsByBatchId) {
   EXPECT_EQ((*s->find(4))->batch_id, "9");
 }
 
-TEST_F(StoreTest, TouchSeenUpdatesKnownReservationsOnly) {
-  auto s = open();
+TEST_P(StoreContractTest, TouchSeenUpdatesKnownReservationsOnly) {
+  auto s = make_store();
   ASSERT_TRUE(s);
   ASSERT_TRUE(s->record_reserved(std::nullopt, reservation(3, "7")));
   EXPECT_FALSE((*s->find(3))->last_seen);
@@ -272,8 +267,8 @@ TEST_F(StoreTest, TouchSeenUpdatesKnownReservationsOnly) {
   EXPECT_FALSE(s->find(999)->has_value());
 }
 
-TEST_F(StoreTest, JobTableFollowsEachSource) {
-  auto s = open();
+TEST_P(StoreContractTest, JobTableFollowsEachSource) {
+  auto s = make_store();
   ASSERT_TRUE(s);
   ASSERT_TRUE(s->sync_jobs("squeue", {"1", "2", "3"}));
   ASSERT_TRUE(s->sync_jobs("basild", {"2"}));
@@ -298,8 +293,8 @@ TEST_F(StoreTest, JobTableFollowsEachSource) {
   EXPECT_EQ(s->list_jobs()->size(), 2u);
 }
 
-TEST_F(StoreTest, AuditListsFromATimeWithALimit) {
-  auto s = open();
+TEST_P(StoreContractTest, AuditListsFromATimeWithALimit) {
+  auto s = make_store();
   ASSERT_TRUE(s);
   for (int i = 0; i < 5; ++i) {
     AuditEntry e;
@@ -323,8 +318,8 @@ TEST_F(StoreTest, AuditListsFromATimeWithALimit) {
   EXPECT_EQ(s->list_audit(now_, 10)->back().detail, "{}");
 }
 
-TEST_F(StoreTest, NodeEventsAndTimingsRoundTrip) {
-  auto s = open();
+TEST_P(StoreContractTest, NodeEventsAndTimingsRoundTrip) {
+  auto s = make_store();
   ASSERT_TRUE(s);
   ASSERT_TRUE(s->record_node_events({{0, {}, 31, "state", "UP", "DOWN", "{\"by\":\"admin\"}"},
                                      {0, {}, 4000000000u, "role", "BATCH", "INTERACTIVE", ""}}));
@@ -343,6 +338,33 @@ TEST_F(StoreTest, NodeEventsAndTimingsRoundTrip) {
   ASSERT_TRUE(t);
   EXPECT_EQ(*t, (std::vector<std::pair<std::string, std::string>>{{"QUERY/INVENTORY", "{\"count\":9}"},
                                                                    {"RESERVE", "{\"count\":2}"}}));
+}
+
+// ---------------------------------------------------------------- the SQLite store: schema and files
+
+TEST_F(StoreTest, CreatesTheSchemaAndReopensWithoutMigrating) {
+  {
+    auto s = open();
+    ASSERT_TRUE(s);
+    EXPECT_EQ(s->open_report().schema_from, 0);
+    EXPECT_EQ(s->open_report().schema_to, Store::schema_version_latest());
+    auto qc = s->quick_check();
+    ASSERT_TRUE(qc);
+    EXPECT_EQ(*qc, std::vector<std::string>{"ok"});
+  }
+  auto s = open();
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->open_report().schema_from, Store::schema_version_latest());
+  EXPECT_EQ(s->open_report().quarantined, 0u);
+  // WAL, as the state of a killed process must survive.
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open_v2(path_.c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
+  sqlite3_stmt* st = nullptr;
+  ASSERT_EQ(sqlite3_prepare_v2(db, "PRAGMA journal_mode", -1, &st, nullptr), SQLITE_OK);
+  ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
+  EXPECT_STREQ(reinterpret_cast<const char*>(sqlite3_column_text(st, 0)), "wal");
+  sqlite3_finalize(st);
+  sqlite3_close(db);
 }
 
 // ---------------------------------------------------------------- one basild per database
