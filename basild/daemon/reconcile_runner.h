@@ -23,16 +23,16 @@
 #include "basild/core/job_table.h"
 #include "basild/core/metrics_text.h"
 #include "basild/core/reconciler.h"
+#include "basild/core/state_store.h"
 #include "basild/config/config.h"
 #include "basild/daemon/log.h"
-#include "basild/io/store.h"
 
 namespace basild {
 
 ReconcileSettings reconcile_settings(const ReconcileConfig& c);
 
 struct ReconcilePorts {
-  Store* store = nullptr;
+  StateStore* store = nullptr;
   Client* client = nullptr;
   ApkillPort* apkill = nullptr;
   const ClockPort* clock = nullptr;

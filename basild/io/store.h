@@ -1,8 +1,9 @@
-// basild's state store: one SQLite database (WAL, synchronous=NORMAL) that
-// holds what basild must not forget across a restart or a kill -9:
-// reservations it made or saw, RESERVE intents, the scheduler's job table as
-// basild knows it, an audit log, node events, timing snapshots and the last
-// good QUERY ENGINE answers.
+// basild's state store: the StateStore port (basild/core/state_store.h, its
+// contract) on one SQLite database (WAL, synchronous=NORMAL) that holds what
+// basild must not forget across a restart or a kill -9: reservations it made
+// or saw, RESERVE intents, the scheduler's job table as basild knows it, an
+// audit log, node events, timing snapshots and the last good QUERY ENGINE
+// answers.
 //
 // - One basild per database: open() takes an exclusive flock on
 //   "<database>.lock" for the Store's lifetime and writes its pid there; a
@@ -35,115 +36,11 @@
 #include <string_view>
 #include <vector>
 
-#include "basil_proto/nidlist.h"
 #include "basil_proto/status.h"
+#include "basild/core/state_store.h"
+#include "basild/core/store_records.h"
 
 namespace basild {
-
-using WallClock = std::chrono::system_clock;
-using WallTime = WallClock::time_point;  // stored as milliseconds since the epoch
-
-// Where a reservation is in its life. Terminal: kReleased, kGone.
-enum class ResState : std::uint8_t {
-  kReserved,   // ALPS holds it, not confirmed
-  kConfirmed,  // CONFIRMed (by basild or seen with applications/pagg)
-  kOrphan,     // the reconciler found no live job for it (candidate for release)
-  kReleasing,  // RELEASE sent, not proven gone yet (claims outstanding)
-  kReleased,   // proven gone after basild's RELEASE
-  kGone,       // vanished from INVENTORY without basild releasing it
-};
-// How basild came to know it.
-enum class ResOrigin : std::uint8_t {
-  kReserved,  // basild's RESERVE was answered
-  kAdopted,   // an intent settled by INVENTORY, or a RESERVE that adopted an existing one
-  kSeen,      // seen in INVENTORY, made by someone else
-};
-std::string_view res_state_name(ResState s);
-std::optional<ResState> res_state_from_name(std::string_view name);
-std::string_view res_origin_name(ResOrigin o);
-std::optional<ResOrigin> res_origin_from_name(std::string_view name);
-bool is_terminal(ResState s);
-
-struct ReservationRecord {
-  std::uint64_t res_id = 0;
-  std::string batch_id;  // "" when ALPS has none (1.0)
-  std::string user;
-  std::string account;
-  basil::NidList nodes;
-  std::uint64_t width = 0;
-  std::uint32_t depth = 0;
-  std::uint32_t nppn = 0;
-  std::uint32_t nppcu = 0;
-  ResState state = ResState::kReserved;
-  ResOrigin origin = ResOrigin::kReserved;
-  std::optional<std::uint64_t> pagg_id;
-  std::optional<std::int64_t> intent_id;  // the intent it settled, if any
-  WallTime created{};                     // set by the store when recorded
-  std::optional<WallTime> confirmed;
-  std::optional<WallTime> released;       // released or gone
-  std::optional<WallTime> last_seen;      // last INVENTORY that listed it
-  bool operator==(const ReservationRecord&) const = default;
-};
-
-// A RESERVE about to go out. Committed before the call, settled once.
-enum class IntentState : std::uint8_t {
-  kPending,  // the RESERVE may or may not have reached ALPS
-  kGranted,  // the RESERVE was answered: reservation recorded
-  kAdopted,  // INVENTORY showed a reservation for the batch id: adopted
-  kDropped,  // INVENTORY showed none: the RESERVE never happened (or failed)
-  kStray,    // a forwarded RESERVE's: ALPS holds it, its caller never heard: released
-};
-std::string_view intent_state_name(IntentState s);
-
-struct Intent {
-  std::int64_t id = 0;
-  std::string batch_id;
-  std::string user;
-  std::string params;  // the caller's encoding of the RESERVE (its XML, or JSON)
-  IntentState state = IntentState::kPending;
-  WallTime created{};
-  std::optional<WallTime> settled;
-  std::optional<std::uint64_t> res_id;  // kGranted, kAdopted
-  std::string detail;                   // why it settled so
-  // A scheduler's RESERVE forwarded through /v1/basil (else basild's typed
-  // reserve): a reservation found for a pending one was never delivered.
-  bool forwarded = false;
-  bool operator==(const Intent&) const = default;
-};
-
-// One job of the scheduler's job table as a source reported it.
-struct JobRecord {
-  std::string source;  // "basild", or the name of a [[reconcile.source]]
-  std::string job_id;  // as ALPS holds it in batch_id
-  std::string state;   // "live" while the source lists it, then "ended"
-  WallTime first_seen{};
-  WallTime last_seen{};
-  std::optional<WallTime> ended;
-  bool operator==(const JobRecord&) const = default;
-};
-
-struct AuditEntry {
-  std::int64_t id = 0;  // set by the store
-  WallTime time{};      // set by the store
-  std::string kind;     // "state", "release", "orphan", "intent", "alarm", ...
-  std::optional<std::uint64_t> res_id;
-  std::string batch_id;
-  std::string user;
-  basil::NidList nodes;
-  std::string detail;   // a JSON object ("{}" when empty)
-  bool operator==(const AuditEntry&) const = default;
-};
-
-struct NodeEvent {
-  std::int64_t id = 0;  // set by the store
-  WallTime time{};      // set by the store
-  std::uint32_t nid = 0;
-  std::string kind;     // "state", "role", "gone", "new"
-  std::string from;     // "UP", "BATCH", ... ("" when new)
-  std::string to;
-  std::string detail;   // JSON object
-  bool operator==(const NodeEvent&) const = default;
-};
 
 struct StoreOptions {
   // The store's clock for every time it records. Tests fix it.
@@ -168,9 +65,9 @@ struct OpenReport {
   std::int64_t pending_intents = 0;
 };
 
-class Store {
+class Store final : public StateStore {
  public:
-  ~Store();
+  ~Store() override;
   Store(const Store&) = delete;
   Store& operator=(const Store&) = delete;
 
@@ -181,67 +78,46 @@ class Store {
   const std::string& path() const;
   static int schema_version_latest();
 
-  // ---- intents (committed before the RESERVE goes out)
+  // ---- StateStore (basild/core/state_store.h says what each does)
   basil::Result<std::int64_t> record_intent(const std::string& batch_id, const std::string& user,
-                                            const std::string& params, bool forwarded = false);
-  // INVENTORY showed a reservation for the intent's batch id: the record is
-  // stored with origin kAdopted and the intent settled kAdopted, at once.
+                                            const std::string& params, bool forwarded = false) override;
   basil::Status settle_intent_adopted(std::int64_t intent_id, ReservationRecord record,
-                                      const std::string& detail = {});
-  // INVENTORY showed none: the RESERVE never happened.
-  basil::Status settle_intent_dropped(std::int64_t intent_id, const std::string& detail);
-  // A forwarded intent's reservation that its caller never heard of: the
-  // record is stored (origin kAdopted, audited "stray") and the intent
-  // settled kStray, at once; the daemon releases it.
-  basil::Status settle_intent_stray(std::int64_t intent_id, ReservationRecord record, const std::string& detail);
-  basil::Result<std::vector<Intent>> list_pending_intents();
-  basil::Result<std::optional<Intent>> find_intent(std::int64_t intent_id);
+                                      const std::string& detail = {}) override;
+  basil::Status settle_intent_dropped(std::int64_t intent_id, const std::string& detail) override;
+  basil::Status settle_intent_stray(std::int64_t intent_id, ReservationRecord record,
+                                    const std::string& detail) override;
+  basil::Result<std::vector<Intent>> list_pending_intents() override;
+  basil::Result<std::optional<Intent>> find_intent(std::int64_t intent_id) override;
 
-  // ---- reservations
-  // The RESERVE was answered: the record (origin kReserved) and, when
-  // intent_id is set, the intent settled kGranted, in one transaction.
-  basil::Status record_reserved(std::optional<std::int64_t> intent_id, ReservationRecord record);
-  // A reservation seen in INVENTORY that basild did not make (origin kSeen).
-  // A no-op (but last_seen is updated) when the res_id is already known.
-  basil::Status record_seen(ReservationRecord record);
-  basil::Status mark_confirmed(std::uint64_t res_id, std::uint64_t pagg_id);
-  basil::Status mark_orphan(std::uint64_t res_id, const std::string& detail);
-  basil::Status mark_releasing(std::uint64_t res_id, const std::string& detail);
-  basil::Status mark_released(std::uint64_t res_id, const std::string& detail);
-  basil::Status mark_gone(std::uint64_t res_id, const std::string& detail);
-  // A reservation seen in INVENTORY (origin kSeen) becomes its live job's
-  // own (origin kAdopted); a no-op when it already is basild's.
-  basil::Status adopt_for_job(std::uint64_t res_id, const std::string& detail);
-  // Sets last_seen of every listed (known) reservation; unknown ids are ignored.
-  basil::Status touch_seen(const std::vector<std::uint64_t>& res_ids);
-  basil::Result<std::optional<ReservationRecord>> find(std::uint64_t res_id);
-  basil::Result<std::vector<ReservationRecord>> find_by_batch_id(const std::string& batch_id);
-  // Every reservation not in a terminal state, by res_id.
-  basil::Result<std::vector<ReservationRecord>> list_active();
+  basil::Status record_reserved(std::optional<std::int64_t> intent_id, ReservationRecord record) override;
+  basil::Status record_seen(ReservationRecord record) override;
+  basil::Status mark_confirmed(std::uint64_t res_id, std::uint64_t pagg_id) override;
+  basil::Status mark_orphan(std::uint64_t res_id, const std::string& detail) override;
+  basil::Status mark_releasing(std::uint64_t res_id, const std::string& detail) override;
+  basil::Status mark_released(std::uint64_t res_id, const std::string& detail) override;
+  basil::Status mark_gone(std::uint64_t res_id, const std::string& detail) override;
+  basil::Status adopt_for_job(std::uint64_t res_id, const std::string& detail) override;
+  basil::Status touch_seen(const std::vector<std::uint64_t>& res_ids) override;
+  basil::Result<std::optional<ReservationRecord>> find(std::uint64_t res_id) override;
+  basil::Result<std::vector<ReservationRecord>> find_by_batch_id(const std::string& batch_id) override;
+  basil::Result<std::vector<ReservationRecord>> list_active() override;
 
-  // ---- the scheduler's job table
-  // `live_ids` is everything `source` lists now: known ones get last_seen,
-  // new ones are added "live", live ones missing from it become "ended".
-  basil::Status sync_jobs(const std::string& source, const std::vector<std::string>& live_ids);
-  basil::Result<std::vector<JobRecord>> list_jobs(bool live_only = true);
+  basil::Status sync_jobs(const std::string& source, const std::vector<std::string>& live_ids) override;
+  basil::Result<std::vector<JobRecord>> list_jobs(bool live_only = true) override;
 
-  // ---- audit log and node events
-  basil::Status audit(AuditEntry entry);
-  // Entries at or after `since`, oldest first, at most `limit`.
-  basil::Result<std::vector<AuditEntry>> list_audit(WallTime since, std::size_t limit);
-  basil::Status record_node_events(std::vector<NodeEvent> events);
-  basil::Result<std::vector<NodeEvent>> list_node_events(WallTime since, std::size_t limit);
+  basil::Status audit(AuditEntry entry) override;
+  basil::Result<std::vector<AuditEntry>> list_audit(WallTime since, std::size_t limit) override;
+  basil::Status record_node_events(std::vector<NodeEvent> events) override;
+  basil::Result<std::vector<NodeEvent>> list_node_events(WallTime since, std::size_t limit) override;
 
-  // ---- timing aggregates: one JSON snapshot per key ("RESERVE", "QUERY/INVENTORY")
-  basil::Status save_timings(const std::vector<std::pair<std::string, std::string>>& snapshots);
-  basil::Result<std::vector<std::pair<std::string, std::string>>> load_timings();
+  basil::Status save_timings(const std::vector<std::pair<std::string, std::string>>& snapshots) override;
+  basil::Result<std::vector<std::pair<std::string, std::string>>> load_timings() override;
 
-  // ---- the last good QUERY ENGINE answer per request protocol (raw XML)
-  basil::Status save_engine_answer(const std::string& protocol, const std::string& xml);
-  basil::Result<std::vector<std::pair<std::string, std::string>>> load_engine_answers();
+  basil::Status save_engine_answer(const std::string& protocol, const std::string& xml) override;
+  basil::Result<std::vector<std::pair<std::string, std::string>>> load_engine_answers() override;
 
   // PRAGMA quick_check now (open() already ran it): "ok" or the problems.
-  basil::Result<std::vector<std::string>> quick_check();
+  basil::Result<std::vector<std::string>> quick_check() override;
 
  private:
   struct Impl;

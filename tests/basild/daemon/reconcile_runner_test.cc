@@ -1,7 +1,7 @@
 // The reconcile runner with fake ports: a scripted ALPS, a job table the
-// test sets, a clock it moves, a recording apkill, and a state store in a
-// temporary SQLite file. No process, no socket: each scenario runs in
-// milliseconds where the process-level tests need a basild and its polls.
+// test sets, a clock it moves, a recording apkill, and the in-memory state
+// store. No process, no socket, no file: each scenario runs in milliseconds
+// where the process-level tests need a basild and its polls.
 #include "basild/daemon/reconcile_runner.h"
 
 #include <gtest/gtest.h>
@@ -10,7 +10,7 @@
 #include <cstdio>
 
 #include "tests/support/fake_alps.h"
-#include "tests/support/temp_dir.h"
+#include "tests/support/memory_store.h"
 
 namespace basild {
 namespace {
@@ -38,12 +38,6 @@ basil::Reservation alps_reservation(std::uint64_t id, const std::string& batch, 
 class ReconcileRunnerTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    ASSERT_FALSE(dir_.path().empty());
-    StoreOptions so;
-    so.clock = [this] { return clock_.wall(); };
-    auto opened = Store::open(dir_.path() + "/state.db", so);
-    ASSERT_TRUE(opened.is_ok()) << opened.status().to_string();
-    store_ = std::move(*opened);
     ClientOptions co;
     co.release = {1ms, 2ms, 10'000ms};
     client_ = std::make_unique<Client>(io_.get_executor(), alps_, co);
@@ -70,7 +64,7 @@ class ReconcileRunnerTest : public ::testing::Test {
     rc.consecutive = 1;
     rc.claims_timeout = claims_timeout;
     ReconcilePorts ports;
-    ports.store = store_.get();
+    ports.store = &store_;
     ports.client = client_.get();
     ports.apkill = &apkill_;
     ports.clock = &clock_;
@@ -90,7 +84,7 @@ class ReconcileRunnerTest : public ::testing::Test {
     rec.width = 2;
     rec.origin = ResOrigin::kReserved;
     clock_.advance(-1h);
-    ASSERT_TRUE(store_->record_reserved(std::nullopt, rec));
+    ASSERT_TRUE(store_.record_reserved(std::nullopt, rec));
     clock_.advance(1h);
   }
 
@@ -106,14 +100,14 @@ class ReconcileRunnerTest : public ::testing::Test {
   }
 
   std::optional<ResState> state_of(std::uint64_t id) {
-    auto rec = store_->find(id);
+    auto rec = store_.find(id);
     if (!rec || !*rec) return std::nullopt;
     return (*rec)->state;
   }
 
   boost::asio::io_context io_;
-  basil_test::TempDir dir_{"runner-test"};
   FakeClock clock_;
+  basild_test::MemoryStore store_{[this] { return clock_.wall(); }};
   // ALPS: ENGINE, and RELEASE answering claims from `claims_` (the last
   // one repeats).
   std::vector<std::uint64_t> claims_{0};
@@ -126,7 +120,6 @@ class ReconcileRunnerTest : public ::testing::Test {
                  }};
   FakeApkill apkill_{io_};
   FakeJobSource* jobs_ = nullptr;
-  std::unique_ptr<Store> store_;
   std::unique_ptr<Client> client_;
   char* log_text_ = nullptr;
   std::size_t log_size_ = 0;
@@ -189,7 +182,7 @@ TEST_F(ReconcileRunnerTest, AFailingJobTableReleasesNothingAndSaysWhy) {
 
 TEST_F(ReconcileRunnerTest, ClaimsOutlastingClaimsTimeoutBringApkillOfTheApplications) {
   record(8, "300");
-  ASSERT_TRUE(store_->mark_releasing(8, "release requested"));
+  ASSERT_TRUE(store_.mark_releasing(8, "release requested"));
   basil::Inventory inv;
   inv.reservations = {alps_reservation(8, "300", {555, 556})};
   claims_ = {2};

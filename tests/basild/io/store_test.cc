@@ -1,6 +1,10 @@
-// The SQLite state store on real files in temporary directories: round trips,
-// intents, the one-basild-per-database lock (with a second real process), disk
-// full, fail-the-Nth-statement atomicity, kill -9 durability and damaged files.
+// The state store. Its contract (basild/core/state_store.h: round trips,
+// intents, the state machine, the audit trail, list orders and limits) runs
+// against each StateStore: the SQLite store on real files in temporary
+// directories ("Sqlite") and the in-memory fake the other tests use
+// ("Memory"). Then the SQLite store's own: schema and reopening, the
+// one-basild-per-database lock (with a second real process), disk full,
+// fail-the-Nth-statement atomicity, kill -9 durability and damaged files.
 #include "basild/io/store.h"
 
 #include <fcntl.h>
@@ -17,6 +21,8 @@
 #include <memory>
 #include <string>
 #include <vector>
+
+#include "tests/support/memory_store.h"
 
 namespace basild {
 namespace {
@@ -68,6 +74,18 @@ class StoreTest : public ::testing::Test {
   WallTime now_ = WallTime(std::chrono::milliseconds(1'700'000'000'000));
 };
 
+// The contract, once for each StateStore: "Sqlite" and "Memory".
+class StoreContractTest : public StoreTest, public ::testing::WithParamInterface<std::string> {
+ protected:
+  std::unique_ptr<StateStore> make_store() {
+    if (GetParam() == "Memory") return std::make_unique<basild_test::MemoryStore>([this] { return now_; });
+    return open();
+  }
+};
+
+INSTANTIATE_TEST_SUITE_P(, StoreContractTest, ::testing::Values("Sqlite", "Memory"),
+                         [](const ::testing::TestParamInfo<std::string>& p) { return p.param; });
+
 // Every row of every table, as text: "unchanged" means this is equal.
 std::string dump(const std::string& path) {
   sqlite3* db = nullptr;
@@ -100,33 +118,10 @@ void raw_exec(const std::string& path, const std::string& sql) {
   sqlite3_close(db);
 }
 
-TEST_F(StoreTest, CreatesTheSchemaAndReopensWithoutMigrating) {
-  {
-    auto s = open();
-    ASSERT_TRUE(s);
-    EXPECT_EQ(s->open_report().schema_from, 0);
-    EXPECT_EQ(s->open_report().schema_to, Store::schema_version_latest());
-    auto qc = s->quick_check();
-    ASSERT_TRUE(qc);
-    EXPECT_EQ(*qc, std::vector<std::string>{"ok"});
-  }
-  auto s = open();
-  ASSERT_TRUE(s);
-  EXPECT_EQ(s->open_report().schema_from, Store::schema_version_latest());
-  EXPECT_EQ(s->open_report().quarantined, 0u);
-  // WAL, as the state of a killed process must survive.
-  sqlite3* db = nullptr;
-  ASSERT_EQ(sqlite3_open_v2(path_.c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
-  sqlite3_stmt* st = nullptr;
-  ASSERT_EQ(sqlite3_prepare_v2(db, "PRAGMA journal_mode", -1, &st, nullptr), SQLITE_OK);
-  ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
-  EXPECT_STREQ(reinterpret_cast<const char*>(sqlite3_column_text(st, 0)), "wal");
-  sqlite3_finalize(st);
-  sqlite3_close(db);
-}
+// ---------------------------------------------------------------- the contract, for each store
 
-TEST_F(StoreTest, ReservedReservationRoundTripsAndSettlesItsIntent) {
-  auto s = open();
+TEST_P(StoreContractTest, ReservedReservationRoundTripsAndSettlesItsIntent) {
+  auto s = make_store();
   ASSERT_TRUE(s);
   auto intent = s->record_intent("1234", "alice", "<ReserveParamArray/>");
   ASSERT_TRUE(intent) << intent.status().message();
@@ -157,8 +152,8 @@ TEST_F(StoreTest, ReservedReservationRoundTripsAndSettlesItsIntent) {
   EXPECT_NE(again.message().find("already granted"), std::string::npos) << again.message();
 }
 
-TEST_F(StoreTest, PendingIntentIsAdoptedOrDroppedByInventory) {
-  auto s = open();
+TEST_P(StoreContractTest, PendingIntentIsAdoptedOrDroppedByInventory) {
+  auto s = make_store();
   ASSERT_TRUE(s);
   auto a = s->record_intent("100", "alice", "p1");
   auto b = s->record_intent("101", "bob", "p2");
@@ -184,8 +179,8 @@ TEST_F(StoreTest, PendingIntentIsAdoptedOrDroppedByInventory) {
   EXPECT_EQ(s->settle_intent_dropped(999, "x").code(), basil::Code::kInvalidValue);
 }
 
-TEST_F(StoreTest, ReservationSeenFirstTakesTheReserveAnswerLater) {
-  auto s = open();
+TEST_P(StoreContractTest, ReservationSeenFirstTakesTheReserveAnswerLater) {
+  auto s = make_store();
   ASSERT_TRUE(s);
   ASSERT_TRUE(s->record_seen(reservation(9, "")));
   EXPECT_EQ((*s->find(9))->origin, ResOrigin::kSeen);
@@ -202,8 +197,8 @@ TEST_F(StoreTest, ReservationSeenFirstTakesTheReserveAnswerLater) {
   EXPECT_EQ(r->created, now_ - 5s);
 }
 
-TEST_F(StoreTest, StateChangesFollowTheStateMachineAndAreAudited) {
-  auto s = open();
+TEST_P(StoreContractTest, StateChangesFollowTheStateMachineAndAreAudited) {
+  auto s = make_store();
   ASSERT_TRUE(s);
   ASSERT_TRUE(s->record_reserved(std::nullopt, reservation(1, "10")));
   ASSERT_TRUE(s->mark_confirmed(1, 4242));
@@ -236,8 +231,8 @@ TEST_F(StoreTest, StateChangesFollowTheStateMachineAndAreAudited) {
   EXPECT_NE(release.detail.find("\"to\":\"released\""), std::string::npos) << release.detail;
 }
 
-TEST_F(StoreTest, ListsActiveReservationsAndFindsByBatchId) {
-  auto s = open();
+TEST_P(StoreContractTest, ListsActiveReservationsAndFindsByBatchId) {
+  auto s = make_store();
   ASSERT_TRUE(s);
   ASSERT_TRUE(s->record_reserved(std::nullopt, reservation(3, "7")));
   ASSERT_TRUE(s->record_reserved(std::nullopt, reservation(4, "7")));  // a stray: same job
@@ -261,8 +256,8 @@ TEST_F(StoreTest, ListsActiveReservationsAndFindsByBatchId) {
   EXPECT_EQ((*s->find(4))->batch_id, "9");
 }
 
-TEST_F(StoreTest, TouchSeenUpdatesKnownReservationsOnly) {
-  auto s = open();
+TEST_P(StoreContractTest, TouchSeenUpdatesKnownReservationsOnly) {
+  auto s = make_store();
   ASSERT_TRUE(s);
   ASSERT_TRUE(s->record_reserved(std::nullopt, reservation(3, "7")));
   EXPECT_FALSE((*s->find(3))->last_seen);
@@ -272,8 +267,8 @@ TEST_F(StoreTest, TouchSeenUpdatesKnownReservationsOnly) {
   EXPECT_FALSE(s->find(999)->has_value());
 }
 
-TEST_F(StoreTest, JobTableFollowsEachSource) {
-  auto s = open();
+TEST_P(StoreContractTest, JobTableFollowsEachSource) {
+  auto s = make_store();
   ASSERT_TRUE(s);
   ASSERT_TRUE(s->sync_jobs("squeue", {"1", "2", "3"}));
   ASSERT_TRUE(s->sync_jobs("basild", {"2"}));
@@ -298,8 +293,8 @@ TEST_F(StoreTest, JobTableFollowsEachSource) {
   EXPECT_EQ(s->list_jobs()->size(), 2u);
 }
 
-TEST_F(StoreTest, AuditListsFromATimeWithALimit) {
-  auto s = open();
+TEST_P(StoreContractTest, AuditListsFromATimeWithALimit) {
+  auto s = make_store();
   ASSERT_TRUE(s);
   for (int i = 0; i < 5; ++i) {
     AuditEntry e;
@@ -323,8 +318,8 @@ TEST_F(StoreTest, AuditListsFromATimeWithALimit) {
   EXPECT_EQ(s->list_audit(now_, 10)->back().detail, "{}");
 }
 
-TEST_F(StoreTest, NodeEventsAndTimingsRoundTrip) {
-  auto s = open();
+TEST_P(StoreContractTest, NodeEventsAndTimingsRoundTrip) {
+  auto s = make_store();
   ASSERT_TRUE(s);
   ASSERT_TRUE(s->record_node_events({{0, {}, 31, "state", "UP", "DOWN", "{\"by\":\"admin\"}"},
                                      {0, {}, 4000000000u, "role", "BATCH", "INTERACTIVE", ""}}));
@@ -343,6 +338,261 @@ TEST_F(StoreTest, NodeEventsAndTimingsRoundTrip) {
   ASSERT_TRUE(t);
   EXPECT_EQ(*t, (std::vector<std::pair<std::string, std::string>>{{"QUERY/INVENTORY", "{\"count\":9}"},
                                                                    {"RESERVE", "{\"count\":2}"}}));
+}
+
+// "kind res_id batch_id user: detail" for every audit entry.
+std::vector<std::string> audit_lines(StateStore& s) {
+  std::vector<std::string> out;
+  auto entries = s.list_audit(WallTime{}, 1000);
+  EXPECT_TRUE(entries) << entries.status().message();
+  if (!entries) return out;
+  for (const auto& e : *entries) {
+    out.push_back(e.kind + " " + (e.res_id ? std::to_string(*e.res_id) : "-") + " " + e.batch_id + " " + e.user +
+                  ": " + e.detail);
+  }
+  return out;
+}
+
+TEST_P(StoreContractTest, AuditTrailNamesEveryChangeOfAReservation) {
+  auto s = make_store();
+  ASSERT_TRUE(s);
+  auto i = s->record_intent("20", "alice", "p");
+  ASSERT_TRUE(i);
+  ASSERT_EQ(*i, 1);
+  ASSERT_TRUE(s->record_reserved(*i, reservation(21, "20")));
+  ASSERT_TRUE(s->mark_confirmed(21, 7));
+  ASSERT_TRUE(s->mark_orphan(21, "no live job"));
+  ASSERT_TRUE(s->mark_releasing(21, ""));
+  ASSERT_TRUE(s->mark_released(21, "claims 0"));
+  ASSERT_TRUE(s->record_seen(reservation(21, "x")));  // ALPS gives the id out again
+  ASSERT_TRUE(s->mark_gone(21, "absent"));
+  ASSERT_TRUE(s->record_reserved(std::nullopt, reservation(21, "22")));
+  ASSERT_TRUE(s->record_seen(reservation(30, "")));
+  ASSERT_TRUE(s->record_reserved(std::nullopt, reservation(30, "31")));
+  EXPECT_EQ(audit_lines(*s),
+            (std::vector<std::string>{
+                R"(intent - 20 alice: {"forwarded":false,"intent_id":1,"to":"pending"})",
+                R"(reserve 21 20 alice: {"depth":1,"intent_id":1,"nppcu":1,"nppn":32,"origin":"reserved","state":"reserved","width":160})",
+                R"(state 21 20 alice: {"from":"reserved","pagg_id":7,"to":"confirmed"})",
+                R"(state 21 20 alice: {"detail":"no live job","from":"confirmed","to":"orphan"})",
+                R"(state 21 20 alice: {"from":"orphan","to":"releasing"})",
+                R"(release 21 20 alice: {"detail":"claims 0","from":"releasing","to":"released"})",
+                R"(seen 21 x alice: {"replaces":"released","state":"reserved"})",
+                R"(state 21 x alice: {"detail":"absent","from":"reserved","to":"gone"})",
+                R"(reserve 21 22 alice: {"depth":1,"nppcu":1,"nppn":32,"origin":"reserved","replaces":"gone","state":"reserved","width":160})",
+                R"(seen 30  alice: {"state":"reserved"})",
+                R"(reserve 30 31 alice: {"depth":1,"nppcu":1,"nppn":32,"origin":"reserved","state":"reserved","was":"seen","width":160})",
+            }));
+}
+
+TEST_P(StoreContractTest, ForwardedIntentsUndeliveredReservationIsAStray) {
+  auto s = make_store();
+  ASSERT_TRUE(s);
+  auto f = s->record_intent("40", "bob", "<ReserveParamArray/>", /*forwarded=*/true);
+  ASSERT_TRUE(f);
+  EXPECT_TRUE((*s->find_intent(*f))->forwarded);
+  now_ += 1s;
+  ASSERT_TRUE(s->settle_intent_stray(*f, reservation(41, "40"), "its caller never heard"));
+
+  auto r = s->find(41);
+  ASSERT_TRUE(r && r->has_value());
+  EXPECT_EQ((*r)->origin, ResOrigin::kAdopted);
+  EXPECT_EQ((*r)->intent_id, *f);
+  EXPECT_EQ((*r)->created, now_);
+  auto i = s->find_intent(*f);
+  ASSERT_TRUE(i && i->has_value());
+  EXPECT_EQ((*i)->state, IntentState::kStray);
+  EXPECT_EQ((*i)->res_id, 41u);
+  EXPECT_EQ((*i)->settled, now_);
+  EXPECT_EQ((*i)->detail, "its caller never heard");
+  EXPECT_TRUE(s->list_pending_intents()->empty());
+  EXPECT_EQ(audit_lines(*s),
+            (std::vector<std::string>{
+                R"(intent - 40 bob: {"forwarded":true,"intent_id":1,"to":"pending"})",
+                R"(stray 41 40 alice: {"depth":1,"intent_id":1,"nppcu":1,"nppn":32,"origin":"adopted","state":"reserved","width":160})",
+                R"(intent 41 40 bob: {"detail":"its caller never heard","intent_id":1,"to":"stray"})",
+            }));
+
+  auto again = s->settle_intent_stray(*f, reservation(41, "40"), "twice");
+  EXPECT_EQ(again.code(), basil::Code::kInvalidValue);
+  EXPECT_EQ(again.message(), "settle_intent_stray: intent 1 is already stray");
+  EXPECT_EQ(s->settle_intent_adopted(7, reservation(42, "40")).message(),
+            "settle_intent_adopted: no intent 7 in the state database");
+}
+
+TEST_P(StoreContractTest, AdoptForJobMakesASeenReservationItsJobs) {
+  auto s = make_store();
+  ASSERT_TRUE(s);
+  ASSERT_TRUE(s->record_seen(reservation(5, "55")));
+  ASSERT_TRUE(s->record_reserved(std::nullopt, reservation(6, "66")));
+  ASSERT_TRUE(s->adopt_for_job(5, "job 55 is live"));
+  EXPECT_EQ((*s->find(5))->origin, ResOrigin::kAdopted);
+  ASSERT_TRUE(s->adopt_for_job(5, "again"));  // already basild's: nothing changes
+  ASSERT_TRUE(s->adopt_for_job(6, ""));
+  EXPECT_EQ((*s->find(6))->origin, ResOrigin::kReserved);
+  const auto lines = audit_lines(*s);
+  ASSERT_EQ(lines.size(), 3u);
+  EXPECT_EQ(lines.back(), R"(adopt 5 55 alice: {"detail":"job 55 is live","from":"seen","to":"adopted"})");
+
+  EXPECT_EQ(s->adopt_for_job(404, "x").message(), "adopt_for_job: no active reservation 404 in the state database");
+  ASSERT_TRUE(s->mark_gone(5, "absent"));
+  EXPECT_EQ(s->adopt_for_job(5, "x").code(), basil::Code::kInvalidValue);
+}
+
+TEST_P(StoreContractTest, ConfirmingFollowsTheStateMachine) {
+  auto s = make_store();
+  ASSERT_TRUE(s);
+  ASSERT_TRUE(s->record_reserved(std::nullopt, reservation(1, "10")));
+  ASSERT_TRUE(s->mark_confirmed(1, 11));
+  const std::size_t audited = audit_lines(*s).size();
+  now_ += 1s;
+  ASSERT_TRUE(s->mark_confirmed(1, 11));  // the same CONFIRM again: nothing changes
+  EXPECT_EQ(audit_lines(*s).size(), audited);
+  EXPECT_EQ((*s->find(1))->confirmed, now_ - 1s);
+  ASSERT_TRUE(s->mark_confirmed(1, 12));  // another pagg: taken
+  EXPECT_EQ((*s->find(1))->pagg_id, 12u);
+  EXPECT_EQ((*s->find(1))->confirmed, now_);
+
+  ASSERT_TRUE(s->record_reserved(std::nullopt, reservation(2, "20")));
+  ASSERT_TRUE(s->mark_orphan(2, "no live job"));
+  ASSERT_TRUE(s->mark_confirmed(2, 21));  // an orphan confirmed after all
+  EXPECT_EQ((*s->find(2))->state, ResState::kConfirmed);
+
+  ASSERT_TRUE(s->mark_releasing(2, "job ended"));
+  auto refused = s->mark_confirmed(2, 22);
+  EXPECT_EQ(refused.code(), basil::Code::kInvalidValue);
+  EXPECT_EQ(refused.message(), "mark_confirmed: reservation 2 is releasing, it cannot be confirmed");
+  auto orphan = s->mark_orphan(2, "x");
+  EXPECT_EQ(orphan.message(), "mark_orphan: reservation 2 is releasing, it cannot become orphan");
+  EXPECT_EQ(s->mark_confirmed(3, 1).message(), "mark_confirmed: no reservation 3 in the state database");
+  EXPECT_EQ(s->mark_released(3, "x").message(), "mark_released: no reservation 3 in the state database");
+}
+
+TEST_P(StoreContractTest, RefusedChangesChangeNothing) {
+  auto s = make_store();
+  ASSERT_TRUE(s);
+  auto granted = s->record_intent("1", "alice", "p");
+  auto pending = s->record_intent("2", "alice", "p");
+  ASSERT_TRUE(granted && pending);
+  ASSERT_TRUE(s->record_reserved(*granted, reservation(10, "1")));
+  ASSERT_TRUE(s->mark_released(10, "claims 0"));
+  auto snapshot = [&] {
+    std::string out;
+    for (const auto& line : audit_lines(*s)) out += line + "\n";
+    auto active = s->list_active();
+    auto pending_intents = s->list_pending_intents();
+    EXPECT_TRUE(active && pending_intents);
+    if (!active || !pending_intents) return out;
+    for (const auto& r : *active) out += "active " + std::to_string(r.res_id) + "\n";
+    for (const auto& i : *pending_intents) out += "pending " + std::to_string(i.id) + "\n";
+    for (std::uint64_t id : {10u, 11u, 12u}) out += (*s->find(id)) ? "found " + std::to_string(id) + "\n" : "";
+    return out;
+  };
+  const std::string before = snapshot();
+  now_ += 1s;
+  EXPECT_EQ(s->record_reserved(*granted, reservation(11, "1")).code(), basil::Code::kInvalidValue);
+  EXPECT_EQ(s->record_reserved(99, reservation(11, "1")).code(), basil::Code::kInvalidValue);
+  EXPECT_EQ(s->settle_intent_adopted(*granted, reservation(12, "1")).code(), basil::Code::kInvalidValue);
+  EXPECT_EQ(s->settle_intent_stray(99, reservation(12, "1"), "x").code(), basil::Code::kInvalidValue);
+  EXPECT_EQ(s->settle_intent_dropped(*granted, "x").code(), basil::Code::kInvalidValue);
+  EXPECT_EQ(s->mark_confirmed(10, 1).code(), basil::Code::kInvalidValue);
+  EXPECT_EQ(s->mark_orphan(10, "x").code(), basil::Code::kInvalidValue);
+  EXPECT_EQ(s->mark_releasing(10, "x").code(), basil::Code::kInvalidValue);
+  EXPECT_EQ(s->mark_gone(10, "x").code(), basil::Code::kInvalidValue);
+  EXPECT_EQ(s->adopt_for_job(10, "x").code(), basil::Code::kInvalidValue);
+  EXPECT_EQ(snapshot(), before);
+  EXPECT_EQ((*s->find(10))->state, ResState::kReleased);
+  EXPECT_EQ((*s->find_intent(*pending))->state, IntentState::kPending);
+}
+
+TEST_P(StoreContractTest, TimesAreKeptToTheMillisecond) {
+  now_ += 1234us;  // 1.234 ms past a whole second
+  const WallTime kept = now_ - 234us;
+  auto s = make_store();
+  ASSERT_TRUE(s);
+  auto i = s->record_intent("1", "alice", "p");
+  ASSERT_TRUE(i);
+  EXPECT_EQ((*s->find_intent(*i))->created, kept);
+  ReservationRecord r = reservation(1, "1");
+  r.confirmed = now_ + 5500us;  // as given, to the millisecond
+  ASSERT_TRUE(s->record_reserved(*i, r));
+  auto got = s->find(1);
+  ASSERT_TRUE(got && got->has_value());
+  EXPECT_EQ((*got)->created, kept);
+  EXPECT_EQ((*got)->confirmed, kept + 5ms);
+  EXPECT_EQ((*s->find_intent(*i))->settled, kept);
+  // `since` is taken to the millisecond too: an entry of this millisecond is listed.
+  auto audit = s->list_audit(now_ + 500us, 10);
+  ASSERT_TRUE(audit);
+  ASSERT_EQ(audit->size(), 2u);
+  EXPECT_EQ(audit->front().time, kept);
+  EXPECT_TRUE(s->list_audit(kept + 1ms, 10)->empty());
+}
+
+TEST_P(StoreContractTest, NodeEventsListFromATimeWithALimit) {
+  auto s = make_store();
+  ASSERT_TRUE(s);
+  for (std::uint32_t nid = 1; nid <= 4; ++nid) {
+    ASSERT_TRUE(s->record_node_events({{0, {}, nid, "state", "UP", "DOWN", ""}}));
+    now_ += 1min;
+  }
+  auto from_second = s->list_node_events(now_ - 3min, 2);
+  ASSERT_TRUE(from_second);
+  ASSERT_EQ(from_second->size(), 2u);
+  EXPECT_EQ((*from_second)[0].nid, 2u);
+  EXPECT_EQ((*from_second)[0].id, 2);
+  EXPECT_EQ((*from_second)[1].nid, 3u);
+  EXPECT_TRUE(s->list_node_events(WallTime{}, 0)->empty());
+  EXPECT_TRUE(s->list_audit(WallTime{}, 0)->empty());
+  EXPECT_TRUE(s->list_node_events(now_, 10)->empty());
+}
+
+TEST_P(StoreContractTest, EngineAnswersKeepTheLastPerProtocol) {
+  auto s = make_store();
+  ASSERT_TRUE(s);
+  EXPECT_TRUE(s->load_engine_answers()->empty());
+  ASSERT_TRUE(s->save_engine_answer("1.3", "<a/>"));
+  ASSERT_TRUE(s->save_engine_answer("1.2", "<b/>"));
+  ASSERT_TRUE(s->save_engine_answer("1.3", "<c/>"));
+  auto answers = s->load_engine_answers();
+  ASSERT_TRUE(answers);
+  EXPECT_EQ(*answers, (std::vector<std::pair<std::string, std::string>>{{"1.2", "<b/>"}, {"1.3", "<c/>"}}));
+}
+
+TEST_P(StoreContractTest, ASoundStorePassesItsQuickCheck) {
+  auto s = make_store();
+  ASSERT_TRUE(s);
+  ASSERT_TRUE(s->record_intent("1", "alice", "p"));
+  auto qc = s->quick_check();
+  ASSERT_TRUE(qc);
+  EXPECT_EQ(*qc, std::vector<std::string>{"ok"});
+}
+
+// ---------------------------------------------------------------- the SQLite store: schema and files
+
+TEST_F(StoreTest, CreatesTheSchemaAndReopensWithoutMigrating) {
+  {
+    auto s = open();
+    ASSERT_TRUE(s);
+    EXPECT_EQ(s->open_report().schema_from, 0);
+    EXPECT_EQ(s->open_report().schema_to, Store::schema_version_latest());
+    auto qc = s->quick_check();
+    ASSERT_TRUE(qc);
+    EXPECT_EQ(*qc, std::vector<std::string>{"ok"});
+  }
+  auto s = open();
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->open_report().schema_from, Store::schema_version_latest());
+  EXPECT_EQ(s->open_report().quarantined, 0u);
+  // WAL, as the state of a killed process must survive.
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open_v2(path_.c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
+  sqlite3_stmt* st = nullptr;
+  ASSERT_EQ(sqlite3_prepare_v2(db, "PRAGMA journal_mode", -1, &st, nullptr), SQLITE_OK);
+  ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
+  EXPECT_STREQ(reinterpret_cast<const char*>(sqlite3_column_text(st, 0)), "wal");
+  sqlite3_finalize(st);
+  sqlite3_close(db);
 }
 
 // ---------------------------------------------------------------- one basild per database
