@@ -27,7 +27,7 @@
 #include "basild/core/metrics_text.h"
 #include "basild/core/poll_policy.h"
 #include "basild/daemon/log.h"
-#include "basild/io/store.h"
+#include "basild/core/state_store.h"
 
 namespace basild {
 
@@ -58,7 +58,7 @@ class IntentWatch {
 };
 
 struct PollerPorts {
-  Store* store = nullptr;
+  StateStore* store = nullptr;
   Client* client = nullptr;
   const ClockPort* clock = nullptr;
   // The reservations of `inv` were just refreshed: the reconcile cycle,

@@ -10,14 +10,14 @@
 #include "basild/daemon/alps_poller.h"
 #include "basild/daemon/log.h"
 #include "basild/daemon/reconcile_runner.h"
-#include "basild/io/store.h"
+#include "basild/core/state_store.h"
 
 namespace basild {
 
 struct CallParts {
   boost::asio::io_context& io;
   Logger& log;
-  Store& store;
+  StateStore& store;
   Client& client;
   const ClockPort& clock;
   AlpsPoller& poller;

@@ -16,7 +16,7 @@
 #include "basild/daemon/forwarder.h"
 #include "basild/daemon/reconcile_runner.h"
 #include "basild/daemon/typed_calls.h"
-#include "basild/io/store.h"
+#include "basild/core/state_store.h"
 #include "basild/transport/conduit.h"
 
 namespace basild {
@@ -24,7 +24,7 @@ namespace basild {
 struct DaemonParts {
   const Config* config = nullptr;  // as last reloaded
   const ClockPort* clock = nullptr;
-  Store* store = nullptr;
+  StateStore* store = nullptr;
   const Client* client = nullptr;
   const Conduit* transport = nullptr;
   const EngineMemory* engine_memory = nullptr;

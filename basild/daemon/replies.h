@@ -13,7 +13,7 @@
 #include "basil_proto/model.h"
 #include "basil_proto/status.h"
 #include "basild/control/registry.h"
-#include "basild/io/store.h"
+#include "basild/core/state_store.h"
 
 namespace basild {
 

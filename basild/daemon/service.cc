@@ -9,6 +9,7 @@
 #include "basild/daemon/daemon_parts.h"
 #include "basild/daemon/routes.h"
 #include "basild/io/job_sources.h"
+#include "basild/io/store.h"
 #include "basild/io/xml_log.h"
 
 namespace basild {

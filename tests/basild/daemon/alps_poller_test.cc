@@ -1,6 +1,6 @@
 // The ALPS poller with fake ports: a scripted ALPS (ENGINE, INVENTORY and
-// SUMMARY answers the test sets), a clock it moves and a state store in a
-// temporary SQLite file. No process, no socket, no sleep: each scenario
+// SUMMARY answers the test sets), a clock it moves and the in-memory state
+// store. No process, no socket, no sleep: each scenario
 // runs in milliseconds where the process-level tests need a basild and its
 // poll intervals.
 #include "basild/daemon/alps_poller.h"
@@ -11,7 +11,7 @@
 #include <cstdio>
 
 #include "tests/support/fake_alps.h"
-#include "tests/support/temp_dir.h"
+#include "tests/support/memory_store.h"
 
 namespace basild {
 namespace {
@@ -40,12 +40,6 @@ basil::Reservation reservation(std::uint64_t id, const std::string& batch) {
 class AlpsPollerTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    ASSERT_FALSE(dir_.path().empty());
-    StoreOptions so;
-    so.clock = [this] { return clock_.wall(); };
-    auto opened = Store::open(dir_.path() + "/state.db", so);
-    ASSERT_TRUE(opened.is_ok()) << opened.status().to_string();
-    store_ = std::move(*opened);
     client_ = std::make_unique<Client>(io_.get_executor(), alps_, ClientOptions{});
     log_file_ = ::open_memstream(&log_text_, &log_size_);
     log_ = std::make_unique<Logger>(LogLevel::kDebug, log_file_);
@@ -70,7 +64,7 @@ class AlpsPollerTest : public ::testing::Test {
     pc.inventory_max_age = 300s;
     pc.orphan_check_interval = 60s;
     PollerPorts ports;
-    ports.store = store_.get();
+    ports.store = &store_;
     ports.client = client_.get();
     ports.clock = &clock_;
     ports.reservations_refreshed = [this](const basil::Inventory& inv) -> Awaitable<void> {
@@ -132,20 +126,20 @@ class AlpsPollerTest : public ::testing::Test {
   }
 
   std::optional<ResState> state_of(std::uint64_t id) {
-    auto rec = store_->find(id);
+    auto rec = store_.find(id);
     if (!rec || !*rec) return std::nullopt;
     return (*rec)->state;
   }
 
   std::int64_t intent(const std::string& batch, bool forwarded = false) {
-    auto id = store_->record_intent(batch, "alice", "{}", forwarded);
+    auto id = store_.record_intent(batch, "alice", "{}", forwarded);
     EXPECT_TRUE(id.is_ok());
     return id.is_ok() ? *id : -1;
   }
 
   boost::asio::io_context io_;
-  basil_test::TempDir dir_{"poller-test"};
   FakeClock clock_;
+  basild_test::MemoryStore store_{[this] { return clock_.wall(); }};
   basil::Inventory inventory_;
   basil::Summary summary_;
   bool inventory_fails_ = false;
@@ -176,7 +170,6 @@ class AlpsPollerTest : public ::testing::Test {
                    }
                    return testing::answer_with(req, inv);
                  }};
-  std::unique_ptr<Store> store_;
   std::unique_ptr<Client> client_;
   std::shared_ptr<AlpsPoller> poller_;
   std::vector<std::size_t> refreshed_;  // reservations per reconcile cycle started
@@ -224,7 +217,7 @@ TEST_F(AlpsPollerTest, HybridTakesAFullInventoryWhenSummaryShowsANodeGoingDownAn
   step();
   EXPECT_TRUE(step());
   EXPECT_EQ(queries(), (std::vector<std::string>{"full", "summary", "full"}));
-  auto events = store_->list_node_events(WallTime{}, 10);
+  auto events = store_.list_node_events(WallTime{}, 10);
   ASSERT_TRUE(events.is_ok());
   ASSERT_EQ(events->size(), 1u);  // seen in the SUMMARY; the INVENTORY agrees
   EXPECT_EQ((*events)[0].nid, 2u);
@@ -322,13 +315,13 @@ TEST_F(AlpsPollerTest, AfterARestartTheFirstInventorySettlesTheIntentsTheLastBas
   negotiate();
   step();
   EXPECT_EQ(state_of(71), ResState::kReserved);  // adopted for its job
-  auto left = store_->list_pending_intents();
+  auto left = store_.list_pending_intents();
   ASSERT_TRUE(left.is_ok());
   EXPECT_TRUE(left->empty());
   EXPECT_EQ(strays_, (std::vector<std::uint64_t>{72}));  // its caller was told the RESERVE failed
-  auto adopted_intent = store_->find_intent(adopted);
-  auto dropped_intent = store_->find_intent(dropped);
-  auto stray_intent = store_->find_intent(stray);
+  auto adopted_intent = store_.find_intent(adopted);
+  auto dropped_intent = store_.find_intent(dropped);
+  auto stray_intent = store_.find_intent(stray);
   ASSERT_TRUE(adopted_intent.is_ok() && dropped_intent.is_ok() && stray_intent.is_ok());
   EXPECT_NE(log_text().find("intent " + std::to_string(adopted) + " adopted reservation 71"), std::string::npos);
   EXPECT_NE(log_text().find("intent " + std::to_string(dropped) + " dropped"), std::string::npos);
@@ -340,7 +333,7 @@ TEST_F(AlpsPollerTest, AnIntentWhoseReserveIsInFlightIsNotDroppedByAnInventoryTa
   const auto id = intent("job-1");
   poller_->intents().started(id);
   step();  // ALPS does not hold job-1's reservation (yet)
-  auto pending = store_->list_pending_intents();
+  auto pending = store_.list_pending_intents();
   ASSERT_TRUE(pending.is_ok());
   ASSERT_EQ(pending->size(), 1u);
   // The call ends after the next INVENTORY was asked: that one cannot
@@ -350,12 +343,12 @@ TEST_F(AlpsPollerTest, AnIntentWhoseReserveIsInFlightIsNotDroppedByAnInventoryTa
   poller_->intents().ended(id, asked + 1ms);
   poller_->demand_inventory([](basil::Status) {});
   step();
-  EXPECT_EQ(store_->list_pending_intents()->size(), 1u);
+  EXPECT_EQ(store_.list_pending_intents()->size(), 1u);
   // The one after that can.
   clock_.advance(1s);
   poller_->demand_inventory([](basil::Status) {});
   step();
-  EXPECT_TRUE(store_->list_pending_intents()->empty());
+  EXPECT_TRUE(store_.list_pending_intents()->empty());
 }
 
 TEST_F(AlpsPollerTest, AReservationGoneBehindBasildsBackIsMarkedGoneAndCounted) {
@@ -366,7 +359,7 @@ TEST_F(AlpsPollerTest, AReservationGoneBehindBasildsBackIsMarkedGoneAndCounted) 
   rec.nodes = basil::NidList::from_nids({1});
   rec.width = 1;
   rec.origin = ResOrigin::kReserved;
-  ASSERT_TRUE(store_->record_reserved(std::nullopt, rec).is_ok());
+  ASSERT_TRUE(store_.record_reserved(std::nullopt, rec).is_ok());
   clock_.advance(1s);
   make_poller(PollMode::kSummaryHybrid);
   negotiate();
@@ -429,7 +422,7 @@ TEST_F(AlpsPollerTest, AFailedNegotiationLeavesAlpsUnreachableWithTheReason) {
                 }};
   Client client(io_.get_executor(), down, ClientOptions{});
   PollerPorts ports;
-  ports.store = store_.get();
+  ports.store = &store_;
   ports.client = &client;
   ports.clock = &clock_;
   auto poller = std::make_shared<AlpsPoller>(io_, PollConfig{}, *log_, std::move(ports));

@@ -52,7 +52,9 @@ TEST(ReconcileTest, InjectedOrphanIsReleasedWithinIntervalTimesKPlusGraceAndAudi
   EXPECT_NE(d.log().find("B0431"), std::string::npos);
 }
 
-TEST(ReconcileTest, LiveFreshAndInteractiveReservationsSurviveHundredsOfCycles) {
+// Hundreds of cycles are ReconcileRunnerTest's (in-process, milliseconds);
+// here a basild process with the emulator shows the same over thirty.
+TEST(ReconcileTest, LiveFreshAndInteractiveReservationsSurviveManyCyclesOfAProcess) {
   JobTable jobs("100\n");
   Daemon d("survive", "tds-8", "", reconcile("1h") + jobs.source(), fast_polls("100ms"));
   d.start();
@@ -64,7 +66,7 @@ TEST(ReconcileTest, LiveFreshAndInteractiveReservationsSurviveHundredsOfCycles) 
   const auto fresh_id = fresh["reservation_id"].get<std::uint64_t>();
   const auto orphan = admin_reserve(d, "--batch-id 777");
   const auto start = reconcile_cycles(d);
-  ASSERT_TRUE(wait_until([&] { return reconcile_cycles(d) >= start + 200; }, 60s))
+  ASSERT_TRUE(wait_until([&] { return reconcile_cycles(d) >= start + 30; }, 60s))
       << reconcile_cycles(d) << "\n" << d.log();
   auto held = d.alps_reservations();
   EXPECT_EQ(held.count(live), 1u);
@@ -76,7 +78,7 @@ TEST(ReconcileTest, LiveFreshAndInteractiveReservationsSurviveHundredsOfCycles) 
   std::set<std::uint64_t> candidates;
   for (const auto& c : o["candidates"]) candidates.insert(c["reservation_id"].get<std::uint64_t>());
   EXPECT_EQ(candidates, std::set<std::uint64_t>{orphan}) << o.dump();
-  EXPECT_GE(o["candidates"][0]["seen"].get<int>(), 190);  // injected just after the count started
+  EXPECT_GE(o["candidates"][0]["seen"].get<int>(), 29);  // injected just after the count started
 }
 
 TEST(ReconcileTest, AFailingJobTableCommandReleasesNothing) {

@@ -54,13 +54,13 @@ class ReconcileRunnerTest : public ::testing::Test {
 
   // A runner that speaks for the scheduler (one command source, played by
   // `jobs_`), releasing an orphan at its first sight.
-  void make_runner(std::chrono::milliseconds claims_timeout = 60s) {
+  void make_runner(std::chrono::milliseconds claims_timeout = 60s, std::chrono::milliseconds grace = 0ms) {
     ReconcileConfig rc;
     JobSource squeue;
     squeue.name = "squeue";
     squeue.command = {"/usr/bin/squeue"};
     rc.sources.push_back(squeue);
-    rc.grace = 0ms;
+    rc.grace = grace;
     rc.consecutive = 1;
     rc.claims_timeout = claims_timeout;
     ReconcilePorts ports;
@@ -157,6 +157,39 @@ TEST_F(ReconcileRunnerTest, ALiveJobsReservationIsNeverReleased) {
   EXPECT_EQ(jobs_->fetches, 5);
   EXPECT_TRUE(alps_.of(basil::Method::kRelease).empty());
   EXPECT_EQ(state_of(7), ResState::kReserved);
+}
+
+TEST_F(ReconcileRunnerTest, LiveFreshAndInteractiveReservationsSurviveHundredsOfCycles) {
+  make_runner(60s, 1h);
+  record(1, "100");  // a live job's, made an hour ago
+  basil::Inventory inv;
+  inv.reservations = {alps_reservation(1, "100"), alps_reservation(2, "UNKNOWN"), alps_reservation(4, "777")};
+  inv.reservations[1].batch_id.reset();  // interactive: no batch id at all
+  inv.reservations.push_back(alps_reservation(5, "UNKNOWN"));
+  ReservationRecord fresh;  // basild made it moments ago; the job table does not list it yet
+  fresh.res_id = 3;
+  fresh.batch_id = "200";
+  fresh.user = "alice";
+  fresh.nodes = basil::NidList::from_nids({42});
+  fresh.width = 1;
+  fresh.origin = ResOrigin::kReserved;
+  ASSERT_TRUE(store_.record_reserved(std::nullopt, fresh));
+  inv.reservations.push_back(alps_reservation(3, "200"));
+  jobs_->next = std::vector<std::string>{"100"};
+  for (int i = 0; i < 300; ++i) {
+    cycle(inv);
+    clock_.advance(100ms);  // 30 s in all: the fresh one stays inside the grace
+  }
+  EXPECT_EQ(runner_->cycles(), 300u);
+  EXPECT_TRUE(alps_.of(basil::Method::kRelease).empty());
+  EXPECT_TRUE(apkill_.calls.empty());
+  // The orphan is a counted candidate; the others are not candidates at all.
+  const auto o = runner_->orphans_json();
+  ASSERT_EQ(o["candidates"].size(), 1u) << o.dump();
+  EXPECT_EQ(o["candidates"][0]["reservation_id"], 4);
+  EXPECT_EQ(o["candidates"][0]["seen"], 300);
+  EXPECT_EQ(state_of(1), ResState::kReserved);
+  EXPECT_EQ(state_of(3), ResState::kReserved);
 }
 
 TEST_F(ReconcileRunnerTest, AFailingJobTableReleasesNothingAndSaysWhy) {
