@@ -79,7 +79,7 @@ endfunction()
 # of a position-independent executable at start), with its debug information
 # in TARGET.debug beside it in the build tree, installed to BINDIR/.debug/;
 # gdb finds either through the GNU debug link. Measured
-# per call (issue 6 notes): apbasil_proxy 1.06 -> 0.76 ms against a server
+# per call on this machine: apbasil_proxy 1.06 -> 0.76 ms against a server
 # answering at once, the emulator's QUERY SUMMARY 1.92 -> 1.42 ms and a
 # further 0.1 ms without the debug sections. Only for programs that need no
 # name service (no user or host look-up): that part of glibc cannot be

@@ -202,7 +202,7 @@ inline constexpr AttrSpec kRpAttrs[] = {{"architecture"},
                                         {"gpc_mode", kFrom11P},
                                         // Cray's header has oscpn (dialect undocumented) with
                                         // reservation_mode and gpc_mode; Torque sends p-state
-                                        // and p-governor from 1.3 on (PROTOCOL.md 1.8).
+                                        // and p-governor from 1.3 on.
                                         {"oscpn", kFrom11P, kOpAny, false, kBefore11P},
                                         {"p-state", kFrom13, kOpAny, false, kBefore13},
                                         {"p-governor", kFrom13, kOpAny, false, kBefore13}};

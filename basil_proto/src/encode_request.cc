@@ -1,7 +1,9 @@
-// The request encoder: a Request -> a BasilRequest document in its dialect
-// (DECISIONS.md section 4). Dialect rules (kNotInDialect) are checked before
-// anything of the element they concern is written; a refusal discards what
-// was written. Nothing throws out of encode_request().
+// The request encoder: a Request -> a BasilRequest document in its dialect,
+// laid out as apbasil writes (declaration line, one element per line, one
+// space of indentation per depth, attributes in a fixed order, everything
+// escaped). Dialect rules (kNotInDialect) are checked before anything of the
+// element they concern is written; a refusal discards what was written.
+// Nothing throws out of encode_request().
 #include <cstdint>
 #include <string>
 #include <variant>

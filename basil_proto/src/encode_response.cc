@@ -190,7 +190,8 @@ void ResponseEncoder::write_items(const std::vector<ItemResult>& reservations,
 Status ResponseEncoder::write(const StatusInfo& s) {
   if (!says(elem_dialects(Ctx::kRespData, "ReservationArray", kOpStatus)))
     return not_in_dialect(d_, "QUERY STATUS answer", "1.2 onwards");
-  // It answers a request that named one kind (PROTOCOL.md 5.5).
+  // A QUERY STATUS request names reservations or applications, not both, and
+  // the answer lists the kind it named.
   if (s.reservations.empty() == s.applications.empty())
     return refused("a QUERY STATUS answer lists reservations or applications, one of the two");
   write_items(s.reservations, s.applications);

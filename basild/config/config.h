@@ -116,7 +116,9 @@ struct LogConfig {
   bool operator==(const LogConfig&) const = default;
 };
 
-// [poll]: polling policy (DECISIONS.md section 5).
+// [poll]: polling policy (core/poll_policy.h). summary-hybrid polls the cheap
+// SUMMARY and fetches INVENTORY only when node data changed or reservations
+// are due a check; inventory sends a full INVENTORY every poll, as Slurm did.
 struct PollConfig {
   PollMode mode = PollMode::kSummaryHybrid;
   Duration interval = std::chrono::seconds(10);               // one poll per interval
@@ -139,7 +141,8 @@ struct JobSource {
   bool operator==(const JobSource&) const = default;
 };
 
-// [reconcile]: orphan cleanup (issue 5).
+// [reconcile]: orphan cleanup: ALPS reservations whose batch job the
+// scheduler no longer runs are released (core/reconciler.h has the rules).
 struct ReconcileConfig {
   std::vector<JobSource> sources;  // without a command or sqlite one: dry run
   Duration grace = std::chrono::minutes(5);  // an orphan must be seen so for this long...
@@ -156,7 +159,8 @@ struct ReconcileConfig {
 };
 
 // [geometry]: the site policy that turns a job-form reserve into RESERVE
-// parameters (DECISIONS.md section 1b). A request's "policy" may override it.
+// parameters: the nppcu of a job that gives no ntasks_per_core, and whole- or
+// sub-node allocation. A request's "policy" may override it.
 struct GeometryConfig {
   bool one_task_per_core = false;  // nppcu 1 when the job gives no ntasks_per_core
   basil::AllocationMode allocation = basil::AllocationMode::kWholeNode;  // "whole-node" | "sub-node"

@@ -1,9 +1,12 @@
 // Job geometry: from a job as a scheduler states it, the site's policy and the
 // node layouts of the current inventory to the RESERVE parameters and the node
-// count -- or a rejection that says what the user can change. DECISIONS.md
-// section 1b (nppcu and visible processors), PROTOCOL.md section 8 (what
-// Slurm sent), the CSCS paper section II (16-bit width, Malformed Job, the
-// pending estimate). Pure: no I/O; every sum over nodes is 64 bits.
+// count -- or a rejection that says what the user can change. nppcu decides
+// the processors a node offers, so the processors per node, the width and
+// the node count are all counted with the job's one nppcu; the parameters
+// follow what Slurm's select/alps sent (whole nodes: width the sum of the
+// nodes' processors, nppn the smallest). The CSCS paper section II gives the
+// 16-bit width bug, the Malformed Job and the pending estimate. Pure: no
+// I/O; every sum over nodes is 64 bits.
 #pragma once
 
 #include <cstdint>
@@ -32,8 +35,9 @@ struct NodeLayout {
   bool operator==(const NodeLayout&) const = default;
 };
 
-// Processing elements a node of this layout offers with nppcu (DECISIONS.md
-// 1b): C x T for nppcu 0, C x nppcu for 1 <= nppcu <= T, none above T.
+// Processing elements a node of this layout offers with nppcu, the hardware
+// threads used of each compute unit: C x T for nppcu 0 (all), C x nppcu for
+// 1 <= nppcu <= T, none above T (no compute unit is eligible).
 std::uint64_t visible_processors(const NodeLayout& layout, std::uint32_t nppcu);
 
 // "16x2 compute units, 32768 MB" -- for messages.

@@ -1,7 +1,9 @@
-// The polling policy (DECISIONS.md section 5): which query to send next,
-// from what the last ones returned, the clock and the settings. Pure: the
-// daemon runs the timer and the calls, reports each result here and asks
-// decide() again.
+// The polling policy: which query to send next, from what the last ones
+// returned, the clock and the settings. Pure: the daemon runs the timer and
+// the calls, reports each result here and asks decide() again.
+//
+// SUMMARY is cheap but carries no reservations, so it cannot find orphans;
+// INVENTORY finds them but its cost grows with the machine.
 //
 // Modes:
 //  - kInventory: every poll is a full INVENTORY (Slurm's way); reservations
@@ -17,8 +19,9 @@
 //    node data while nothing changed). Without SUMMARY (before BASIL 1.3)
 //    each poll is a nodes-since-changecount INVENTORY when ALPS honours it,
 //    else a full one.
-// A form ALPS does not honour (node data comes back anyway, or the request
-// fails permanently) is not used again until restart.
+// Whether a 1.2/1.3 ALPS honours the reduced INVENTORY forms is not public,
+// so a form ALPS does not honour (node data comes back anyway, or the
+// request fails permanently) is not used again until restart.
 #pragma once
 
 #include <array>

@@ -1,7 +1,8 @@
 // The apbasil transport port: one BASIL call, request bytes in, response
 // bytes out. Implementations: local process (io/local_transport), ssh exec and
-// gateway (issue 6), and fakes in tests. Completion handlers run on the
-// io_context the transport was built with, never inside async_call itself;
+// gateway (basild/conduit: apbasil run on the main system over ssh), and fakes
+// in tests. Completion handlers run on the io_context the transport was built
+// with, never inside async_call itself;
 // a transport never throws.
 #pragma once
 
@@ -14,7 +15,9 @@
 
 namespace basild {
 
-// The call timeout when the configuration says nothing (issue 4).
+// The call timeout when the configuration says nothing: one minute, as
+// [apbasil] timeout's default. Every call is bounded; Slurm's default was to
+// wait for apbasil forever.
 inline constexpr std::chrono::milliseconds kDefaultCallTimeout{60'000};
 
 struct CallOutcome {

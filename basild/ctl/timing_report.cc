@@ -107,7 +107,8 @@ struct PaperRow {
   const char* system;
   double values[5];  // INVENTORY, SUMMARY, RESERVE, CONFIRM, RELEASE; < 0: not given
 };
-// DECISIONS.md section 7 (ranges as their middle).
+// The CSCS paper's timings on real XC30 hardware, ALPS's and Slurm's costs
+// together (a range such as 185-242 ms as its middle).
 constexpr PaperRow kPaper[] = {
     {"tds-8", {48, 44, 213.5, 213.5, 213.5}},
     {"xc30-2256", {201, 29, 108, 395.5, 107}},

@@ -1,6 +1,8 @@
-// The timing study (issue 8), its pure parts: the workload, the scenario
-// matrix, statistics, the latency-model check, the Markdown report and the
-// gnuplot charts. JSON and values in, text out: no processes, no files. The
+// The timing study (basild's cost per BASIL method and of polling, INVENTORY
+// against SUMMARY, beside the CSCS paper's figures), its pure parts: the
+// workload, the scenario matrix, statistics, the latency-model check, the
+// Markdown report and the gnuplot charts. JSON and values in, text out: no
+// processes, no files. The
 // driver (bench/basil_bench.cc) runs the scenarios and hands in what it
 // measured; `basilctl stats --chart` and `basilctl replay --stats` draw
 // from the same functions.

@@ -25,8 +25,9 @@ inline constexpr const char* kInjectedTransient = "ALPS error: apsched: resource
 FaultPlan plan_faults(const FaultConfig& faults, const std::string& method, std::uint64_t nodes,
                       std::uint64_t seq);
 
-// The latency model calibrated on DECISIONS.md section 7 (controller on the
-// system): milliseconds for a method on a system of `nodes` nodes.
+// The latency model calibrated on the CSCS paper's XC30 timings (8-node TDS
+// and 2256 nodes, controller on the system): milliseconds for a method on a
+// system of `nodes` nodes.
 double cscs_latency_ms(const std::string& method, std::uint64_t nodes);
 
 // Deterministic bytes that are not XML, for the garbage fault.

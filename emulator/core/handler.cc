@@ -256,7 +256,8 @@ basil::Summary build_summary(const State& state, std::uint64_t now) {
   s.changecount = state.counters.changecount;
   s.schedchangecount = state.counters.schedchangecount;
 
-  // BATCH before INTERACTIVE, as DECISIONS.md section 2 shows them.
+  // BATCH before INTERACTIVE: no public SUMMARY sample fixes an order, and
+  // this project's SUMMARY lists BATCH first.
   auto rank = [](basil::NodeRole r) { return r == basil::NodeRole::kBatch ? 0 : r == basil::NodeRole::kInteractive ? 1 : 2; };
   const basil::NodeRole kByRank[] = {basil::NodeRole::kBatch, basil::NodeRole::kInteractive, basil::NodeRole::kUnknown};
   using Key = std::tuple<int, basil::NodeArch, basil::NodeState>;

@@ -27,7 +27,8 @@ Handled handle(const basil::Request& request, const State& state, std::uint64_t 
 // tag could be read, protocol "" only when it could not.
 basil::Response decode_failure(const State& state, const basil::Status& status, std::string_view document);
 
-// "us=..." list of DECISIONS.md section 6 for this CLE.
+// The "us=..." list of the version-mismatch FAILURE ("BASIL version
+// mismatch: us=<list>, them=<protocol>") for this CLE.
 std::string supported_protocols(const State& state);
 
 // The model answers, exposed for tests and benchmarks.

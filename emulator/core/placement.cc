@@ -155,8 +155,8 @@ bool fill(const State& state, const Params& p, const std::vector<std::uint32_t>*
 }
 
 // With NodeParam lists, only the layouts of the listed nodes count: a job that
-// fits no listed node's visible processors exceeds max CPUs (DECISIONS.md
-// sections 1b and 6), whatever other nodes the system has.
+// fits no listed node's visible processors exceeds max CPUs (a PERMANENT
+// error), whatever other nodes the system has.
 std::vector<bool> layouts_listed(const State& state, const std::vector<basil::NidList>& lists) {
   std::vector<bool> listed(state.system.layouts.size(), false);
   bool any = false;

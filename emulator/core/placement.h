@@ -1,5 +1,6 @@
 // RESERVE placement: the emulator's own reading of width, depth, nppn, nppcu
-// (DECISIONS.md section 1b), memory per PE, labels, accelerators,
+// (threads used per compute unit, 0 for all; units with fewer are not
+// eligible), memory per PE, labels, accelerators,
 // reservation_mode and NodeParam lists. Pure: (world, request) -> allocations.
 #pragma once
 
@@ -24,7 +25,9 @@ struct PlacementError {
   std::string message;
 };
 
-// The DECISIONS.md section 6 texts.
+// The texts of a RESERVE that cannot be placed: a NodeParam list too short
+// (PERMANENT), too few free nodes (TRANSIENT), more PEs per node than nppcu
+// leaves visible (PERMANENT).
 inline constexpr const char* kNidListShort = "ALPS error: at least one command's user NID list is short";
 inline constexpr const char* kExceedsMaxNodes = "ALPS error: apsched: request exceeds max nodes, alloc";
 inline constexpr const char* kExceedsMaxCpus = "ALPS error: apsched: request exceeds max CPUs, alloc";

@@ -15,8 +15,9 @@
 namespace emu {
 
 // NID = cabinet * cabinet_stride + chassis * chassis_stride + slot * nodes_per_slot + node,
-// cabinet = column * rows + row (PROTOCOL.md section 9). XT cabinets have a stride of
-// 128 with 96 nodes (3 chassis x 8 slots x 4), so their NIDs have gaps; XC cabinets
+// cabinet = column * rows + row, as NIDs were laid out on a real 2-row XT5
+// (c1-1c2s1n3 is NID 455). XT cabinets have a stride of 128 with 96 nodes
+// (3 chassis x 8 slots x 4), so their NIDs have gaps; XC cabinets
 // (3 chassis x 16 slots x 4 = 192) have none.
 // Where a NID sits: cabinet column and row, chassis, slot and node in the slot.
 struct Position {
@@ -95,7 +96,9 @@ struct NodeRange {
   }
 };
 
-// Faults (issue 3 "Faults"); rates are probabilities in [0, 1].
+// Faults the emulator injects per method, to test clients: latency, TRANSIENT
+// failures, hangs, truncated or garbage output, a non-zero exit, stderr
+// output; rates are probabilities in [0, 1].
 struct MethodFaults {
   double latency_ms = 0;
   double latency_per_node_us = 0;
@@ -110,7 +113,7 @@ struct MethodFaults {
 
 struct FaultConfig {
   std::uint64_t seed = 0;
-  bool cscs_model = false;  // latency model calibrated on DECISIONS.md section 7
+  bool cscs_model = false;  // latency model calibrated on the CSCS paper's XC30 timings
   double cscs_scale = 1.0;
   int exit_code = 1;
   // Keys: ENGINE INVENTORY SUMMARY STATUS RESERVE CONFIRM RELEASE SWITCH, or "*"
@@ -123,7 +126,7 @@ struct System {
   std::string mpp_host = "UNKNOWN";
   std::string cle = "5.2";
   bool gemini = false;              // router_id on nodes (1.1+ and 1.2)
-  bool inventory_forms = true;      // honour DECISIONS.md section 5 request forms
+  bool inventory_forms = true;      // honour INVENTORY's reduced request forms
   bool fsync = false;               // each change on disk before the answer (store.h)
   Geometry geometry;
   std::vector<Layout> layouts;

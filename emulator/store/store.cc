@@ -81,7 +81,7 @@ CREATE INDEX application_by_reservation ON application(reservation_id);
 //   on:  synchronous=FULL. Every commit syncs the WAL before the process
 //        answers, whoever else is reading; a checkpoint syncs the WAL
 //        before and the database after copying.
-// On this machine syncing is 2-2.5 ms of a 4-5 ms RESERVE (issue 6 notes).
+// On this machine syncing is 2-2.5 ms of a 4-5 ms RESERVE.
 constexpr const char* kPragmas = "PRAGMA foreign_keys=OFF;";
 constexpr const char* kUserVersion = "PRAGMA user_version";
 constexpr const char* kSyncOff = "PRAGMA synchronous=OFF";

@@ -17,7 +17,10 @@ namespace basil {
 
 // ---------------------------------------------------------------- encoding
 
-// Writes the request in the format of DECISIONS.md section 4. Fails with
+// Writes the request as apbasil lays out its XML: declaration line, one
+// element per line, one space of indentation per depth, attributes in a
+// fixed order, double quotes, empty arrays self-closing, every value
+// escaped, at most one NodeParam per ReserveParam. Fails with
 // kNotInDialect when the model asks the dialect for something it cannot say
 // (nppcu > 0 before 1.3, SUMMARY before 1.3, SWITCH before 1.2, ...), with
 // kInvalidText for text that is not valid UTF-8.

@@ -1,4 +1,6 @@
-// BASIL dialects (DECISIONS.md section 1) and the engine-version table.
+// BASIL dialects and the engine-version table. A dialect is the shape a
+// protocol string gets on a CLE release: protocol 1.0 always gets 1.0,
+// protocol 1.1 gets 1.1 before CLE 3.0 and 1.1+ from it.
 #pragma once
 
 #include <cstdint>

@@ -52,7 +52,8 @@ enum class ItemStatus : std::uint8_t {
 
 struct EngineQuery {};
 
-// QUERY INVENTORY in its three forms (DECISIONS.md section 5).
+// QUERY INVENTORY in its three forms. Whether a 1.2/1.3 ALPS honours the two
+// reduced ones is not public: a client checks the answer is what it asked for.
 struct InventoryQuery {
   enum class Form : std::uint8_t {
     kFull,              // no children: nodes and reservations
