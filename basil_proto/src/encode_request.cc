@@ -106,8 +106,7 @@ class RequestEncoder {
   Status write(const StatusQuery& q) {
     if (!says(op_dialects(kOpStatus))) return not_in_dialect(d_, "QUERY STATUS", "1.2 onwards");
     if (q.reservation_ids.empty() == q.application_ids.empty())
-      return refused("QUERY STATUS names reservations or applications, one of the two "
-                     "(PROTOCOL.md 1.5)");
+      return refused("QUERY STATUS names reservations or applications, one of the two");
     BASIL_RETURN_IF_ERROR(query(QueryType::kStatus));
     if (!q.reservation_ids.empty()) {
       w_.start("ReservationArray");
@@ -169,7 +168,7 @@ class RequestEncoder {
       return not_in_dialect(d_, "AccelParam", "1.2 onwards");
     if (p.nodes.size() > 1)
       return refused("this project writes at most one NodeParam per ReserveParam (got " +
-                     std::to_string(p.nodes.size()) + "; DECISIONS.md section 4)");
+                     std::to_string(p.nodes.size()) + "; nodes of different layouts go in separate ReserveParams)");
     if (p.nodes.size() == 1 && p.nodes.front().empty())
       return refused("NodeParam with an empty NID list");
     return {};
@@ -257,7 +256,7 @@ class RequestEncoder {
   Status write(const SwitchRequest& q) {
     if (!says(op_dialects(kOpSwitch))) return not_in_dialect(d_, "SWITCH", "1.2 onwards");
     if (q.reservations.empty() == q.applications.empty())
-      return refused("SWITCH names reservations or applications, one of the two (PROTOCOL.md 1.11)");
+      return refused("SWITCH names reservations or applications, one of the two");
     BASIL_RETURN_IF_ERROR(open("SWITCH", nullptr));
     if (!q.reservations.empty()) {
       w_.start("ReservationArray");

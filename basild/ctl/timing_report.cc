@@ -517,8 +517,8 @@ std::string markdown_report(const json& study, const std::string& chart_dir) {
        "application in the emulator for their run time, and released (the busy phase); then nothing happens for the "
        "idle phase while basild keeps polling. Times are basild's own (`GET /v1/stats`): transport is the apbasil "
        "round trip, decode the XML decoding. With the latency model off they are basild's own cost (process start, "
-       "the emulator's work, decoding); with it on, the emulator adds the CSCS paper's latencies "
-       "(DECISIONS.md section 7).\n\n";
+       "the emulator's work, decoding); with it on, the emulator adds the latencies the CSCS paper "
+       "measured on a real XC30.\n\n";
 
   // Headline.
   for (const auto& s : study.value("scenarios", json::array()))
