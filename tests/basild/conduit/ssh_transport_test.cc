@@ -217,7 +217,7 @@ TEST_F(SshTransportTest, UnknownHostKeyIsRefusedUnlessTrustOnFirstUseIsAsked) {
   opts.ssh.accept_new_host_key = true;
   SshTransport remote(io, opts);
   EXPECT_TRUE(call(io, remote, inventory_request()).status);
-  EXPECT_NE(testing::read_file(sshd.dir() + "/empty_known_hosts").find("ssh-ed25519"), std::string::npos);
+  EXPECT_NE(basil_test::read_file(sshd.dir() + "/empty_known_hosts").find("ssh-ed25519"), std::string::npos);
 }
 
 TEST_F(SshTransportTest, KeyNotInAuthorizedKeysIsDenied) {

@@ -8,8 +8,9 @@
 
 #include <fstream>
 
-#include "tests/basild/conduit/sshd_fixture.h"
 #include "tests/basild/daemon/daemon_support.h"
+#include "tests/support/sshd_fixture.h"
+#include "tests/support/subprocess.h"
 
 namespace basild::testing {
 namespace {
@@ -35,9 +36,9 @@ void expect_engine_from_memory(Daemon& d, const std::string& good) {
     EXPECT_EQ(r.body, good);
   }
   // As slurmctld runs apbasil: the proxy, no arguments but its configuration.
-  const auto p = run_piped({std::string(BASIL_BINARY_DIR) + "/apbasil_proxy/apbasil_proxy", "--config",
-                            d.dir() + "/basild.conf"},
-                           kEngine10);
+  const auto p = basil_test::run({std::string(BASIL_BINARY_DIR) + "/apbasil_proxy/apbasil_proxy", "--config",
+                                  d.dir() + "/basild.conf"},
+                                 kEngine10);
   EXPECT_EQ(p.out, good);
   // A protocol ALPS never answered: a FAILURE in that protocol, not a guess.
   auto never = c.request("POST", "/v1/basil?failures=basil", kEngine13, "application/xml", 30s);
@@ -49,11 +50,11 @@ void expect_engine_from_memory(Daemon& d, const std::string& good) {
 }
 
 TEST(EngineMemoryIntegrationTest, ARestartDuringALinkOutageStillAnswersEngineThroughTheGateway) {
-  TestSshd sshd;
+  basil_test::TestSshd sshd;
   ASSERT_TRUE(sshd.Start()) << sshd.error();
   Daemon d("engmem-ssh");
   std::ofstream(d.dir() + "/basild.conf", std::ios::app)
-      << conduit_conf(sshd, "ssh-gateway", emulator_path(), d.emu(), BASIL_BINARY_DIR);
+      << basil_test::conduit_conf(sshd, "ssh-gateway", emulator_path(), d.emu(), BASIL_BINARY_DIR);
   d.start();
   control::Client c(d.socket());
   auto first = c.request("POST", "/v1/basil", kEngine10, "application/xml", 30s);

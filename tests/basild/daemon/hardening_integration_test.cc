@@ -24,8 +24,9 @@
 #include <random>
 #include <thread>
 
-#include "tests/basild/conduit/sshd_fixture.h"
 #include "tests/basild/daemon/daemon_support.h"
+#include "tests/support/files.h"
+#include "tests/support/sshd_fixture.h"
 
 namespace basild {
 namespace {
@@ -39,7 +40,7 @@ using testing::JobTable;
 using testing::make_temp_dir;
 using testing::reconcile;
 using testing::run_command;
-using testing::slurp;
+using basil_test::read_file;
 using testing::wait_until;
 using testing::write_script;
 
@@ -70,7 +71,7 @@ int zombie_children(pid_t pid) {
   if (proc == nullptr) return -1;
   while (dirent* e = ::readdir(proc)) {
     if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
-    std::string stat = slurp(std::string("/proc/") + e->d_name + "/stat");
+    std::string stat = read_file(std::string("/proc/") + e->d_name + "/stat");
     auto close_paren = stat.rfind(')');
     if (close_paren == std::string::npos) continue;
     char state = 0;
@@ -93,14 +94,14 @@ int open_fds(pid_t pid) {
 
 // VmHWM of a process, in KiB.
 long peak_rss_kib(pid_t pid) {
-  std::string status = slurp("/proc/" + std::to_string(pid) + "/status");
+  std::string status = read_file("/proc/" + std::to_string(pid) + "/status");
   auto at = status.find("VmHWM:");
   return at == std::string::npos ? -1 : std::atol(status.c_str() + at + 6);
 }
 
 // Replaces `from` by `to` in the daemon's config file (before start()).
 void edit_conf(const Daemon& d, const std::string& from, const std::string& to) {
-  std::string conf = slurp(d.dir() + "/basild.conf");
+  std::string conf = read_file(d.dir() + "/basild.conf");
   auto at = conf.find(from);
   ASSERT_NE(at, std::string::npos) << from;
   conf.replace(at, from.size(), to);
@@ -272,10 +273,10 @@ TEST(LinkCutCampaignTest, CuttingTheSshLinkDuringLoadHangsNoCallAndLosesNoReserv
   const int cuts = env_int("BASIL_LINKCUT_ROUNDS", 4);
   const std::uint32_t seed = campaign_seed();
   std::mt19937 rng(seed);
-  testing::TestSshd sshd;
+  basil_test::TestSshd sshd;
   ASSERT_TRUE(sshd.Start()) << sshd.error();
   const std::string conduit =
-      testing::conduit_conf(sshd, "ssh-gateway", testing::emulator_path(), "@EMU@", BASIL_BINARY_DIR) +
+      basil_test::conduit_conf(sshd, "ssh-gateway", testing::emulator_path(), "@EMU@", BASIL_BINARY_DIR) +
       "reconnect_min = \"50ms\"\nreconnect_max = \"300ms\"\n";
   JobTable table("0\n");
   Daemon d("linkcut", "xc30-2256", "", conduit + campaign_reconcile() + table.source(), fast_polls("300ms"));
@@ -528,7 +529,7 @@ TEST(HostileXmlTest, TheEmulatorRefusesHostileRequestsWithBoundedMemory) {
                            " --state " + emu + " < " + dir + "/in.xml");
     EXPECT_NE(out.out.find("status=\"FAILURE\""), std::string::npos) << name << ": " << out.out.substr(0, 300);
     EXPECT_EQ(out.out.find("root:"), std::string::npos) << name;
-    const std::string rss_line = slurp(dir + "/rss");
+    const std::string rss_line = read_file(dir + "/rss");
     const auto at = rss_line.find("peak_rss_kib ");
     ASSERT_NE(at, std::string::npos) << rss_line;
     const long rss = std::atol(rss_line.c_str() + at + 13);

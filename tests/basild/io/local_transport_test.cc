@@ -2,9 +2,7 @@
 #include "basild/io/local_transport.h"
 
 #include <dirent.h>
-#include <fcntl.h>
 #include <gtest/gtest.h>
-#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -15,8 +13,7 @@
 #include <vector>
 
 #include "tests/basild/io/emulator_support.h"
-
-extern char** environ;
+#include "tests/support/subprocess.h"
 
 namespace basild {
 namespace {
@@ -214,7 +211,7 @@ TEST(LocalTransportTest, ThousandTimeoutsLeaveNoZombieAndNoDescriptor) {
 }
 
 // What the transport adds to a call, compared with spawning the emulator
-// directly (posix_spawn + blocking pipe I/O + waitpid) on the same request.
+// directly (basil_test::run: posix_spawn, pipe I/O, waitpid) on the same request.
 TEST(LocalTransportTest, MeasuresOverheadAgainstRunningTheEmulatorDirectly) {
   const auto state = init_emulator("lt-overhead");
   constexpr std::size_t kN = 40;
@@ -229,30 +226,8 @@ TEST(LocalTransportTest, MeasuresOverheadAgainstRunningTheEmulatorDirectly) {
     via.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
     ASSERT_TRUE(o.at(0).status);
     t0 = std::chrono::steady_clock::now();
-    int in[2], outp[2];
-    ASSERT_EQ(::pipe(in), 0);
-    ASSERT_EQ(::pipe(outp), 0);
-    posix_spawn_file_actions_t fa;
-    ::posix_spawn_file_actions_init(&fa);
-    ::posix_spawn_file_actions_adddup2(&fa, in[0], 0);
-    ::posix_spawn_file_actions_adddup2(&fa, outp[1], 1);
-    ::posix_spawn_file_actions_addclose(&fa, in[1]);
-    ::posix_spawn_file_actions_addclose(&fa, outp[0]);
-    std::string p = emulator_path(), s1 = "--state";
-    std::vector<char*> argv{p.data(), s1.data(), const_cast<char*>(state.c_str()), nullptr};
-    pid_t pid = 0;
-    ASSERT_EQ(::posix_spawn(&pid, p.c_str(), &fa, nullptr, argv.data(), environ), 0);
-    ::posix_spawn_file_actions_destroy(&fa);
-    ::close(in[0]);
-    ::close(outp[1]);
-    ASSERT_EQ(::write(in[1], kEngine.data(), kEngine.size()), static_cast<ssize_t>(kEngine.size()));
-    ::close(in[1]);
-    char buf[4096];
-    while (::read(outp[0], buf, sizeof buf) > 0) {
-    }
-    ::close(outp[0]);
-    int st = 0;
-    ::waitpid(pid, &st, 0);
+    const auto d = basil_test::run({emulator_path(), "--state", state}, kEngine);
+    ASSERT_EQ(d.exit_code, 0) << d.error;
     direct.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
   }
   std::sort(via.begin(), via.end());
