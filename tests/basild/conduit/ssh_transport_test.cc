@@ -128,8 +128,7 @@ TEST_P(ConduitModesTest, ReconnectsByItselfAfterSshdRestartsAndFailsFastMeanwhil
   // Down: calls fail at once as transient, QUERY ENGINE too (basild's client
   // answers a forwarded ENGINE from its engine memory: EngineMemoryTest,
   // EngineMemoryIntegrationTest).
-  for (int i = 0; i < 100 && remote.status().state != "down"; ++i) std::this_thread::sleep_for(20ms);
-  ASSERT_EQ(remote.status().state, "down");
+  ASSERT_TRUE(wait_until([&] { return remote.status().state == "down"; }, 2s)) << remote.status().state;
   const auto t0 = std::chrono::steady_clock::now();
   auto failed = call(io, remote, inventory_request());
   EXPECT_LT(std::chrono::steady_clock::now() - t0, 2s);
@@ -139,12 +138,7 @@ TEST_P(ConduitModesTest, ReconnectsByItselfAfterSshdRestartsAndFailsFastMeanwhil
   EXPECT_EQ(engine.status.code(), basil::Code::kTransport) << engine.status.message();
 
   ASSERT_TRUE(sshd.Start()) << sshd.error();
-  bool ok = false;
-  for (int i = 0; i < 100 && !ok; ++i) {
-    ok = remote.status().state == "up";
-    if (!ok) std::this_thread::sleep_for(50ms);
-  }
-  ASSERT_TRUE(ok) << remote.status().last_error;
+  ASSERT_TRUE(wait_until([&] { return remote.status().state == "up"; }, 5s)) << remote.status().last_error;
   EXPECT_TRUE(call(io, remote, inventory_request()).status);
   EXPECT_GE(remote.status().connects, 2u);
 }
@@ -386,12 +380,7 @@ TEST_F(SshTransportTest, AMissingGatewayHelperIsReportedOrFallsBackToExec) {
 // The wait for status() to satisfy `pred`, polled on the transport's counters.
 template <typename P>
 bool wait_status(const SshTransport& t, P pred, std::chrono::milliseconds within) {
-  const auto end = std::chrono::steady_clock::now() + within;
-  while (std::chrono::steady_clock::now() < end) {
-    if (pred(t.status())) return true;
-    std::this_thread::sleep_for(10ms);
-  }
-  return pred(t.status());
+  return wait_until([&] { return pred(t.status()); }, within);
 }
 
 // The backoff has grown to seconds while the main system was away; it comes

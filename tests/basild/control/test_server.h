@@ -19,6 +19,7 @@
 #include "basild/control/registry.h"
 #include "basild/control/server.h"
 #include "tests/support/temp_dir.h"
+#include "tests/support/wait.h"
 
 namespace basild::control::testing {
 
@@ -119,12 +120,7 @@ class TestServer {
   // Polls `pred` on the stats until it holds or `within` passes.
   template <typename P>
   bool wait_stats(P pred, std::chrono::milliseconds within = std::chrono::seconds(5)) {
-    auto end = std::chrono::steady_clock::now() + within;
-    while (std::chrono::steady_clock::now() < end) {
-      if (pred(stats())) return true;
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    }
-    return pred(stats());
+    return basil_test::wait_until([&] { return pred(stats()); }, within, std::chrono::milliseconds(5));
   }
 
   Server& server() { return *server_; }

@@ -11,6 +11,7 @@
 #include "tests/basild/daemon/daemon_support.h"
 #include "tests/support/sshd_fixture.h"
 #include "tests/support/subprocess.h"
+#include "tests/support/wait.h"
 
 namespace basild::testing {
 namespace {
@@ -20,11 +21,8 @@ const std::string kEngine13 = "<BasilRequest protocol=\"1.3\" method=\"QUERY\" t
 
 // Waits until the restarted basild answers on its control socket.
 void wait_for_socket(const Daemon& d) {
-  for (int i = 0; i < 200; ++i) {
-    if (d.get("/v1/health").is_object()) return;
-    std::this_thread::sleep_for(25ms);
-  }
-  FAIL() << "basild did not come back\n" << d.log();
+  EXPECT_TRUE(basil_test::wait_until([&] { return d.get("/v1/health").is_object(); }, 5s, 25ms))
+      << "basild did not come back\n" << d.log();
 }
 
 void expect_engine_from_memory(Daemon& d, const std::string& good) {

@@ -27,6 +27,7 @@
 #include "tests/basild/daemon/daemon_support.h"
 #include "tests/support/files.h"
 #include "tests/support/sshd_fixture.h"
+#include "tests/support/wait.h"
 
 namespace basild {
 namespace {
@@ -164,16 +165,18 @@ TEST(CrashCampaignTest, KillNineAtRandomMomentsOfAReservationStormLosesNothing) 
           }
         }
       });
-    // The kill comes after a random number of answered reservations (and a
-    // random few milliseconds more), so that it falls inside the storm.
+    // The kill comes after a random number of answered reservations (or
+    // once every job has been sent), and a random few milliseconds more
+    // (jitter: no assertion depends on its length), so that it falls inside
+    // the storm.
     const std::size_t kill_after = rng() % static_cast<std::uint32_t>(jobs);
-    while (next.load() < jobs) {
-      {
-        std::lock_guard lock(mu);
-        if (committed.size() >= kill_after) break;
-      }
-      std::this_thread::sleep_for(1ms);
-    }
+    EXPECT_TRUE(basil_test::wait_until(
+        [&] {
+          std::lock_guard lock(mu);
+          return committed.size() >= kill_after || next.load() >= jobs;
+        },
+        60s, 1ms))
+        << "round " << round << ": the storm stalled\n" << d.log();
     std::this_thread::sleep_for(std::chrono::microseconds(rng() % 5000));
     d.stop(SIGKILL);
     for (auto& t : clients) t.join();
@@ -340,11 +343,16 @@ TEST(LinkCutCampaignTest, CuttingTheSshLinkDuringLoadHangsNoCallAndLosesNoReserv
     }
   });
 
+  // The cuts come at random moments and last a random while: jitter, which
+  // no assertion depends on (the waits below are for events).
   for (int cut = 0; cut < cuts; ++cut) {
     std::this_thread::sleep_for(std::chrono::milliseconds(150 + rng() % 500));
     sshd.Kill();
     std::this_thread::sleep_for(std::chrono::milliseconds(20 + rng() % 300));
-    ASSERT_TRUE(sshd.Start()) << sshd.error();
+    if (!sshd.Start()) {
+      ADD_FAILURE() << "sshd did not start again: " << sshd.error();  // the clients are stopped below
+      break;
+    }
   }
   // After the last cut, calls succeed again before the end: a query, and a
   // RESERVE unless the storm's jobs have all been sent.
