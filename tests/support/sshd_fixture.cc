@@ -49,20 +49,6 @@ std::set<pid_t> process_tree(pid_t root) {
 
 }  // namespace
 
-void kill_processes_mentioning(const std::string& needle) {
-  DIR* d = ::opendir("/proc");
-  if (d == nullptr) return;
-  while (dirent* e = ::readdir(d)) {
-    const pid_t pid = static_cast<pid_t>(std::atoi(e->d_name));
-    if (pid <= 0 || pid == ::getpid()) continue;
-    std::ifstream in("/proc/" + std::string(e->d_name) + "/cmdline", std::ios::binary);
-    std::string cmd;
-    std::getline(in, cmd, '\x01');  // the whole file: NUL-separated words, no \x01 in them
-    if (cmd.find(needle) != std::string::npos) ::kill(pid, SIGKILL);
-  }
-  ::closedir(d);
-}
-
 TestSshd::TestSshd() : dir_("basild-sshd"), port_(free_tcp_port()) {
   const std::string& d = dir();
   ::mkdir("/run/sshd", 0755);  // sshd's privilege separation directory

@@ -17,10 +17,6 @@
 
 namespace basil_test {
 
-// SIGKILL to every process whose command line mentions `needle` (a unique
-// temp dir): cleans up a remote apbasil that outlived its ssh session.
-void kill_processes_mentioning(const std::string& needle);
-
 class TestSshd {
  public:
   TestSshd();

@@ -1,5 +1,6 @@
 #include "tests/support/subprocess.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <grp.h>
 #include <poll.h>
@@ -12,7 +13,9 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <thread>
 #include <tuple>
 
@@ -169,8 +172,10 @@ int spawn(pid_t* pid, std::vector<char*>& argv, char** envp, const Plumbing& io,
 }
 
 // fork + exec, for what posix_spawn cannot do (a parent-death signal, other
-// credentials). The child makes only async-signal-safe calls, and reports
-// a failure before exec on a close-on-exec pipe: {step, errno}.
+// credentials). The child makes only async-signal-safe calls (but
+// execvpe's PATH search, which nobody asks of this path in a threaded
+// process), and reports a failure before exec on a close-on-exec pipe:
+// {step, errno}.
 std::string fork_exec(pid_t* pid, std::vector<char*>& argv, char** envp, const Plumbing& io, const SpawnOptions& o) {
   int report[2];
   if (::pipe2(report, O_CLOEXEC) != 0) return std::string("pipe: ") + std::strerror(errno);
@@ -422,6 +427,20 @@ void Subprocess::signal(int sig) {
 void Subprocess::kill_group(int sig) {
   if (pid_ <= 0 || exit_) return;
   if (!own_group_ || ::kill(-pid_, sig) != 0) ::kill(pid_, sig);
+}
+
+void kill_processes_mentioning(const std::string& needle) {
+  DIR* d = ::opendir("/proc");
+  if (d == nullptr) return;
+  while (dirent* e = ::readdir(d)) {
+    const pid_t pid = static_cast<pid_t>(std::atoi(e->d_name));
+    if (pid <= 0 || pid == ::getpid()) continue;
+    std::ifstream in("/proc/" + std::string(e->d_name) + "/cmdline", std::ios::binary);
+    std::string cmd;
+    std::getline(in, cmd, '\x01');  // the whole file: NUL-separated words, no \x01 in them
+    if (cmd.find(needle) != std::string::npos) ::kill(pid, SIGKILL);
+  }
+  ::closedir(d);
 }
 
 Ran run(const std::vector<std::string>& argv, std::string_view input, SpawnOptions options,

@@ -138,5 +138,17 @@ TEST(SubprocessTest, ReadStdoutTellsDataFromSilenceFromTheEnd) {
   EXPECT_EQ(p.wait().code(), 0);
 }
 
+TEST(SubprocessTest, KillsWhatMentionsANeedleAndNothingElse) {
+  const TempDir dir("subprocess-test");
+  Subprocess marked({"/bin/sh", "-c", "sleep 30", dir.path()});  // $0 is the needle
+  Subprocess other({"/bin/sleep", "30"});
+  ASSERT_TRUE(marked.started() && other.started());
+  kill_processes_mentioning(dir.path());
+  const auto e = marked.wait_for(10s);
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->signal(), SIGKILL);
+  EXPECT_FALSE(other.try_wait()) << "a process that does not mention it is left alone";
+}
+
 }  // namespace
 }  // namespace basil_test

@@ -46,7 +46,12 @@ class Daemon {
          << "[log]\ndirectory = \"" << dir_ << "\"\n"
          << poll_conf << extra_conf;
   }
-  ~Daemon() { stop(SIGKILL); }
+  // basild killed; an apbasil it left hanging (the emulator with a hang
+  // fault, in a process group of its own) goes too.
+  ~Daemon() {
+    stop(SIGKILL);
+    basil_test::kill_processes_mentioning(emu_);
+  }
   Daemon(const Daemon&) = delete;
   Daemon& operator=(const Daemon&) = delete;
 
