@@ -15,7 +15,6 @@
 #include <sys/resource.h>
 #include <poll.h>
 #include <unistd.h>
-#include <dirent.h>
 
 #include <algorithm>
 #include <atomic>
@@ -34,6 +33,7 @@
 
 #include "basild/control_client/client.h"
 #include "tests/support/files.h"
+#include "tests/support/proc.h"
 #include "tests/support/subprocess.h"
 #include "tests/support/temp_dir.h"
 #include "tests/support/unix_socket.h"
@@ -43,6 +43,8 @@ namespace {
 using Clock = std::chrono::steady_clock;
 using nlohmann::json;
 using namespace std::chrono_literals;
+using basil_test::open_fds;
+using basil_test::status_kib;
 
 const std::string g_bin = BASIL_BINARY_DIR;
 
@@ -50,21 +52,6 @@ double pct(std::vector<double>& v, double q) {
   if (v.empty()) return 0;
   std::sort(v.begin(), v.end());
   return v[std::min(v.size() - 1, static_cast<std::size_t>(q * static_cast<double>(v.size())))];
-}
-
-long status_kib(pid_t pid, const char* key) {
-  std::string s = basil_test::read_file("/proc/" + std::to_string(pid) + "/status");
-  auto at = s.find(key);
-  return at == std::string::npos ? -1 : std::atol(s.c_str() + at + std::strlen(key));
-}
-
-int open_fds(pid_t pid) {
-  int n = 0;
-  DIR* dir = ::opendir(("/proc/" + std::to_string(pid) + "/fd").c_str());
-  if (dir == nullptr) return -1;
-  while (dirent* e = ::readdir(dir)) n += e->d_name[0] != '.';
-  ::closedir(dir);
-  return n;
 }
 
 json get_json(const std::string& sock, const std::string& path) {

@@ -1,6 +1,5 @@
 #include "tests/support/sshd_fixture.h"
 
-#include <dirent.h>
 #include <signal.h>
 #include <sys/stat.h>
 
@@ -12,6 +11,7 @@
 
 #include "tests/support/files.h"
 #include "tests/support/net.h"
+#include "tests/support/proc.h"
 #include "tests/support/wait.h"
 
 namespace basil_test {
@@ -22,27 +22,11 @@ using namespace std::chrono_literals;
 // Every process whose parent chain leads to `root` (root included).
 std::set<pid_t> process_tree(pid_t root) {
   std::set<pid_t> tree{root};
-  bool grew = true;
-  while (grew) {
+  const auto all = processes();
+  for (bool grew = true; grew;) {
     grew = false;
-    DIR* d = ::opendir("/proc");
-    if (d == nullptr) break;
-    while (dirent* e = ::readdir(d)) {
-      const pid_t pid = static_cast<pid_t>(std::atoi(e->d_name));
-      if (pid <= 0 || tree.count(pid) != 0) continue;
-      const std::string stat = read_file("/proc/" + std::string(e->d_name) + "/stat");
-      const auto close = stat.rfind(')');
-      if (close == std::string::npos) continue;
-      std::istringstream rest(stat.substr(close + 2));
-      char state = 0;
-      pid_t ppid = 0;
-      rest >> state >> ppid;
-      if (tree.count(ppid) != 0) {
-        tree.insert(pid);
-        grew = true;
-      }
-    }
-    ::closedir(d);
+    for (const auto& p : all)
+      if (tree.count(p.ppid) != 0 && tree.insert(p.pid).second) grew = true;
   }
   return tree;
 }

@@ -1,6 +1,5 @@
 #include "tests/support/subprocess.h"
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <grp.h>
 #include <poll.h>
@@ -13,9 +12,7 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <thread>
 #include <tuple>
 
@@ -427,20 +424,6 @@ void Subprocess::signal(int sig) {
 void Subprocess::kill_group(int sig) {
   if (pid_ <= 0 || exit_) return;
   if (!own_group_ || ::kill(-pid_, sig) != 0) ::kill(pid_, sig);
-}
-
-void kill_processes_mentioning(const std::string& needle) {
-  DIR* d = ::opendir("/proc");
-  if (d == nullptr) return;
-  while (dirent* e = ::readdir(d)) {
-    const pid_t pid = static_cast<pid_t>(std::atoi(e->d_name));
-    if (pid <= 0 || pid == ::getpid()) continue;
-    std::ifstream in("/proc/" + std::string(e->d_name) + "/cmdline", std::ios::binary);
-    std::string cmd;
-    std::getline(in, cmd, '\x01');  // the whole file: NUL-separated words, no \x01 in them
-    if (cmd.find(needle) != std::string::npos) ::kill(pid, SIGKILL);
-  }
-  ::closedir(d);
 }
 
 Ran run(const std::vector<std::string>& argv, std::string_view input, SpawnOptions options,

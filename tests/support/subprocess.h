@@ -114,11 +114,6 @@ class Subprocess {
   std::string error_;
 };
 
-// SIGKILL to every process whose command line mentions `needle` (a unique
-// temp dir): cleans up what outlived its parent, such as a remote apbasil
-// its ssh session left or an apbasil a killed basild left hanging.
-void kill_processes_mentioning(const std::string& needle);
-
 // Long enough for any set-up step; a hung one fails instead of hanging the run.
 inline constexpr std::chrono::milliseconds kRunLimit = std::chrono::minutes(5);
 

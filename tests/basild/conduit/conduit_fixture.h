@@ -13,6 +13,7 @@
 #include "tests/basild/io/emulator_support.h"
 #include "basild/conduit/ssh_transport.h"
 #include "basild/io/local_transport.h"
+#include "tests/support/proc.h"
 #include "tests/support/sshd_fixture.h"
 #include "tests/support/wait.h"
 

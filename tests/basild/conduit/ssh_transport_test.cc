@@ -223,11 +223,6 @@ TEST_F(SshTransportTest, KeyNotInAuthorizedKeysIsDenied) {
   EXPECT_NE(o.status.message().find("authentication denied"), std::string::npos) << o.status.message();
 }
 
-std::size_t open_descriptors() {
-  return static_cast<std::size_t>(std::distance(std::filesystem::directory_iterator("/proc/self/fd"),
-                                                std::filesystem::directory_iterator()));
-}
-
 // A listener that never speaks: the kernel completes the TCP handshake and
 // libssh waits for the server's banner, up to connect_timeout (30 s here).
 // shutdown() must not wait for that, and nothing may be left open.
@@ -241,7 +236,7 @@ TEST(SshTransportShutdownTest, ShutdownBreaksAConnectWaitingForASilentServer) {
   ASSERT_EQ(::bind(listener, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
   ASSERT_EQ(::listen(listener, 4), 0);
   ASSERT_EQ(::getsockname(listener, reinterpret_cast<sockaddr*>(&a), &len), 0);
-  const auto before = open_descriptors();
+  const auto before = basil_test::open_fds(::getpid());
   {
     boost::asio::io_context io;
     SshTransportOptions o;
@@ -267,7 +262,7 @@ TEST(SshTransportShutdownTest, ShutdownBreaksAConnectWaitingForASilentServer) {
     EXPECT_EQ(out->status.code(), basil::Code::kTransport) << out->status.message();
     ::close(server_side);
   }
-  EXPECT_EQ(open_descriptors(), before);
+  EXPECT_EQ(basil_test::open_fds(::getpid()), before);
   ::close(listener);
 }
 

@@ -15,6 +15,7 @@
 #include "tests/basild/io/emulator_support.h"
 #include "basild/control_client/client.h"
 #include "tests/support/files.h"
+#include "tests/support/proc.h"
 #include "tests/support/subprocess.h"
 #include "tests/support/wait.h"
 

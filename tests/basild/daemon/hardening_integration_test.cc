@@ -6,7 +6,6 @@
 //   BASIL_LINKCUT_ROUNDS                   ssh link cuts during load
 //   BASIL_CAMPAIGN_SEED                    the random seed (printed otherwise)
 // Each test prints one "campaign:" line with its figures.
-#include <dirent.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/mount.h>
@@ -26,6 +25,7 @@
 
 #include "tests/basild/daemon/daemon_support.h"
 #include "tests/support/files.h"
+#include "tests/support/proc.h"
 #include "tests/support/sshd_fixture.h"
 #include "tests/support/wait.h"
 
@@ -65,40 +65,8 @@ constexpr long kSlackKib = 0;
 
 double seconds(std::chrono::steady_clock::duration d) { return std::chrono::duration<double>(d).count(); }
 
-// Children of `pid` that are zombies (state Z in /proc/N/stat).
-int zombie_children(pid_t pid) {
-  int zombies = 0;
-  DIR* proc = ::opendir("/proc");
-  if (proc == nullptr) return -1;
-  while (dirent* e = ::readdir(proc)) {
-    if (e->d_name[0] < '0' || e->d_name[0] > '9') continue;
-    std::string stat = read_file(std::string("/proc/") + e->d_name + "/stat");
-    auto close_paren = stat.rfind(')');
-    if (close_paren == std::string::npos) continue;
-    char state = 0;
-    int ppid = 0;
-    if (std::sscanf(stat.c_str() + close_paren + 1, " %c %d", &state, &ppid) == 2 && ppid == pid && state == 'Z')
-      ++zombies;
-  }
-  ::closedir(proc);
-  return zombies;
-}
-
-int open_fds(pid_t pid) {
-  int n = 0;
-  DIR* dir = ::opendir(("/proc/" + std::to_string(pid) + "/fd").c_str());
-  if (dir == nullptr) return -1;
-  while (dirent* e = ::readdir(dir)) n += e->d_name[0] != '.';
-  ::closedir(dir);
-  return n;
-}
-
 // VmHWM of a process, in KiB.
-long peak_rss_kib(pid_t pid) {
-  std::string status = read_file("/proc/" + std::to_string(pid) + "/status");
-  auto at = status.find("VmHWM:");
-  return at == std::string::npos ? -1 : std::atol(status.c_str() + at + 6);
-}
+long peak_rss_kib(pid_t pid) { return basil_test::status_kib(pid, "VmHWM:"); }
 
 // Replaces `from` by `to` in the daemon's config file (before start()).
 void edit_conf(const Daemon& d, const std::string& from, const std::string& to) {
@@ -218,7 +186,7 @@ TEST(FaultCampaignTest, ApbasilHangsAndCrashesLeaveNoZombieAndNoLeakedDescriptor
   edit_conf(d, "timeout = \"2s\"", "timeout = \"1s\"");
   const pid_t pid = d.start();
   d.wait_for_poll();
-  const int fds_before = open_fds(pid);
+  const int fds_before = basil_test::open_fds(pid);
   // Every RESERVE and RELEASE hangs or dies (exit 137: as if killed); queries
   // are left alone so that polling keeps the daemon's view.
   emulator_admin(d.emu(), "fault --method RESERVE --hang 0.5 --exit 0.5 --exit-code 137");
@@ -245,8 +213,8 @@ TEST(FaultCampaignTest, ApbasilHangsAndCrashesLeaveNoZombieAndNoLeakedDescriptor
   int fds_after = -1, zombies = -1;
   wait_until(
       [&] {
-        fds_after = open_fds(pid);
-        zombies = zombie_children(pid);
+        fds_after = basil_test::open_fds(pid);
+        zombies = basil_test::children_of(pid, /*zombies_only=*/true);
         return fds_after <= fds_before && zombies == 0;
       },
       10s);

@@ -1,7 +1,6 @@
 // LocalTransport against real processes: the emulator and small scripts.
 #include "basild/io/local_transport.h"
 
-#include <dirent.h>
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -13,6 +12,7 @@
 #include <vector>
 
 #include "tests/basild/io/emulator_support.h"
+#include "tests/support/proc.h"
 #include "tests/support/subprocess.h"
 
 namespace basild {
@@ -25,43 +25,6 @@ using testing::write_script;
 
 const std::string kEngine = "<BasilRequest protocol=\"1.0\" method=\"QUERY\" type=\"ENGINE\"/>\n";
 
-std::size_t count_fds() {
-  std::size_t n = 0;
-  if (DIR* d = ::opendir("/proc/self/fd")) {
-    while (::readdir(d) != nullptr) ++n;
-    ::closedir(d);
-  }
-  return n;
-}
-
-// Children of this process in any state, from /proc (zombies included).
-std::size_t count_children() {
-  std::size_t n = 0;
-  const auto me = std::to_string(::getpid());
-  if (DIR* d = ::opendir("/proc")) {
-    while (auto* e = ::readdir(d)) {
-      std::string name = e->d_name;
-      if (name.empty() || name[0] < '0' || name[0] > '9') continue;
-      FILE* f = std::fopen(("/proc/" + name + "/stat").c_str(), "r");
-      if (f == nullptr) continue;
-      char buf[512] = {};
-      const auto got = std::fread(buf, 1, sizeof buf - 1, f);
-      std::fclose(f);
-      std::string stat(buf, got);
-      const auto close = stat.rfind(')');
-      if (close == std::string::npos) continue;
-      // ") S PPID ..."
-      char state = 0;
-      long ppid = 0;
-      if (std::sscanf(stat.c_str() + close + 1, " %c %ld", &state, &ppid) == 2 &&
-          std::to_string(ppid) == me) {
-        ++n;
-      }
-    }
-    ::closedir(d);
-  }
-  return n;
-}
 
 std::vector<CallOutcome> run_calls(LocalTransport& t, boost::asio::io_context& io, std::size_t n,
                                    const std::string& request, std::chrono::milliseconds timeout) {
@@ -130,7 +93,7 @@ TEST(LocalTransportTest, TimeoutKillsTheProcessGroupAndIsTransient) {
   EXPECT_EQ(out[0].status.code(), basil::Code::kTimeout);
   EXPECT_TRUE(out[0].status.transient());
   EXPECT_NE(out[0].diagnostics.find("killed process group"), std::string::npos) << out[0].diagnostics;
-  EXPECT_EQ(count_children(), 0u);
+  EXPECT_EQ(basil_test::children_of(::getpid()), 0);
 }
 
 TEST(LocalTransportTest, OutputOverTheLimitIsRefused) {
@@ -192,7 +155,7 @@ TEST(LocalTransportTest, ThousandTimeoutsLeaveNoZombieAndNoDescriptor) {
   LocalTransport t(io, {.argv = {script}, .max_concurrent = 64});
   // Warm up: Asio's reactor descriptors exist from here on.
   run_calls(t, io, 1, kEngine, 20ms);
-  const auto fds_before = count_fds();
+  const auto fds_before = basil_test::open_fds(::getpid());
   const auto t0 = std::chrono::steady_clock::now();
   auto out = run_calls(t, io, 1000, kEngine, 20ms);
   const auto took = std::chrono::steady_clock::now() - t0;
@@ -200,8 +163,8 @@ TEST(LocalTransportTest, ThousandTimeoutsLeaveNoZombieAndNoDescriptor) {
   std::size_t timeouts = 0;
   for (const auto& o : out) timeouts += o.status.code() == basil::Code::kTimeout ? 1u : 0u;
   EXPECT_EQ(timeouts, 1000u);
-  EXPECT_EQ(count_fds(), fds_before);
-  EXPECT_EQ(count_children(), 0u);
+  EXPECT_EQ(basil_test::open_fds(::getpid()), fds_before);
+  EXPECT_EQ(basil_test::children_of(::getpid()), 0);
   int st = 0;
   errno = 0;
   EXPECT_EQ(::waitpid(-1, &st, WNOHANG), -1);
