@@ -10,13 +10,9 @@
 //   basil-bench --report-only DIR/timing/study.json --out DIR   redraw from a study
 // Ctrl-C stops cleanly: running jobs are released, basild is stopped, the
 // report covers what ran.
-#include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
-#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -38,12 +34,13 @@
 #include <thread>
 #include <vector>
 
-#include "tests/basild/conduit/sshd_fixture.h"
 #include "basild/control_client/client.h"
 #include "emulator/core/faults.h"
 #include "basild/ctl/timing_report.h"
-
-extern char** environ;
+#include "tests/support/files.h"
+#include "tests/support/sshd_fixture.h"
+#include "tests/support/subprocess.h"
+#include "tests/support/temp_dir.h"
 
 namespace {
 
@@ -113,67 +110,19 @@ std::vector<std::string> split(const std::string& s) {
   return out;
 }
 
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 std::string trim(std::string s) {
   while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
   return s;
 }
 
-// Runs argv in its own process group (a terminal's Ctrl-C reaches only us);
-// returns the exit status and stdout.
+// Runs argv (looked up in PATH) in its own process group (a terminal's
+// Ctrl-C reaches only us), as long as it takes; returns the exit status
+// (128 + the signal that killed it, -1 when it could not start) and stdout.
 int run_command(const std::vector<std::string>& argv, std::string* out = nullptr, const std::string& stdin_text = "") {
-  int outp[2], inp[2];
-  if (pipe2(outp, O_CLOEXEC) != 0) return -1;
-  if (pipe2(inp, O_CLOEXEC) != 0) {
-    close(outp[0]);
-    close(outp[1]);
-    return -1;
-  }
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_adddup2(&fa, inp[0], 0);
-  posix_spawn_file_actions_adddup2(&fa, outp[1], 1);
-  posix_spawn_file_actions_addclose(&fa, outp[0]);
-  posix_spawn_file_actions_addclose(&fa, inp[1]);
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
-  posix_spawnattr_setpgroup(&attr, 0);
-  std::vector<char*> args;
-  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-  args.push_back(nullptr);
-  pid_t pid = 0;
-  const int rc = posix_spawnp(&pid, args[0], &fa, &attr, args.data(), environ);
-  posix_spawn_file_actions_destroy(&fa);
-  posix_spawnattr_destroy(&attr);
-  close(outp[1]);
-  close(inp[0]);
-  if (rc != 0) {
-    close(outp[0]);
-    close(inp[1]);
-    return -1;
-  }
-  if (!stdin_text.empty()) {
-    const ssize_t w = write(inp[1], stdin_text.data(), stdin_text.size());
-    (void)w;
-  }
-  close(inp[1]);
-  std::string text;
-  char buf[4096];
-  ssize_t n;
-  while ((n = read(outp[0], buf, sizeof buf)) > 0) text.append(buf, static_cast<std::size_t>(n));
-  close(outp[0]);
-  int st = 0;
-  while (waitpid(pid, &st, 0) < 0 && errno == EINTR) {
-  }
-  if (out != nullptr) *out = std::move(text);
-  return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+  auto r = basil_test::run(argv, stdin_text, {.search_path = true}, std::chrono::hours(24));
+  if (out != nullptr) *out = std::move(r.out);
+  if (!r.error.empty()) return -1;
+  return r.signal != 0 ? 128 + r.signal : r.exit_code;
 }
 
 std::string machine_text() {
@@ -194,7 +143,7 @@ std::string machine_text() {
          "), " + std::to_string(mem_kb / 1024 / 1024) + " GiB, " + u.sysname + " " + u.release + " " + u.machine;
 }
 
-std::string load_text() { return trim(read_file("/proc/loadavg")); }
+std::string load_text() { return trim(basil_test::read_file("/proc/loadavg")); }
 
 std::string now_text() {
   std::time_t t = std::time(nullptr);
@@ -223,12 +172,11 @@ class Scenario {
     json r = {{"name", spec_.name()}, {"preset", spec_.preset},  {"conduit", spec_.conduit},
               {"mode", spec_.mode},   {"model", spec_.model},    {"scale", o_.scale},
               {"jobs", spec_.jobs},   {"headline", spec_.headline}};
-    char tmpl[] = "/tmp/basil-bench-XXXXXX";
-    if (mkdtemp(tmpl) == nullptr) return fail(r, "cannot create a temporary directory");
-    dir_ = tmpl;
+    const basil_test::TempDir dir("basil-bench", "/tmp");
+    if (dir.path().empty()) return fail(r, "cannot create a temporary directory");
+    dir_ = dir.path();
     json result = run_in_dir(r);
     stop_basild();
-    run_command({"rm", "-rf", dir_});
     return result;
   }
 
@@ -258,7 +206,7 @@ class Scenario {
     std::string fragment;
     if (spec_.conduit != "local") {
       auto it = o_.conduit_files.find(spec_.conduit);
-      if (it != o_.conduit_files.end()) fragment = read_file(it->second);
+      if (it != o_.conduit_files.end()) fragment = basil_test::read_file(it->second);
       else fragment = "[conduit]\nmode = \"ssh-" + spec_.conduit + "\"\n";
       for (const auto& [key, value] : {std::pair<std::string, std::string>{"@STATE@", state()}, {"@EMULATOR@", emu()}})
         for (auto at = fragment.find(key); at != std::string::npos; at = fragment.find(key, at + value.size()))
@@ -274,7 +222,7 @@ class Scenario {
         << static_cast<long>(o_.poll_interval_s * 30000) << "ms\"\n\n"
         << fragment;
     if (!start_basild()) {
-      std::string log = read_file(dir_ + "/basild.log");
+      std::string log = basil_test::read_file(dir_ + "/basild.log");
       if (log.find("not available") != std::string::npos)
         return fail(r, "conduit not available in this build (basild: " + first_error(log) + ")", "skipped");
       return fail(r, "basild did not start: " + first_error(log));
@@ -329,23 +277,12 @@ class Scenario {
   }
 
   bool start_basild() {
-    const std::string bin = o_.bin + "/basild/basild", conf = dir_ + "/basild.conf", log = dir_ + "/basild.log";
-    basild_ = fork();
-    if (basild_ == 0) {
-      setpgid(0, 0);
-      prctl(PR_SET_PDEATHSIG, SIGTERM);  // never outlive the driver
-      const int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-      if (fd >= 0) dup2(fd, 2);
-      execl(bin.c_str(), bin.c_str(), "--config", conf.c_str(), static_cast<char*>(nullptr));
-      _exit(127);
-    }
-    if (basild_ < 0) return false;
+    basild_ = basil_test::Subprocess({o_.bin + "/basild/basild", "--config", dir_ + "/basild.conf"},
+                                     {.err = basil_test::Redirect::file(dir_ + "/basild.log"),
+                                      .parent_death_signal = SIGTERM});  // never outlive the driver
+    if (!basild_.started()) return false;
     for (int i = 0; i < 300 && !g_stop; ++i) {
-      int st = 0;
-      if (waitpid(basild_, &st, WNOHANG) == basild_) {
-        basild_ = -1;
-        return false;
-      }
+      if (basild_.try_wait()) return false;
       json h = get("/v1/health");
       if (h.is_object() && h.contains("inventory_age_s") && h["inventory_age_s"].is_number()) return true;
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
@@ -353,20 +290,12 @@ class Scenario {
     return false;
   }
 
+  // SIGTERM, then SIGKILL after 10 s.
   void stop_basild() {
-    if (basild_ <= 0) return;
-    kill(basild_, SIGTERM);
-    int st = 0;
-    for (int i = 0; i < 100; ++i) {
-      if (waitpid(basild_, &st, WNOHANG) == basild_) {
-        basild_ = -1;
-        return;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    }
-    kill(basild_, SIGKILL);
-    waitpid(basild_, &st, 0);
-    basild_ = -1;
+    basild_.signal(SIGTERM);
+    if (!basild_.wait_for(std::chrono::seconds(10))) basild_.kill_group(SIGKILL);
+    basild_.wait();
+    basild_ = basil_test::Subprocess();
   }
 
   json post(basild::control::Client& c, const std::string& path, const json& body) {
@@ -460,7 +389,7 @@ class Scenario {
   std::size_t number_, total_;
   bool progress_;  // a progress line on the terminal (not when scenarios run side by side)
   std::string dir_, sock_;
-  pid_t basild_ = -1;
+  basil_test::Subprocess basild_;
   std::atomic<std::size_t> done_{0}, failed_{0}, retries_{0};
   std::atomic<const char*> progress_phase_{"start"};
 };
@@ -533,7 +462,7 @@ int parse(int argc, char** argv, Options& o) {
 // The remote scenarios' main system: an sshd on 127.0.0.1 with keys made
 // here (the conduit tests' fixture), the emulator as its apbasil, for every
 // remote conduit the caller gave no fragment for.
-std::unique_ptr<basild::testing::TestSshd> study_sshd(Options& o, const std::vector<ctl::ScenarioSpec>& scenarios) {
+std::unique_ptr<basil_test::TestSshd> study_sshd(Options& o, const std::vector<ctl::ScenarioSpec>& scenarios) {
   std::set<std::string> wanted;
   for (const auto& s : scenarios)
     if (s.conduit != "local" && o.conduit_files.count(s.conduit) == 0) wanted.insert(s.conduit);
@@ -542,14 +471,14 @@ std::unique_ptr<basild::testing::TestSshd> study_sshd(Options& o, const std::vec
     std::cerr << "basil-bench: no /usr/sbin/sshd: the remote scenarios will be skipped\n";
     return nullptr;
   }
-  auto sshd = std::make_unique<basild::testing::TestSshd>();
+  auto sshd = std::make_unique<basil_test::TestSshd>();
   if (!sshd->Start()) {
     std::cerr << "basil-bench: sshd: " << sshd->error() << ": the remote scenarios will be skipped\n";
     return nullptr;
   }
   for (const auto& name : wanted) {
     const std::string path = sshd->dir() + "/conduit-" + name + ".conf";
-    std::ofstream(path) << basild::testing::conduit_conf(*sshd, "ssh-" + name, "@EMULATOR@", "@STATE@", o.bin);
+    std::ofstream(path) << basil_test::conduit_conf(*sshd, "ssh-" + name, "@EMULATOR@", "@STATE@", o.bin);
     o.conduit_files[name] = path;
   }
   return sshd;
@@ -561,7 +490,7 @@ int main(int argc, char** argv) {
   Options o;
   if (int rc = parse(argc, argv, o); rc != 0) return rc;
   if (!o.report_only.empty()) {
-    json study = json::parse(read_file(o.report_only), nullptr, false);
+    json study = json::parse(basil_test::read_file(o.report_only), nullptr, false);
     if (study.is_discarded()) {
       std::cerr << "basil-bench: " << o.report_only << ": not a study document\n";
       return 1;

@@ -6,9 +6,6 @@
 //
 //   build/bench/basild_bench [SECONDS] [CLIENTS]      (defaults 20, 4)
 #include <signal.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
@@ -24,6 +21,8 @@
 #include <vector>
 
 #include "basild/control_client/client.h"
+#include "tests/support/subprocess.h"
+#include "tests/support/temp_dir.h"
 
 namespace {
 
@@ -44,38 +43,12 @@ double pct(std::vector<double> v, double q) {
   return v[std::min(v.size() - 1, static_cast<std::size_t>(q * static_cast<double>(v.size())))];
 }
 
-int sh(const std::string& cmd) { return std::system(cmd.c_str()); }
-
 // Runs the emulator as apbasil on `xml`; returns the wall time in ms and the output.
 double run_emulator(const std::string& state, const std::string& xml, std::string* out) {
-  int in[2];
-  int outp[2];
-  if (pipe(in) != 0 || pipe(outp) != 0) return -1;
   auto t0 = Clock::now();
-  pid_t pid = fork();
-  if (pid == 0) {
-    dup2(in[0], 0);
-    dup2(outp[1], 1);
-    close(in[1]);
-    close(outp[0]);
-    std::string emu = g_bin + "/emulator/basil-emulator";
-    execl(emu.c_str(), emu.c_str(), "--state", state.c_str(), static_cast<char*>(nullptr));
-    _exit(127);
-  }
-  close(in[0]);
-  close(outp[1]);
-  ssize_t w = write(in[1], xml.data(), xml.size());
-  (void)w;
-  close(in[1]);
-  std::string result;
-  char buf[65536];
-  ssize_t n;
-  while ((n = read(outp[0], buf, sizeof buf)) > 0) result.append(buf, static_cast<std::size_t>(n));
-  close(outp[0]);
-  int st = 0;
-  waitpid(pid, &st, 0);
+  auto r = basil_test::run({g_bin + "/emulator/basil-emulator", "--state", state}, xml);
   double ms = std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-  if (out != nullptr) *out = std::move(result);
+  if (out != nullptr) *out = std::move(r.out);
   return ms;
 }
 
@@ -91,25 +64,21 @@ std::string attr(const std::string& xml, const std::string& name) {
 int main(int argc, char** argv) {
   int seconds = argc > 1 ? std::atoi(argv[1]) : 20;
   int clients = argc > 2 ? std::atoi(argv[2]) : 4;
-  char tmpl[] = "/tmp/basild-bench-XXXXXX";
-  std::string dir = mkdtemp(tmpl);
+  const basil_test::TempDir scratch("basild-bench", "/tmp");  // removed on every way out
+  const std::string& dir = scratch.path();
   std::string emu_state = dir + "/emulator";
-  if (sh(g_bin + "/emulator/basil-emulator init --preset xc30-2256 --state " + emu_state + " >/dev/null") != 0) return 1;
+  if (basil_test::run({g_bin + "/emulator/basil-emulator", "init", "--preset", "xc30-2256", "--state", emu_state})
+          .exit_code != 0)
+    return 1;
   {
     std::ofstream conf(dir + "/basild.conf");
     conf << "[apbasil]\npath = \"" << g_bin << "/emulator/basil-emulator\"\nargs = [\"--state\", \"" << emu_state
          << "\"]\nmax_concurrent = " << clients << "\n[state]\ndatabase = \"" << dir << "/state.db\"\n[control]\nsocket = \""
          << dir << "/control.sock\"\n[log]\ndirectory = \"" << dir << "\"\n[poll]\ninterval = \"10s\"\n";
   }
-  pid_t basild = fork();
-  if (basild == 0) {
-    FILE* f = std::freopen((dir + "/basild.log").c_str(), "w", stderr);
-    (void)f;
-    std::string bin = g_bin + "/basild/basild";
-    std::string conf = dir + "/basild.conf";
-    execl(bin.c_str(), bin.c_str(), "--config", conf.c_str(), static_cast<char*>(nullptr));
-    _exit(127);
-  }
+  basil_test::Subprocess basild({g_bin + "/basild/basild", "--config", dir + "/basild.conf"},
+                                {.err = basil_test::Redirect::file(dir + "/basild.log")});
+  if (!basild.started()) return 1;
   std::string sock = dir + "/control.sock";
   for (int i = 0; i < 200; ++i) {
     basild::control::Client c(sock);
@@ -157,8 +126,8 @@ int main(int argc, char** argv) {
 
   basild::control::Client c(sock);
   auto stats = json::parse(c.request("GET", "/v1/stats", "", "", std::chrono::seconds(5)).body, nullptr, false);
-  kill(basild, SIGTERM);
-  waitpid(basild, nullptr, 0);
+  basild.signal(SIGTERM);
+  basild.wait();
 
   // ---- the same requests, emulator run directly, at the same concurrency
   std::map<std::string, std::vector<double>> direct;
@@ -209,6 +178,5 @@ int main(int argc, char** argv) {
   if (transport_p50.count("INVENTORY"))
     std::printf("\nINVENTORY (polls): transport p50 %.2f ms, decode p50 %.2f ms\n", transport_p50["INVENTORY"],
                 decode_p50["INVENTORY"]);
-  sh("rm -rf " + dir);
   return 0;
 }

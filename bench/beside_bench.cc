@@ -20,18 +20,20 @@
 #include <thread>
 
 #include "basil_proto/codec.h"
-#include "tests/basild/conduit/sshd_fixture.h"
 #include "basild/conduit/ssh_transport.h"
 #include "bench/support/bench_basild.h"
 #include "bench/support/bench_requests.h"
 #include "bench/support/bench_timing.h"
+#include "tests/support/sshd_fixture.h"
+#include "tests/support/subprocess.h"
+#include "tests/support/temp_dir.h"
 
 namespace {
 
 using namespace basil::bench;  // Clock, quantile, the requests
 using namespace std::chrono_literals;
-using basild::testing::run_piped;
-using basild::testing::TestSshd;
+using basil_test::run;
+using basil_test::TestSshd;
 
 const std::string g_bin = BASIL_BINARY_DIR;
 const std::string g_emulator = g_bin + "/emulator/basil-emulator";
@@ -130,17 +132,17 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "sshd: %s\n", sshd.error().c_str());
     return 1;
   }
-  const std::string state = basild::testing::sshd_temp_dir("beside-emu");
-  if (basild::testing::shell(g_emulator + " init --preset xc30-2256 --state " + state + " --force >/dev/null") != 0)
-    return 1;
+  const basil_test::TempDir state_dir("basild-beside-emu");  // removed on every way out
+  const std::string state = state_dir.path();
+  if (run({g_emulator, "init", "--preset", "xc30-2256", "--state", state, "--force"}).exit_code != 0) return 1;
   basil::bench::BenchBasild basild;
   if (!basil::bench::start_basild(basild, sshd, "ssh-gateway", g_emulator, state, g_bin)) return 1;
   GatewayCaller gateway(sshd, state);
   const std::string proxy = g_bin + "/apbasil_proxy/apbasil_proxy";
   const std::vector<std::pair<const char*, Caller>> paths{
-      {"direct", [&](const std::string& r) { return run_piped({g_emulator, "--state", state}, r).out; }},
+      {"direct", [&](const std::string& r) { return run({g_emulator, "--state", state}, r).out; }},
       {"gateway", [&](const std::string& r) { return gateway.call(r); }},
-      {"proxy+gateway", [&](const std::string& r) { return run_piped({proxy, "--config", basild.config}, r).out; }},
+      {"proxy+gateway", [&](const std::string& r) { return run({proxy, "--config", basild.config}, r).out; }},
   };
   std::printf("beside_bench: xc30-2256, %d of each small call per path, quiet and beside INVENTORY after "
               "INVENTORY on the same path; times in ms\n",
@@ -164,6 +166,5 @@ int main(int argc, char** argv) {
     errors += quiet.errors + beside.errors + bad;
     if (quiet.errors + beside.errors + bad != 0) std::printf("%-14s ERRORS: %d\n", name, quiet.errors + beside.errors + bad);
   }
-  basild::testing::shell("rm -rf " + state);
   return errors == 0 ? 0 : 2;
 }

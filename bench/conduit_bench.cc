@@ -22,19 +22,20 @@
 #include <optional>
 
 #include "basil_proto/codec.h"
-#include "tests/basild/conduit/sshd_fixture.h"
 #include "basild/conduit/ssh_transport.h"
 #include "bench/support/bench_basild.h"
 #include "bench/support/bench_requests.h"
 #include "bench/support/bench_timing.h"
+#include "tests/support/sshd_fixture.h"
+#include "tests/support/subprocess.h"
+#include "tests/support/temp_dir.h"
 
 namespace {
 
 using namespace basil::bench;  // Clock, quantile, the requests
 using namespace std::chrono_literals;
-using basild::testing::Piped;
-using basild::testing::run_piped;
-using basild::testing::TestSshd;
+using basil_test::run;
+using basil_test::TestSshd;
 
 const std::string g_bin = BASIL_BINARY_DIR;
 const std::string g_emulator = g_bin + "/emulator/basil-emulator";
@@ -143,9 +144,10 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "sshd: %s\n", sshd.error().c_str());
     return 1;
   }
-  const std::string state = basild::testing::sshd_temp_dir("cbench-emu");
-  if (basild::testing::shell(g_emulator + " init --preset xc30-2256 --state " + state + " --force --fsync " +
-                             (fsync ? "on" : "off") + " >/dev/null") != 0)
+  const basil_test::TempDir state_dir("basild-cbench-emu");  // removed on every way out
+  const std::string state = state_dir.path();
+  if (run({g_emulator, "init", "--preset", "xc30-2256", "--state", state, "--force", "--fsync", fsync ? "on" : "off"})
+          .exit_code != 0)
     return 1;
   int seq = 0;
   const std::string proxy = g_bin + "/apbasil_proxy/apbasil_proxy";
@@ -162,10 +164,10 @@ int main(int argc, char** argv) {
   basild::conduit::SshTransport gateway(io, go);
   const auto so = sshd.options();
   const std::vector<Path> paths{
-      {"direct", [&](const std::string& r) { return run_piped({g_emulator, "--state", state}, r).out; }},
-      {"proxy+exec", [&](const std::string& r) { return run_piped({proxy, "--config", exec_basild.config}, r).out; }},
+      {"direct", [&](const std::string& r) { return run({g_emulator, "--state", state}, r).out; }},
+      {"proxy+exec", [&](const std::string& r) { return run({proxy, "--config", exec_basild.config}, r).out; }},
       {"proxy+gateway",
-       [&](const std::string& r) { return run_piped({proxy, "--config", gateway_basild.config}, r).out; }},
+       [&](const std::string& r) { return run({proxy, "--config", gateway_basild.config}, r).out; }},
       {"gateway",
        [&](const std::string& r) {
          std::optional<basild::CallOutcome> out;
@@ -176,7 +178,7 @@ int main(int argc, char** argv) {
        }},
       {"ssh per call",
        [&](const std::string& r) {
-         return run_piped({"/usr/bin/ssh", "-q", "-p", std::to_string(so.port), "-i", so.identity, "-o",
+         return run({"/usr/bin/ssh", "-q", "-p", std::to_string(so.port), "-i", so.identity, "-o",
                            "UserKnownHostsFile=" + so.known_hosts, "-o", "StrictHostKeyChecking=yes", "-o",
                            "BatchMode=yes", "-o", "ControlPath=none", "-F", "/dev/null", so.user + "@127.0.0.1",
                            g_emulator, "--state", state},
@@ -194,7 +196,7 @@ int main(int argc, char** argv) {
     const auto small = request(basil::SummaryQuery{});
     for (int i = 0; i < 4 * calls; ++i) {
       const auto t0 = Clock::now();
-      run_piped({"/bin/cat"}, small);
+      run({"/bin/cat"}, small);
       cat_local.push_back(ms_since(t0));
     }
     for (auto mode : {basild::conduit::ConduitModeKind::kGateway, basild::conduit::ConduitModeKind::kExec}) {
@@ -242,7 +244,6 @@ int main(int argc, char** argv) {
     std::printf("  %-14s added %8.2f ms   end to end %7.1f MB/s   conduit (size / added time) %7.1f MB/s\n", path,
                 added, mb / (quantile(s.inventory, 0.5) / 1000.0), added > 0 ? mb / (added / 1000.0) : 0.0);
   }
-  basild::testing::shell("rm -rf " + state);
   int errors = 0;
   for (const auto& [k, s] : results) errors += s.errors;
   return errors == 0 ? 0 : 2;

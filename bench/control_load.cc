@@ -13,12 +13,8 @@
 // connection was refused or left open.
 #include <signal.h>
 #include <sys/resource.h>
-#include <sys/socket.h>
-#include <sys/un.h>
-#include <sys/wait.h>
 #include <poll.h>
 #include <unistd.h>
-#include <dirent.h>
 
 #include <algorithm>
 #include <atomic>
@@ -36,12 +32,19 @@
 #include <vector>
 
 #include "basild/control_client/client.h"
+#include "tests/support/files.h"
+#include "tests/support/proc.h"
+#include "tests/support/subprocess.h"
+#include "tests/support/temp_dir.h"
+#include "tests/support/unix_socket.h"
 
 namespace {
 
 using Clock = std::chrono::steady_clock;
 using nlohmann::json;
 using namespace std::chrono_literals;
+using basil_test::open_fds;
+using basil_test::status_kib;
 
 const std::string g_bin = BASIL_BINARY_DIR;
 
@@ -49,41 +52,6 @@ double pct(std::vector<double>& v, double q) {
   if (v.empty()) return 0;
   std::sort(v.begin(), v.end());
   return v[std::min(v.size() - 1, static_cast<std::size_t>(q * static_cast<double>(v.size())))];
-}
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-long status_kib(pid_t pid, const char* key) {
-  std::string s = slurp("/proc/" + std::to_string(pid) + "/status");
-  auto at = s.find(key);
-  return at == std::string::npos ? -1 : std::atol(s.c_str() + at + std::strlen(key));
-}
-
-int open_fds(pid_t pid) {
-  int n = 0;
-  DIR* dir = ::opendir(("/proc/" + std::to_string(pid) + "/fd").c_str());
-  if (dir == nullptr) return -1;
-  while (dirent* e = ::readdir(dir)) n += e->d_name[0] != '.';
-  ::closedir(dir);
-  return n;
-}
-
-int connect_unix(const std::string& path) {
-  int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return -1;
-  sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
-    ::close(fd);
-    return -1;
-  }
-  return fd;
 }
 
 json get_json(const std::string& sock, const std::string& path) {
@@ -109,10 +77,11 @@ int main(int argc, char** argv) {
   }
   std::printf("descriptor limit %llu\n", static_cast<unsigned long long>(nofile.rlim_cur));
 
-  char tmpl[] = "/tmp/basild-load-XXXXXX";
-  const std::string dir = ::mkdtemp(tmpl);
+  const basil_test::TempDir scratch("basild-load", "/tmp");  // removed on every way out
+  const std::string& dir = scratch.path();
   const std::string emu_state = dir + "/emulator";
-  if (std::system((g_bin + "/emulator/basil-emulator init --preset xc30-2256 --state " + emu_state + " >/dev/null").c_str()) != 0)
+  if (basil_test::run({g_bin + "/emulator/basil-emulator", "init", "--preset", "xc30-2256", "--state", emu_state})
+          .exit_code != 0)
     return 1;
   {
     std::ofstream conf(dir + "/basild.conf");
@@ -122,15 +91,10 @@ int main(int argc, char** argv) {
          << "\n[log]\ndirectory = \"" << dir
          << "\"\n[poll]\nmode = \"summary-hybrid\"\ninterval = \"1s\"\ninventory_max_age = \"10s\"\n";
   }
-  const pid_t basild = ::fork();
-  if (basild == 0) {
-    FILE* f = std::freopen((dir + "/basild.log").c_str(), "w", stderr);
-    (void)f;
-    const std::string bin = g_bin + "/basild/basild";
-    const std::string conf = dir + "/basild.conf";
-    ::execl(bin.c_str(), bin.c_str(), "--config", conf.c_str(), static_cast<char*>(nullptr));
-    ::_exit(127);
-  }
+  basil_test::Subprocess process({g_bin + "/basild/basild", "--config", dir + "/basild.conf"},
+                                 {.err = basil_test::Redirect::file(dir + "/basild.log")});
+  if (!process.started()) return 1;
+  const pid_t basild = process.pid();
   const std::string sock = dir + "/control.sock";
   for (int i = 0; i < 300; ++i) {
     auto h = get_json(sock, "/v1/health");
@@ -202,7 +166,7 @@ int main(int argc, char** argv) {
               seconds, static_cast<double>(sent.load()) / took, static_cast<unsigned long long>(sent.load()),
               static_cast<unsigned long long>(reservations.load()),
               static_cast<unsigned long long>(stats.value("polls", 0)));
-  std::printf("  (load average %s)\n", slurp("/proc/loadavg").substr(0, 14).c_str());
+  std::printf("  (load average %s)\n", basil_test::read_file("/proc/loadavg").substr(0, 14).c_str());
   std::uint64_t total_errors = 0;
   for (auto& [path, n] : errors) lat[path];  // routes that only failed are listed too
   for (auto& [path, v] : lat)
@@ -219,7 +183,7 @@ int main(int argc, char** argv) {
   std::vector<int> fds;
   const auto t_open = Clock::now();
   for (int i = 0; i < idle; ++i) {
-    int fd = connect_unix(sock);
+    int fd = basil_test::connect_unix(sock);
     if (fd < 0) break;
     fds.push_back(fd);
   }
@@ -265,8 +229,7 @@ int main(int argc, char** argv) {
               static_cast<unsigned long long>(after.value("connections_peak", 0)), open_fds(basild));
   if (closed != fds.size()) status = 1;
 
-  ::kill(basild, SIGTERM);
-  ::waitpid(basild, nullptr, 0);
-  std::system(("rm -rf " + dir).c_str());
+  process.signal(SIGTERM);
+  process.wait();
   return status;
 }

@@ -4,7 +4,8 @@
 // processes; and basil_proto's decode of the same INVENTORY for the 1.5x target.
 //
 // A whole process is spawned as basild spawns apbasil (posix_spawn, no
-// shell), the request on stdin, and its whole answer read from a pipe; the
+// shell, a process group of its own), the request on stdin, and its whole
+// answer read from a pipe; the
 // time runs from the spawn to the end of the output and the child's exit.
 // BM_InventoryVsDecode measures the 1.5x target in pairs: each round one
 // whole-process INVENTORY and one decode of its answer, back to back, so
@@ -13,18 +14,11 @@
 //
 //   build/bench/emulator_bench --benchmark_filter=2256
 #include <benchmark/benchmark.h>
-#include <fcntl.h>
-#include <spawn.h>
-#include <sys/resource.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <cerrno>
 #include <chrono>
 #include <cstdlib>
 #include <ctime>
-#include <filesystem>
 #include <fstream>
 #include <map>
 #include <memory>
@@ -36,26 +30,19 @@
 #include "emulator/core/state.h"
 #include "emulator/core/system.h"
 #include "emulator/store/store.h"
-
-extern char** environ;
+#include "tests/support/subprocess.h"
+#include "tests/support/temp_dir.h"
 
 namespace {
-
-// The temporary directories made here, removed when the benchmarks end.
-std::vector<std::string>& temp_dirs() {
-  static std::vector<std::string> dirs;
-  return dirs;
-}
 
 // One state directory per preset, with 50 reservations of 20 nodes (fewer on small systems).
 const std::string& state_dir(const std::string& preset) {
   static std::map<std::string, std::string> dirs;
   auto it = dirs.find(preset);
   if (it != dirs.end()) return it->second;
-  char tmpl[] = "/tmp/basil-emu-bench-XXXXXX";
-  if (::mkdtemp(tmpl) == nullptr) std::abort();
-  temp_dirs().push_back(tmpl);
-  const std::string dir = std::string(tmpl) + "/state";
+  const std::string scratch = basil_test::scratch_dir("basil-emu-bench", "/tmp");  // removed at exit
+  if (scratch.empty()) std::abort();
+  const std::string dir = scratch + "/state";
   auto sys = emu::preset(preset);
   if (!sys) std::abort();
   auto store = emu::Store::create(dir, emu::initial_state(*sys));
@@ -115,8 +102,6 @@ double ms_between(std::chrono::steady_clock::time_point a, std::chrono::steady_c
   return std::chrono::duration<double, std::milli>(b - a).count();
 }
 
-double ms(const timeval& tv) { return static_cast<double>(tv.tv_sec) * 1e3 + static_cast<double>(tv.tv_usec) / 1e3; }
-
 double thread_cpu_ms() {
   timespec ts{};
   ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
@@ -140,39 +125,21 @@ std::string request_file(const std::string& dir, const char* request) {
 // and reads its whole answer (kept in *answer when given); aborts when it
 // cannot or the emulator fails.
 ProcessRun run_emulator(const std::string& dir, const std::string& request_path, std::string* answer = nullptr) {
-  const int in = ::open(request_path.c_str(), O_RDONLY | O_CLOEXEC);
-  int out[2];
-  if (in < 0 || ::pipe2(out, O_CLOEXEC) != 0) std::abort();
-  posix_spawn_file_actions_t fa;
-  ::posix_spawn_file_actions_init(&fa);
-  ::posix_spawn_file_actions_adddup2(&fa, in, 0);
-  ::posix_spawn_file_actions_adddup2(&fa, out[1], 1);
-  std::string binary = BASIL_EMULATOR_BINARY, flag = "--state", state = dir;
-  char* argv[] = {binary.data(), flag.data(), state.data(), nullptr};
   const auto start = std::chrono::steady_clock::now();
-  pid_t pid = -1;
-  const int e = ::posix_spawn(&pid, binary.c_str(), &fa, nullptr, argv, environ);
-  ::posix_spawn_file_actions_destroy(&fa);
-  ::close(in);
-  ::close(out[1]);
-  if (e != 0) std::abort();
+  basil_test::Subprocess p({BASIL_EMULATOR_BINARY, "--state", dir},
+                           {.in = basil_test::Redirect::file(request_path), .out = basil_test::Redirect::pipe()});
+  if (!p.started()) std::abort();
   ProcessRun run;
-  static std::vector<char> buf(1 << 20);
-  for (;;) {
-    const ssize_t n = ::read(out[0], buf.data(), buf.size());
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
-    run.bytes += static_cast<std::size_t>(n);
-    if (answer != nullptr) answer->append(buf.data(), static_cast<std::size_t>(n));
+  std::string piece;
+  while (p.read_stdout(piece, std::chrono::minutes(10)) == basil_test::Subprocess::Read::kData) {
+    run.bytes += piece.size();
+    if (answer != nullptr) answer->append(piece);
+    piece.clear();
   }
-  ::close(out[0]);
-  int status = 0;
-  rusage ru{};
-  while (::wait4(pid, &status, 0, &ru) < 0)
-    if (errno != EINTR) std::abort();
+  const basil_test::Exit ended = p.wait();
   run.wall_ms = ms_between(start, std::chrono::steady_clock::now());
-  run.cpu_ms = ms(ru.ru_utime) + ms(ru.ru_stime);
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0 || run.bytes == 0) std::abort();
+  run.cpu_ms = std::chrono::duration<double, std::milli>(ended.cpu).count();
+  if (ended.code() != 0 || run.bytes == 0) std::abort();
   return run;
 }
 
@@ -280,9 +247,5 @@ int main(int argc, char** argv) {
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   benchmark::RunSpecifiedBenchmarks();
   benchmark::Shutdown();
-  for (const std::string& dir : temp_dirs()) {
-    std::error_code ec;
-    std::filesystem::remove_all(dir, ec);
-  }
   return 0;
 }

@@ -33,6 +33,8 @@
 #include "basild/core/poll_policy.h"
 #include "basild/core/reconciler.h"
 #include "basild/core/records.h"
+#include "tests/support/subprocess.h"
+#include "tests/support/temp_dir.h"
 #include "basild/io/local_transport.h"
 
 namespace {
@@ -44,16 +46,8 @@ using Sim = std::chrono::seconds;
 
 std::string g_emulator = BASIL_EMULATOR_BINARY;
 
-std::string run(const std::string& cmd) {
-  std::string out;
-  FILE* p = ::popen(cmd.c_str(), "r");
-  if (p == nullptr) return out;
-  char buf[4096];
-  std::size_t n = 0;
-  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-  ::pclose(p);
-  return out;
-}
+// A shell command line's output (the emulator's admin commands).
+std::string run(const std::string& cmd) { return basil_test::run_shell(cmd).out; }
 
 template <typename T>
 basil::Result<T> sync(boost::asio::io_context& io, basild::Awaitable<basil::Result<T>> op) {
@@ -93,8 +87,8 @@ struct Result {
 };
 
 Result replay(const Options& opt, const Scenario& sc) {
-  char tmpl[] = "/tmp/basil-pollbench-XXXXXX";
-  const std::string state = ::mkdtemp(tmpl);
+  const basil_test::TempDir scratch("basil-pollbench", "/tmp");  // removed on every way out
+  const std::string& state = scratch.path();
   run(g_emulator + " init --preset " + opt.preset + " --state " + state + " >/dev/null");
   // Node ids of the batch nodes, for admin changes and job sizes.
   std::vector<std::uint32_t> nids;
@@ -277,7 +271,6 @@ Result replay(const Options& opt, const Scenario& sc) {
     }
   }
   res.missed_orphans = orphans.size();
-  run("rm -rf '" + state + "'");
   return res;
 }
 

@@ -58,9 +58,10 @@
 
 #include "basil_proto/codec.h"
 #include "basild/core/geometry.h"
-#include "tests/basild/conduit/sshd_fixture.h"
 #include "bench/support/bench_basild.h"
 #include "bench/support/bench_timing.h"
+#include "tests/support/sshd_fixture.h"
+#include "tests/support/subprocess.h"
 #include "tests/support/temp_dir.h"
 
 namespace {
@@ -69,9 +70,12 @@ using basil::bench::Clock;
 using basil::bench::ms_since;
 using basil::bench::quantile;
 using basil::Dialect;
+using basil_test::run;
 
 const std::string g_bin = BASIL_BINARY_DIR;
 const std::string g_emulator = g_bin + "/emulator/basil-emulator";
+// As Slurm runs apbasil: stderr discarded.
+const basil_test::SpawnOptions kQuiet{.err = basil_test::Redirect::null()};
 
 constexpr int kMaxRunning = 4;    // jobs running at once, at most
 constexpr int kReleaseTries = 50;  // RELEASE again (every 10 ms) until it says done
@@ -202,7 +206,7 @@ struct Path {
 std::optional<basil::Response> call(Path& path, Method m, const std::string& request,
                                     basil::Status* failure = nullptr) {
   const auto t0 = Clock::now();
-  const auto out = basild::testing::run_piped(path.argv, request, basild::testing::Stderr::kDiscard);
+  const auto out = run(path.argv, request, kQuiet);
   const double ms = ms_since(t0);
   const auto t1 = Clock::now();
   auto r = basil::decode_response(out.out);
@@ -308,8 +312,7 @@ void run_workload(Path& path, const std::vector<Job>& jobs, const Machine& m, in
 // untimed, are counted and released so that the next run starts clean.
 void check_clean(const std::string& state, Path& counted) {
   const std::vector<std::string> direct{g_emulator, "--state", state};
-  const auto out = basild::testing::run_piped(direct, encode(Dialect::k1_3, basil::InventoryQuery{}),
-                                              basild::testing::Stderr::kDiscard);
+  const auto out = run(direct, encode(Dialect::k1_3, basil::InventoryQuery{}), kQuiet);
   const auto r = basil::decode_response(out.out);
   const auto* inv = r ? std::get_if<basil::Inventory>(&r->body) : nullptr;
   if (inv == nullptr) {
@@ -318,14 +321,13 @@ void check_clean(const std::string& state, Path& counted) {
   }
   for (const auto& res : inv->reservations) {
     ++counted.record.leftovers;
-    basild::testing::run_piped(direct, release_request(res.reservation_id), basild::testing::Stderr::kDiscard);
+    run(direct, release_request(res.reservation_id), kQuiet);
   }
 }
 
 // The machine as the direct INVENTORY shows it.
 std::optional<Machine> probe(const std::string& state) {
-  const auto out = basild::testing::run_piped({g_emulator, "--state", state},
-                                              encode(Dialect::k1_3, basil::InventoryQuery{}));
+  const auto out = run({g_emulator, "--state", state}, encode(Dialect::k1_3, basil::InventoryQuery{}));
   const auto r = basil::decode_response(out.out);
   const auto* inv = r ? std::get_if<basil::Inventory>(&r->body) : nullptr;
   if (inv == nullptr) return std::nullopt;
@@ -421,15 +423,14 @@ int main(int argc, char** argv) {
   ::signal(SIGPIPE, SIG_IGN);  // an apbasil that exits before reading its request
   const basil_test::TempDir state_dir("basild-spbench-emu");  // removed on every way out
   const std::string& state = state_dir.path();
-  if (basild::testing::run_piped({g_emulator, "init", "--preset", opts->preset, "--state", state, "--force"}, "")
-          .exit_code != 0)
+  if (run({g_emulator, "init", "--preset", opts->preset, "--state", state, "--force"}).exit_code != 0)
     return 1;
   const auto machine = probe(state);
   if (!machine) {
     std::fprintf(stderr, "no inventory from the emulator (preset %s)\n", opts->preset.c_str());
     return 1;
   }
-  basild::testing::TestSshd sshd;
+  basil_test::TestSshd sshd;
   if (!sshd.Start()) {
     std::fprintf(stderr, "sshd: %s\n", sshd.error().c_str());
     return 1;
@@ -439,7 +440,7 @@ int main(int argc, char** argv) {
   std::array<Path, 2> paths{Path{"direct", {g_emulator, "--state", state}, {}},
                             Path{"chain", {g_bin + "/apbasil_proxy/apbasil_proxy", "--config", gateway.config}, {}}};
   const std::string warm = encode(Dialect::k1_3, basil::InventoryQuery{});
-  for (auto& p : paths) basild::testing::run_piped(p.argv, warm, basild::testing::Stderr::kDiscard);
+  for (auto& p : paths) run(p.argv, warm, kQuiet);
   std::uint64_t job_id = 1000;
   for (int round = 0; round < opts->runs; ++round) {
     for (int k = 0; k < 2; ++k) {

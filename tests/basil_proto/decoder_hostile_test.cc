@@ -15,6 +15,7 @@
 
 #include "basil_proto/codec.h"
 #include "tests/basil_proto/decoder_test_util.h"
+#include "tests/support/temp_dir.h"
 
 namespace basil {
 namespace {
@@ -26,17 +27,9 @@ using namespace std::chrono_literals;
 class Fifo {
  public:
   Fifo() {
-    char tmpl[] = "/tmp/basil-decoder-XXXXXX";
-    const char* dir = ::mkdtemp(tmpl);
-    if (dir != nullptr) {
-      dir_ = dir;
-      path_ = dir_ + "/fifo";
-      if (::mkfifo(path_.c_str(), 0600) != 0) path_.clear();
-    }
-  }
-  ~Fifo() {
-    if (!path_.empty()) ::unlink(path_.c_str());
-    if (!dir_.empty()) ::rmdir(dir_.c_str());
+    if (dir_.path().empty()) return;
+    path_ = dir_.path() + "/fifo";
+    if (::mkfifo(path_.c_str(), 0600) != 0) path_.clear();
   }
   Fifo(const Fifo&) = delete;
   Fifo& operator=(const Fifo&) = delete;
@@ -50,7 +43,7 @@ class Fifo {
   }
 
  private:
-  std::string dir_;
+  basil_test::TempDir dir_{"basil-decoder"};
   std::string path_;
 };
 

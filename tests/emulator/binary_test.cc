@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -160,7 +161,7 @@ TEST_F(EmulatorTest, EveryDialectDecodesStrictly) {
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(std::string(c.preset) + " CLE " + c.cle + " dialect " + std::string(basil::dialect_id(c.dialect)));
-    ASSERT_EQ(std::system(("rm -rf '" + state_ + "'").c_str()), 0);
+    std::filesystem::remove_all(state_);
     init(c.preset, std::string("--cle ") + c.cle);
     auto req = reserve(20);
     if (c.dialect == basil::Dialect::k1_0) req.batch_id.reset();
@@ -244,11 +245,11 @@ TEST_F(EmulatorTest, TransientFaultChangesNothingAndIsDeterministic) {
     for (int i = 0; i < 8; ++i) p += ask(basil::Dialect::k1_3, reserve(1)).ok() ? 'S' : 'F';
     return p;
   };
-  ASSERT_EQ(std::system(("rm -rf '" + state_ + "'").c_str()), 0);
+  std::filesystem::remove_all(state_);
   init("tds-8");
   ASSERT_EQ(emu("fault --method RESERVE --transient 0.5 --seed 11").rc, 0);
   const std::string first = pattern();
-  ASSERT_EQ(std::system(("rm -rf '" + state_ + "'").c_str()), 0);
+  std::filesystem::remove_all(state_);
   init("tds-8");
   ASSERT_EQ(emu("fault --method RESERVE --transient 0.5 --seed 11").rc, 0);
   EXPECT_EQ(pattern(), first);

@@ -1,19 +1,20 @@
 // The real basil-emulator binary as a scheduler calls it: a state directory
-// per test, commands run with stdin, stdout and stderr in files, answers
-// decoded strictly.
+// per test, commands run with input on stdin and stdout and stderr
+// captured, answers decoded strictly.
 #pragma once
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
-#include <cstdlib>
+#include <chrono>
 #include <fstream>
 #include <optional>
 #include <string>
 
 #include "basil_proto/codec.h"
+#include "tests/support/subprocess.h"
+#include "tests/support/temp_dir.h"
 
 namespace emulator_testing {
 
@@ -40,30 +41,22 @@ struct Ran {
 
 class EmulatorTest : public ::testing::Test {
  protected:
+  // A fresh directory (a test may TearDown() and SetUp() again).
   void SetUp() override {
-    char tmpl[] = "/tmp/basil-emu-test-XXXXXX";
-    ASSERT_NE(::mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
+    tmp_.emplace("basil-emu-test");
+    ASSERT_FALSE(tmp_->path().empty());
+    dir_ = tmp_->path();
     state_ = dir_ + "/state";
   }
-  void TearDown() override {
-    const std::string cmd = "rm -rf '" + dir_ + "'";
-    ASSERT_EQ(std::system(cmd.c_str()), 0);
-  }
+  void TearDown() override { tmp_.reset(); }
 
-  // Runs `program args` with `input` on stdin (shell words are the caller's).
+  // Runs `program args` with `input` on stdin (shell words are the
+  // caller's) and $BASIL_EMULATOR_STATE set, killed after `timeout_s`.
   Ran sh(const std::string& command, const std::string& input = "", int timeout_s = 60) {
-    static int n = 0;
-    const std::string base = dir_ + "/run" + std::to_string(n++);
-    spit(base + ".in", input);
-    const std::string full = "BASIL_EMULATOR_STATE='" + state_ + "' timeout -s KILL " + std::to_string(timeout_s) +
-                             " " + command + " < '" + base + ".in' > '" + base + ".out' 2> '" + base + ".err'";
-    const int status = std::system(full.c_str());
-    Ran r;
-    r.rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    r.out = slurp(base + ".out");
-    r.err = slurp(base + ".err");
-    return r;
+    const auto r = basil_test::run_shell(command, input,
+                                         {.err = basil_test::Redirect::pipe(), .env = {"BASIL_EMULATOR_STATE=" + state_}},
+                                         std::chrono::seconds(timeout_s));
+    return Ran{r.exit_code, r.out, r.err};
   }
   Ran emu(const std::string& args, const std::string& input = "") { return sh(kBinary + " " + args, input); }
 
@@ -100,6 +93,7 @@ class EmulatorTest : public ::testing::Test {
     EXPECT_EQ(v.rc, 0) << v.err << "\n" << last_out_.substr(0, 3000);
   }
 
+  std::optional<basil_test::TempDir> tmp_;
   std::string dir_;
   std::string state_;
   std::string last_out_;

@@ -15,20 +15,14 @@
 
 #include "emulator/core/sdb.h"
 #include "emulator/core/state.h"
-#include "emulator/run_program.h"
+#include "tests/support/files.h"
+#include "tests/support/subprocess.h"
 #include "tests/support/temp_dir.h"
 
 namespace emu {
 namespace {
 
 const std::string kBinary = BASIL_BINARY_DIR "/emulator/basil-emulator";
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
 
 class SdbCommandTest : public ::testing::Test {
  protected:
@@ -49,26 +43,26 @@ class SdbCommandTest : public ::testing::Test {
     ::chmod(client_.c_str(), 0755);
   }
   int client_runs() {
-    const std::string runs = slurp(dir_ + "/runs");
+    const std::string runs = basil_test::read_file(dir_ + "/runs");
     return static_cast<int>(std::count(runs.begin(), runs.end(), '\n'));
   }
 
-  ProgramRun emu(std::vector<std::string> args, int timeout_s = 60) {
+  basil_test::Ran emu(std::vector<std::string> args, int timeout_s = 60) {
     args.insert(args.begin(), kBinary);
-    auto r = run_program(args, "", std::chrono::seconds(timeout_s), std::size_t{64} << 20);
-    EXPECT_TRUE(r.is_ok()) << r.status().message();
-    return r.is_ok() ? *r : ProgramRun{};
+    auto r = basil_test::run(args, "", {.err = basil_test::Redirect::pipe()}, std::chrono::seconds(timeout_s));
+    EXPECT_TRUE(r.error.empty()) << r.error;
+    return r;
   }
-  ProgramRun sdb(std::vector<std::string> words) {
+  basil_test::Ran sdb(std::vector<std::string> words) {
     words.insert(words.begin(), {"--state", state_, "sdb"});
     return emu(words);
   }
-  ProgramRun load(const std::vector<std::string>& extra = {}) {
+  basil_test::Ran load(const std::vector<std::string>& extra = {}) {
     std::vector<std::string> w{"load", "--defaults-file", dir_ + "/my.cnf", "--client", client_};
     w.insert(w.end(), extra.begin(), extra.end());
     return sdb(w);
   }
-  ProgramRun node_down(const std::string& nids) {
+  basil_test::Ran node_down(const std::string& nids) {
     return emu({"--state", state_, "node", "--nids", nids, "--set-state", "DOWN"});
   }
 
@@ -82,7 +76,7 @@ class SdbCommandTest : public ::testing::Test {
 };
 
 TEST_F(SdbCommandTest, PrintWritesTheSqlOfTheEmulatedNodes) {
-  const ProgramRun r = sdb({"print"});
+  const basil_test::Ran r = sdb({"print"});
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out, expected_sql());
   EXPECT_EQ(sdb({"print", "--database", "XT5istanbul"}).out, expected_sql("XT5istanbul"));
@@ -91,13 +85,13 @@ TEST_F(SdbCommandTest, PrintWritesTheSqlOfTheEmulatedNodes) {
 }
 
 TEST_F(SdbCommandTest, LoadRunsTheClientWithItsDefaultsFileFirstAndTheSqlOnStandardInput) {
-  const ProgramRun r = load({"--database", "XTAdmin"});
+  const basil_test::Ran r = load({"--database", "XTAdmin"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(r.out, "loaded 2268 processor rows into database XTAdmin of " + dir_ + "/my.cnf\n");
-  const std::string args = slurp(dir_ + "/args");
+  const std::string args = basil_test::read_file(dir_ + "/args");
   EXPECT_EQ(args.substr(0, args.find('\n')), "--defaults-file=" + dir_ + "/my.cnf");
   EXPECT_NE(args.find("--batch\n"), std::string::npos);
-  EXPECT_EQ(slurp(dir_ + "/input"), expected_sql());
+  EXPECT_EQ(basil_test::read_file(dir_ + "/input"), expected_sql());
   EXPECT_EQ(sdb({"show"}).out, sdb_target_to_json(SdbTarget{dir_ + "/my.cnf", "XTAdmin", client_}) + "\n");
 }
 
@@ -105,10 +99,10 @@ TEST_F(SdbCommandTest, ANodeChangeAfterALoadReloadsTheSdb) {
   ASSERT_EQ(node_down("40").exit_code, 0);
   EXPECT_EQ(client_runs(), 0);  // nothing loaded, nothing followed
   ASSERT_EQ(load().exit_code, 0);
-  const ProgramRun r = node_down("30");
+  const basil_test::Ran r = node_down("30");
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(client_runs(), 2);
-  EXPECT_NE(slurp(dir_ + "/input").find("(30,0,0,0,7,2,0,2,7,'compute','down','batch')"), std::string::npos);
+  EXPECT_NE(basil_test::read_file(dir_ + "/input").find("(30,0,0,0,7,2,0,2,7,'compute','down','batch')"), std::string::npos);
   EXPECT_EQ(sdb({"sync"}).exit_code, 0);
   EXPECT_EQ(client_runs(), 3);
 }
@@ -116,11 +110,11 @@ TEST_F(SdbCommandTest, ANodeChangeAfterALoadReloadsTheSdb) {
 TEST_F(SdbCommandTest, AFailedReloadKeepsTheNodeChangeAndSaysSo) {
   ASSERT_EQ(load().exit_code, 0);
   client_behaves("echo \"ERROR 2002 (HY000): Can't connect to server on '127.0.0.1'\" >&2; exit 1");
-  const ProgramRun r = node_down("30");
+  const basil_test::Ran r = node_down("30");
   EXPECT_EQ(r.exit_code, 3);
   EXPECT_NE(r.err.find("the node change is made, but the SDB (database XTAdmin of"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("exited with 1: ERROR 2002 (HY000): Can't connect"), std::string::npos) << r.err;
-  const ProgramRun show = emu({"--state", state_, "show"});
+  const basil_test::Ran show = emu({"--state", state_, "show"});
   EXPECT_NE(show.out.find("nodes 30-30 xc30 BATCH DOWN"), std::string::npos) << show.out;
   EXPECT_EQ(sdb({"sync"}).exit_code, 1);
 }
@@ -136,7 +130,7 @@ TEST_F(SdbCommandTest, ForgetStopsFollowing) {
 
 TEST_F(SdbCommandTest, AFailedLoadRecordsNoTarget) {
   client_behaves("echo 'ERROR 1045 (28000): Access denied' >&2; exit 1");
-  const ProgramRun r = load();
+  const basil_test::Ran r = load();
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("Access denied"), std::string::npos) << r.err;
   EXPECT_EQ(sdb({"show"}).out, "none\n");
@@ -145,7 +139,7 @@ TEST_F(SdbCommandTest, AFailedLoadRecordsNoTarget) {
 TEST_F(SdbCommandTest, AClientThatHangsIsKilledAtTheTimeout) {
   client_behaves("sleep 60");
   const auto start = std::chrono::steady_clock::now();
-  const ProgramRun r = load({"--timeout", "1"});
+  const basil_test::Ran r = load({"--timeout", "1"});
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(20));
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("did not finish within 1 s (killed)"), std::string::npos) << r.err;
@@ -160,7 +154,7 @@ TEST_F(SdbCommandTest, UsageAndInputErrors) {
   EXPECT_EQ(sdb({"print", "--client", "mysql"}).exit_code, 1);  // an option print does not take
   EXPECT_EQ(sdb({"print", "--database", "a", "--database", "b"}).exit_code, 2);
   EXPECT_EQ(sdb({"sync", "--timeout", "0"}).exit_code, 1);
-  const ProgramRun nobody =
+  const basil_test::Ran nobody =
       sdb({"load", "--defaults-file", dir_ + "/my.cnf", "--client", dir_ + "/no-such-client"});
   EXPECT_EQ(nobody.exit_code, 1);
   EXPECT_NE(nobody.err.find("cannot run"), std::string::npos) << nobody.err;

@@ -91,11 +91,9 @@ class StoreSyncTest : public ::testing::Test {
   static void TearDownTestSuite() { sqlite3_vfs_unregister(&g_counting); }
 
   void SetUp() override {
-    char tmpl[] = "/tmp/emu-store-XXXXXX";
-    ASSERT_NE(::mkdtemp(tmpl), nullptr);
-    dir_ = tmpl;
+    ASSERT_FALSE(tmp_.path().empty());
+    dir_ = tmp_.path();
   }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
 
   void init(bool fsync) {
     auto sys = preset("tds-8");
@@ -139,6 +137,7 @@ class StoreSyncTest : public ::testing::Test {
     return s.is_ok() ? s->counters.request_seq : 0;
   }
 
+  basil_test::TempDir tmp_{"emu-store"};
   std::string dir_;
 };
 

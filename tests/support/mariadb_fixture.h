@@ -4,29 +4,26 @@
 // error log there, a user with a password and a my.cnf for it. The
 // destructor stops the server (TERM, then KILL past a deadline) and removes
 // the directory (TempDir); the server also gets SIGKILL if the test process
-// dies first (PR_SET_PDEATHSIG). Programs run through emu::run_program; no
+// dies first (PR_SET_PDEATHSIG). Programs run through basil_test::run; no
 // gtest here. Needs Debian's mariadb-server and mariadb-client (scripts/setup.sh
 // installs them): without them error() says so, and the test is to fail.
 #pragma once
 
-#include <fcntl.h>
 #include <pwd.h>
 #include <signal.h>
-#include <sys/prctl.h>
-#include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <chrono>
 #include <fstream>
-#include <sstream>
 #include <string>
-#include <thread>
 #include <vector>
 
-#include "emulator/run_program.h"
+#include "basil_proto/status.h"
+#include "tests/support/files.h"
 #include "tests/support/net.h"
+#include "tests/support/subprocess.h"
 #include "tests/support/temp_dir.h"
+#include "tests/support/wait.h"
 
 namespace basil_test {
 
@@ -75,30 +72,22 @@ class MariaDb {
 
   // SIGTERM and a wait (then SIGKILL); idempotent.
   void stop() {
-    if (pid_ <= 0) return;
-    ::kill(pid_, SIGTERM);
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-    int status = 0;
-    while (::waitpid(pid_, &status, WNOHANG) == 0) {
-      if (std::chrono::steady_clock::now() > deadline) {
-        ::kill(pid_, SIGKILL);
-        ::waitpid(pid_, &status, 0);
-        break;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-    }
-    pid_ = -1;
+    if (!server_.started()) return;
+    server_.signal(SIGTERM);
+    if (!server_.wait_for(std::chrono::seconds(30))) server_.kill_group(SIGKILL);
+    server_.wait();
+    server_ = Subprocess();
   }
 
  private:
   basil::Result<std::string> client(std::vector<std::string> args, const std::string& sql) const {
     args.insert(args.begin(), kClient);
-    auto run = emu::run_program(args, sql, std::chrono::seconds(120), std::size_t{256} << 20);
-    if (!run) return run.status();
-    if (run->exit_code != 0 || run->timed_out)
-      return basil::Status(basil::Code::kTransport, "mariadb exited with " + std::to_string(run->exit_code) + ": " +
-                                                        run->err);
-    return run->out;
+    const auto ran = run(args, sql, {.err = Redirect::pipe()}, std::chrono::seconds(120));
+    if (!ran.error.empty()) return basil::Status(basil::Code::kTransport, ran.error);
+    if (ran.exit_code != 0 || ran.timed_out)
+      return basil::Status(basil::Code::kTransport, "mariadb exited with " + std::to_string(ran.exit_code) + ": " +
+                                                        ran.err);
+    return ran.out;
   }
 
   static std::string os_user() {
@@ -107,20 +96,16 @@ class MariaDb {
   }
 
   std::string log_tail() const {
-    std::ifstream in(dir_ + "/error.log");
-    std::stringstream s;
-    s << in.rdbuf();
-    const std::string text = s.str();
+    const std::string text = read_file(dir_ + "/error.log");
     return text.size() > 2000 ? text.substr(text.size() - 2000) : text;
   }
 
   bool install() {
-    auto run = emu::run_program({kInstallDb, "--no-defaults", "--datadir=" + dir_ + "/data", "--user=" + os_user(),
-                                 "--auth-root-authentication-method=socket", "--skip-test-db",
-                                 "--skip-name-resolve"},
-                                "", std::chrono::seconds(120));
-    if (run && run->exit_code == 0) return true;
-    error_ = "mariadb-install-db failed: " + (run ? run->out + run->err : run.status().message());
+    const auto ran = run({kInstallDb, "--no-defaults", "--datadir=" + dir_ + "/data", "--user=" + os_user(),
+                          "--auth-root-authentication-method=socket", "--skip-test-db", "--skip-name-resolve"},
+                         "", {.err = Redirect::pipe()}, std::chrono::seconds(120));
+    if (ran.exit_code == 0) return true;
+    error_ = "mariadb-install-db failed: " + (ran.error.empty() ? ran.out + ran.err : ran.error);
     return false;
   }
 
@@ -141,44 +126,28 @@ class MariaDb {
     return a;
   }
 
-  // fork + exec (not posix_spawn) for PR_SET_PDEATHSIG; the child only
-  // makes async-signal-safe calls before exec.
+  // Its output in mariadbd.out; it dies with the test process.
   bool start(std::chrono::seconds budget) {
-    std::vector<std::string> args = server_args();
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    const std::string out = dir_ + "/mariadbd.out";
-    const pid_t parent = ::getpid();
-    pid_ = ::fork();
-    if (pid_ == 0) {
-      ::prctl(PR_SET_PDEATHSIG, SIGKILL);
-      if (::getppid() != parent) ::_exit(127);
-      const int fd = ::open(out.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-      if (fd >= 0) {
-        ::dup2(fd, 1);
-        ::dup2(fd, 2);
-      }
-      ::execv(argv[0], argv.data());
-      ::_exit(127);
-    }
-    if (pid_ < 0) {
-      error_ = "cannot fork for mariadbd";
+    server_ = Subprocess(server_args(), {.out = Redirect::file(dir_ + "/mariadbd.out"),
+                                         .err = Redirect::to_stdout(),
+                                         .parent_death_signal = SIGKILL});
+    if (!server_.started()) {
+      error_ = "cannot start mariadbd: " + server_.error();
       return false;
     }
-    const auto deadline = std::chrono::steady_clock::now() + budget;
-    while (std::chrono::steady_clock::now() < deadline) {
-      if (port_accepts(port_) && ::access(socket().c_str(), F_OK) == 0) return true;
-      int status = 0;
-      if (::waitpid(pid_, &status, WNOHANG) == pid_) {
-        pid_ = -1;
-        error_ = "mariadbd exited at start: " + log_tail();
-        return false;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    bool exited = false;
+    if (wait_until([&] { return (port_accepts(port_) && ::access(socket().c_str(), F_OK) == 0) ||
+                                (exited = server_.try_wait().has_value()); },
+                   budget) &&
+        !exited)
+      return true;
+    if (exited) {
+      server_ = Subprocess();
+      error_ = "mariadbd exited at start: " + log_tail();
+    } else {
+      error_ = "mariadbd does not accept connections on port " + std::to_string(port_) + " after " +
+               std::to_string(budget.count()) + " s: " + log_tail();
     }
-    error_ = "mariadbd does not accept connections on port " + std::to_string(port_) + " after " +
-             std::to_string(budget.count()) + " s: " + log_tail();
     return false;
   }
 
@@ -200,7 +169,7 @@ class MariaDb {
   TempDir tmp_;
   std::string dir_;
   int port_ = 0;
-  pid_t pid_ = -1;
+  Subprocess server_;
   std::string error_;
 };
 

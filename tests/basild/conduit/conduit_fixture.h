@@ -10,10 +10,11 @@
 #include <thread>
 
 #include "basil_proto/codec.h"
-#include "tests/basild/conduit/sshd_fixture.h"
 #include "tests/basild/io/emulator_support.h"
 #include "basild/conduit/ssh_transport.h"
 #include "basild/io/local_transport.h"
+#include "tests/support/proc.h"
+#include "tests/support/sshd_fixture.h"
 #include "tests/support/wait.h"
 
 namespace basild::conduit_testing {
@@ -25,7 +26,7 @@ using conduit::SshTransportOptions;
 using testing::emulator_admin;
 using testing::emulator_path;
 using testing::init_emulator;
-using testing::TestSshd;
+using basil_test::TestSshd;
 
 inline std::string encode(basil::RequestBody body, basil::Dialect d = basil::Dialect::k1_3) {
   auto r = basil::encode_request(basil::make_request(d, std::move(body)));
@@ -160,7 +161,7 @@ class SshdTest : public ::testing::Test {
     for (const auto& d : states_) {
       // A remote apbasil killed by nobody (sshd refuses signal requests
       // for root logins) would outlive the test.
-      testing::kill_processes_mentioning(d);
+      basil_test::kill_processes_mentioning(d);
       testing::run_command("rm -rf " + d);
     }
   }

@@ -2,21 +2,16 @@
 // nothing but the C library, then run on frames against the real emulator.
 #include <gtest/gtest.h>
 
-#include <fcntl.h>
-#include <poll.h>
-#include <signal.h>
-#include <sys/wait.h>
-#include <unistd.h>
-
 #include <cerrno>
 #include <chrono>
 #include <fstream>
 #include <map>
 
 #include "basil_proto/codec.h"
-#include "tests/basild/conduit/sshd_fixture.h"
 #include "tests/basild/io/emulator_support.h"
 #include "basild/conduit/frames.h"
+#include "tests/support/files.h"
+#include "tests/support/subprocess.h"
 
 namespace basild {
 namespace {
@@ -50,7 +45,7 @@ class GatewayHelperTest : public ::testing::Test {
     auto r = run_command(helper_ + " " + args + " < " + dir_ + "/in > " + dir_ + "/out");
     exit_code_ = r.exit_code;
     conduit::GatewayReader reader(1 << 28);
-    reader.feed(testing::read_file(dir_ + "/out"));
+    reader.feed(basil_test::read_file(dir_ + "/out"));
     std::vector<conduit::GatewayFrame> frames;
     for (;;) {
       auto f = reader.next();
@@ -207,34 +202,11 @@ TEST_F(GatewayHelperTest, CancelKillsARunningRequest) {
 // The helper on pipes, talked to frame by frame as the conduit does.
 class LiveHelper {
  public:
-  explicit LiveHelper(const std::vector<std::string>& argv) {
-    int in[2], out[2];
-    if (pipe(in) != 0 || pipe(out) != 0) return;
-    pid_ = fork();
-    if (pid_ == 0) {
-      dup2(in[0], 0);
-      dup2(out[1], 1);
-      close(in[0]), close(in[1]), close(out[0]), close(out[1]);
-      std::vector<char*> args;
-      for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
-      args.push_back(nullptr);
-      execv(args[0], args.data());
-      _exit(127);
-    }
-    close(in[0]);
-    close(out[1]);
-    to_ = in[1];
-    from_ = out[0];
+  explicit LiveHelper(const std::vector<std::string>& argv)
+      : helper_(argv, {.in = basil_test::Redirect::pipe(), .out = basil_test::Redirect::pipe()}) {
+    EXPECT_TRUE(helper_.started()) << helper_.error();
   }
-  ~LiveHelper() {
-    if (to_ >= 0) close(to_);
-    if (from_ >= 0) close(from_);
-    if (pid_ > 0) {
-      kill(pid_, SIGKILL);
-      waitpid(pid_, nullptr, 0);
-    }
-  }
-  void send(const std::string& bytes) { ASSERT_EQ(write(to_, bytes.data(), bytes.size()), static_cast<ssize_t>(bytes.size())); }
+  void send(const std::string& bytes) { ASSERT_TRUE(helper_.write(bytes)); }
   // The next frame, or nothing when none came within 20 s.
   std::optional<conduit::GatewayFrame> next() {
     const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(20);
@@ -245,18 +217,14 @@ class LiveHelper {
       if (*f) return std::move(**f);
       const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(until - std::chrono::steady_clock::now());
       if (left.count() <= 0) return std::nullopt;
-      pollfd p{from_, POLLIN, 0};
-      if (poll(&p, 1, static_cast<int>(left.count())) <= 0) continue;
-      char buf[65536];
-      const ssize_t n = read(from_, buf, sizeof buf);
-      if (n <= 0) return std::nullopt;
-      reader_.feed(std::string_view(buf, static_cast<std::size_t>(n)));
+      std::string got;
+      if (helper_.read_stdout(got, left) == basil_test::Subprocess::Read::kEnd) return std::nullopt;
+      reader_.feed(got);
     }
   }
 
  private:
-  pid_t pid_ = -1;
-  int to_ = -1, from_ = -1;
+  basil_test::Subprocess helper_;  // killed (its group) and reaped with the object
   conduit::GatewayReader reader_{1 << 28};
 };
 

@@ -128,8 +128,7 @@ TEST_P(ConduitModesTest, ReconnectsByItselfAfterSshdRestartsAndFailsFastMeanwhil
   // Down: calls fail at once as transient, QUERY ENGINE too (basild's client
   // answers a forwarded ENGINE from its engine memory: EngineMemoryTest,
   // EngineMemoryIntegrationTest).
-  for (int i = 0; i < 100 && remote.status().state != "down"; ++i) std::this_thread::sleep_for(20ms);
-  ASSERT_EQ(remote.status().state, "down");
+  ASSERT_TRUE(wait_until([&] { return remote.status().state == "down"; }, 2s)) << remote.status().state;
   const auto t0 = std::chrono::steady_clock::now();
   auto failed = call(io, remote, inventory_request());
   EXPECT_LT(std::chrono::steady_clock::now() - t0, 2s);
@@ -139,12 +138,7 @@ TEST_P(ConduitModesTest, ReconnectsByItselfAfterSshdRestartsAndFailsFastMeanwhil
   EXPECT_EQ(engine.status.code(), basil::Code::kTransport) << engine.status.message();
 
   ASSERT_TRUE(sshd.Start()) << sshd.error();
-  bool ok = false;
-  for (int i = 0; i < 100 && !ok; ++i) {
-    ok = remote.status().state == "up";
-    if (!ok) std::this_thread::sleep_for(50ms);
-  }
-  ASSERT_TRUE(ok) << remote.status().last_error;
+  ASSERT_TRUE(wait_until([&] { return remote.status().state == "up"; }, 5s)) << remote.status().last_error;
   EXPECT_TRUE(call(io, remote, inventory_request()).status);
   EXPECT_GE(remote.status().connects, 2u);
 }
@@ -217,7 +211,7 @@ TEST_F(SshTransportTest, UnknownHostKeyIsRefusedUnlessTrustOnFirstUseIsAsked) {
   opts.ssh.accept_new_host_key = true;
   SshTransport remote(io, opts);
   EXPECT_TRUE(call(io, remote, inventory_request()).status);
-  EXPECT_NE(testing::read_file(sshd.dir() + "/empty_known_hosts").find("ssh-ed25519"), std::string::npos);
+  EXPECT_NE(basil_test::read_file(sshd.dir() + "/empty_known_hosts").find("ssh-ed25519"), std::string::npos);
 }
 
 TEST_F(SshTransportTest, KeyNotInAuthorizedKeysIsDenied) {
@@ -227,11 +221,6 @@ TEST_F(SshTransportTest, KeyNotInAuthorizedKeysIsDenied) {
   SshTransport remote(io, opts);
   auto o = call(io, remote, inventory_request());
   EXPECT_NE(o.status.message().find("authentication denied"), std::string::npos) << o.status.message();
-}
-
-std::size_t open_descriptors() {
-  return static_cast<std::size_t>(std::distance(std::filesystem::directory_iterator("/proc/self/fd"),
-                                                std::filesystem::directory_iterator()));
 }
 
 // A listener that never speaks: the kernel completes the TCP handshake and
@@ -247,7 +236,7 @@ TEST(SshTransportShutdownTest, ShutdownBreaksAConnectWaitingForASilentServer) {
   ASSERT_EQ(::bind(listener, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
   ASSERT_EQ(::listen(listener, 4), 0);
   ASSERT_EQ(::getsockname(listener, reinterpret_cast<sockaddr*>(&a), &len), 0);
-  const auto before = open_descriptors();
+  const auto before = basil_test::open_fds(::getpid());
   {
     boost::asio::io_context io;
     SshTransportOptions o;
@@ -273,7 +262,7 @@ TEST(SshTransportShutdownTest, ShutdownBreaksAConnectWaitingForASilentServer) {
     EXPECT_EQ(out->status.code(), basil::Code::kTransport) << out->status.message();
     ::close(server_side);
   }
-  EXPECT_EQ(open_descriptors(), before);
+  EXPECT_EQ(basil_test::open_fds(::getpid()), before);
   ::close(listener);
 }
 
@@ -386,12 +375,7 @@ TEST_F(SshTransportTest, AMissingGatewayHelperIsReportedOrFallsBackToExec) {
 // The wait for status() to satisfy `pred`, polled on the transport's counters.
 template <typename P>
 bool wait_status(const SshTransport& t, P pred, std::chrono::milliseconds within) {
-  const auto end = std::chrono::steady_clock::now() + within;
-  while (std::chrono::steady_clock::now() < end) {
-    if (pred(t.status())) return true;
-    std::this_thread::sleep_for(10ms);
-  }
-  return pred(t.status());
+  return wait_until([&] { return pred(t.status()); }, within);
 }
 
 // The backoff has grown to seconds while the main system was away; it comes

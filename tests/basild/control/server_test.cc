@@ -13,12 +13,14 @@
 
 #include "basild/control_client/client.h"
 #include "tests/basild/control/test_server.h"
+#include "tests/support/subprocess.h"
+#include "tests/support/unix_socket.h"
 
 namespace basild::control {
 namespace {
 
 using namespace std::chrono_literals;
-using testing::connect_unix;
+using basil_test::connect_unix;
 using testing::read_responses;
 using testing::read_until_close;
 using testing::send_all;
@@ -375,11 +377,8 @@ TEST(ServerTest, StaleSocketFileReplaced) {
   ServerOptions o;
   o.socket_path = testing::temp_socket_dir() + "/control.sock";
   // A socket file left behind by a dead process: bound, closed, not unlinked.
-  int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
-  sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  std::memcpy(addr.sun_path, o.socket_path.c_str(), o.socket_path.size() + 1);
-  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
+  int fd = basil_test::listen_unix(o.socket_path, 0);
+  ASSERT_GE(fd, 0);
   ::close(fd);
   auto before = request_once(o.socket_path, "GET", "/v1/health", {}, {}, 2s);
   EXPECT_EQ(before.error, ClientErrc::kRefused) << before.message;
@@ -393,12 +392,8 @@ TEST(ServerTest, StaleSocketFileReplaced) {
 TEST(ServerTest, LiveSocketNotStolen) {
   ServerOptions o;
   o.socket_path = testing::temp_socket_dir() + "/control.sock";
-  int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
-  sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  std::memcpy(addr.sun_path, o.socket_path.c_str(), o.socket_path.size() + 1);
-  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
-  ASSERT_EQ(::listen(fd, 4), 0);
+  int fd = basil_test::listen_unix(o.socket_path, 4);
+  ASSERT_GE(fd, 0);
 
   TestServer s(o);
   auto st = s.start();
@@ -537,31 +532,24 @@ TEST(ControlClientTest, ReconnectsWhenAKeptConnectionWasClosed) {
   EXPECT_EQ(r.status, 200u);
 }
 
-std::string run_capture(const std::string& cmd) {
-  std::string out;
-  FILE* p = ::popen(cmd.c_str(), "r");
-  if (p == nullptr) return out;
-  char buf[4096];
-  std::size_t n = 0;
-  while ((n = std::fread(buf, 1, sizeof buf, p)) > 0) out.append(buf, n);
-  ::pclose(p);
-  return out;
-}
-
 TEST(ServerTest, CurlWorksOverTheUnixSocket) {
   if (::access("/usr/bin/curl", X_OK) != 0) GTEST_SKIP() << "curl not installed";
   TestServer s;
   ASSERT_TRUE(s.start().is_ok());
-  auto out = run_capture("curl -sS --max-time 5 --unix-socket " + s.path() +
-                         " http://localhost/v1/health");
+  const std::vector<std::string> curl{"/usr/bin/curl", "-sS", "--max-time", "5", "--unix-socket", s.path()};
+  auto with = [&](std::vector<std::string> args) {
+    args.insert(args.begin(), curl.begin(), curl.end());
+    return args;
+  };
+  auto out = basil_test::run(with({"http://localhost/v1/health"})).out;
   auto j = nlohmann::json::parse(out, nullptr, false);
   ASSERT_FALSE(j.is_discarded()) << out;
   EXPECT_EQ(j["status"], "ok");
   // A POST with Expect: 100-continue is not held up for curl's 1 s wait.
   auto start = std::chrono::steady_clock::now();
-  auto echo = run_capture("curl -sS --max-time 5 --unix-socket " + s.path() +
-                          " -H 'Expect: 100-continue' -H 'Content-Type: application/json'"
-                          " --data-binary '{\"x\":1}' http://localhost/v1/json");
+  auto echo = basil_test::run(with({"-H", "Expect: 100-continue", "-H", "Content-Type: application/json",
+                                     "--data-binary", R"({"x":1})", "http://localhost/v1/json"}))
+                  .out;
   EXPECT_LT(std::chrono::steady_clock::now() - start, 900ms);
   EXPECT_EQ(nlohmann::json::parse(echo, nullptr, false)["x"], 1) << echo;
 }

@@ -2,15 +2,11 @@
 // with a fake registry, and blocking raw-socket helpers with deadlines.
 #pragma once
 
-#include <fcntl.h>
 #include <poll.h>
 #include <sys/socket.h>
-#include <sys/un.h>
 #include <unistd.h>
 
-#include <atomic>
 #include <chrono>
-#include <cstring>
 #include <filesystem>
 #include <future>
 #include <memory>
@@ -22,15 +18,16 @@
 #include "basild/asio/beast.h"
 #include "basild/control/registry.h"
 #include "basild/control/server.h"
+#include "tests/support/temp_dir.h"
+#include "tests/support/wait.h"
 
 namespace basild::control::testing {
 
-// A fresh directory for one test's socket (short: sun_path holds 107 bytes).
+// A fresh directory for one test's socket, in /tmp whatever $TMPDIR says
+// (short: sun_path holds 107 bytes) and open to other users (a client runs
+// as nobody); removed when the test's process exits.
 inline std::string temp_socket_dir() {
-  static std::atomic<int> n{0};
-  std::string dir = "/tmp/basilctl-test-" + std::to_string(::getpid()) + "-" + std::to_string(n++);
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
+  const std::string dir = basil_test::scratch_dir("basilctl-test", "/tmp");
   std::filesystem::permissions(dir, std::filesystem::perms(0755));
   return dir;
 }
@@ -123,12 +120,7 @@ class TestServer {
   // Polls `pred` on the stats until it holds or `within` passes.
   template <typename P>
   bool wait_stats(P pred, std::chrono::milliseconds within = std::chrono::seconds(5)) {
-    auto end = std::chrono::steady_clock::now() + within;
-    while (std::chrono::steady_clock::now() < end) {
-      if (pred(stats())) return true;
-      std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    }
-    return pred(stats());
+    return basil_test::wait_until([&] { return pred(stats()); }, within, std::chrono::milliseconds(5));
   }
 
   Server& server() { return *server_; }
@@ -146,19 +138,6 @@ class TestServer {
 };
 
 // ------------------------------------------------------------ raw sockets
-
-inline int connect_unix(const std::string& path) {
-  int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  if (fd < 0) return -1;
-  sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  std::memcpy(addr.sun_path, path.c_str(), path.size() + 1);
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0) {
-    ::close(fd);
-    return -1;
-  }
-  return fd;
-}
 
 inline bool send_all(int fd, std::string_view data) {
   while (!data.empty()) {

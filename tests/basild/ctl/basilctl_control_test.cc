@@ -1,42 +1,28 @@
 // The real basilctl binary against a control socket server on a test thread.
 #include <gtest/gtest.h>
 #include <unistd.h>
-#include <sys/wait.h>
 
-#include <array>
-#include <cstdio>
 #include <fstream>
 #include <sstream>
 
 #include "tests/basild/control/test_server.h"
+#include "tests/support/subprocess.h"
+#include "tests/support/temp_dir.h"
 
 namespace basild::control {
 namespace {
 
-struct Run {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-};
+// Runs basilctl with a shell command line suffix (may hold redirections)
+// and `env` (NAME=value words) before it.
+basil_test::Ran basilctl(const std::string& args, const std::string& env = "") {
+  return basil_test::run_shell(env + " " + std::string(BASIL_BINARY_DIR) + "/basild/basilctl " + args, {},
+                               {.err = basil_test::Redirect::pipe()});
+}
 
-// Runs basilctl with a shell command line suffix (may hold redirections).
-Run basilctl(const std::string& args, const std::string& env = "") {
-  std::string err_file = ::testing::TempDir() + "/basilctl-control." + std::to_string(::getpid()) + ".err";
-  std::string cmd = env + " " + std::string(BASIL_BINARY_DIR) + "/basild/basilctl " + args +
-                    " 2>" + err_file;
-  Run r;
-  FILE* p = ::popen(cmd.c_str(), "r");
-  if (p == nullptr) return r;
-  std::array<char, 4096> buf{};
-  std::size_t n = 0;
-  while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-  int st = ::pclose(p);
-  r.exit_code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  std::ifstream e(err_file);
-  std::ostringstream text;
-  text << e.rdbuf();
-  r.err = text.str();
-  return r;
+// This test's files, removed with its process.
+std::string temp_path(const std::string& name) {
+  static const std::string dir = basil_test::scratch_dir("basilctl-control");
+  return dir + "/" + name;
 }
 
 class BasilctlControlTest : public ::testing::Test {
@@ -110,8 +96,8 @@ TEST_F(BasilctlControlTest, StatsPrintsSdiagLikeTableOrJson) {
 }
 
 TEST_F(BasilctlControlTest, StatsChartDrawsTheLiveTimingsAsSvgAndPng) {
-  const std::string svg = ::testing::TempDir() + "/stats-chart." + std::to_string(::getpid()) + ".svg";
-  const std::string png = ::testing::TempDir() + "/stats-chart." + std::to_string(::getpid()) + ".png";
+  const std::string svg = temp_path("stats-chart.svg");
+  const std::string png = temp_path("stats-chart.png");
   auto r = basilctl(sock_ + "stats --chart " + svg);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   std::stringstream text;
@@ -143,7 +129,7 @@ TEST_F(BasilctlControlTest, JobsTableWithQueryParameters) {
 }
 
 TEST_F(BasilctlControlTest, RawPassesStdinToStdout) {
-  std::string req = ::testing::TempDir() + "/raw-request.xml";
+  std::string req = temp_path("raw-request.xml");
   const std::string xml = "<BasilRequest protocol=\"1.3\" method=\"QUERY\" type=\"ENGINE\"/>";
   std::ofstream(req) << xml;
   auto r = basilctl(sock_ + "raw <" + req);

@@ -1,28 +1,28 @@
 // basilctl replay on an XML log written in the daemon's own format.
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
-#include <array>
-#include <cstdio>
 #include <fstream>
 #include <sstream>
 #include <utility>
 #include <string>
 
 #include "basild/core/xml_log_format.h"
+#include "tests/support/subprocess.h"
+#include "tests/support/temp_dir.h"
 
 namespace {
 
+// A shell command line's output, stderr with stdout.
 std::string run(const std::string& cmd, int* code) {
-  std::string out;
-  FILE* p = popen((cmd + " 2>&1").c_str(), "r");
-  if (p == nullptr) return out;
-  std::array<char, 4096> buf{};
-  std::size_t n = 0;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) out.append(buf.data(), n);
-  int st = pclose(p);
-  *code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  return out;
+  const auto r = basil_test::run_shell(cmd, {}, {.err = basil_test::Redirect::to_stdout()});
+  *code = r.exit_code;
+  return r.out;
+}
+
+// This test's files, removed with its process.
+std::string temp_path(const std::string& name) {
+  static const std::string dir = basil_test::scratch_dir("basilctl-replay");
+  return dir + "/" + name;
 }
 
 // Two exchanges of the daemon's XML log format: a RESERVE of 12.5 ms and a
@@ -48,7 +48,7 @@ std::string two_exchanges() {
 }
 
 TEST(BasilctlReplayTest, StatsSummarisesTheLogPerMethodAndDrawsItsChart) {
-  const std::string path = ::testing::TempDir() + "/replay-stats.log";
+  const std::string path = temp_path("replay-stats.log");
   std::ofstream(path) << two_exchanges();
   int code = -1;
   const std::string basilctl = std::string(BASIL_BINARY_DIR) + "/basild/basilctl";
@@ -60,7 +60,7 @@ TEST(BasilctlReplayTest, StatsSummarisesTheLogPerMethodAndDrawsItsChart) {
   EXPECT_NE(out.find("40.0"), std::string::npos) << out;
   EXPECT_EQ(out.find("call 1 RESERVE"), std::string::npos) << "a table, not the exchanges: " << out;
 
-  const std::string svg = ::testing::TempDir() + "/replay-stats.svg";
+  const std::string svg = temp_path("replay-stats.svg");
   out = run(basilctl + " replay --stats --chart " + svg + " " + path, &code);
   EXPECT_EQ(code, 0) << out;
   std::stringstream read;
@@ -91,7 +91,7 @@ TEST(BasilctlReplayTest, PrintsEachExchangeWithItsTimingAndReportsACutRecord) {
   std::string log = basild::format_xml_log_record(req) + basild::format_xml_log_record(resp);
   std::string cut = basild::format_xml_log_record(req);
   log += cut.substr(0, cut.size() - 10);  // a record still being written
-  std::string path = ::testing::TempDir() + "/replay.log";
+  std::string path = temp_path("replay.log");
   std::ofstream(path) << log;
 
   int code = -1;

@@ -19,6 +19,7 @@
 #include "basild/control_client/client.h"
 #include "tests/basild/io/emulator_support.h"
 #include "tests/basild/daemon/daemon_support.h"
+#include "tests/support/files.h"
 #include "tests/support/wait.h"
 
 namespace basild {
@@ -27,7 +28,7 @@ namespace {
 using nlohmann::json;
 using namespace std::chrono_literals;
 using testing::Daemon;
-using testing::slurp;
+using basil_test::read_file;
 using testing::emulator_admin;
 using testing::init_emulator;
 using testing::make_temp_dir;
@@ -122,7 +123,7 @@ TEST(BasildTest, XmlLogHoldsEveryRequestAndResponse) {
   unsigned status = 0;
   d.reserve("5001", &status);
   ASSERT_EQ(status, 200u);
-  std::string logged = slurp(d.dir() + "/basil_xml.log");
+  std::string logged = read_file(d.dir() + "/basil_xml.log");
   EXPECT_NE(logged.find("method=\"RESERVE\""), std::string::npos);
   EXPECT_NE(logged.find("<Reserved reservation_id="), std::string::npos);
   EXPECT_NE(logged.find("\"dir\":\"request\""), std::string::npos);
@@ -158,16 +159,17 @@ TEST(BasildTest, SighupReloadsAValidConfigAndKeepsTheRunningOneOnABrokenOne) {
     std::ofstream conf(d.dir() + "/basild.conf", std::ios::app);
     conf << "[reconcile]\ndry_run = true\n";
   }
+  auto logged = [&](const std::string& line) {
+    return basil_test::wait_until([&] { return d.log().find(line) != std::string::npos; }, 5s);
+  };
   ::kill(pid, SIGHUP);
-  for (int i = 0; i < 50 && d.log().find("B0108") == std::string::npos; ++i) std::this_thread::sleep_for(100ms);
-  EXPECT_NE(d.log().find("B0108 configuration reloaded"), std::string::npos) << d.log();
+  EXPECT_TRUE(logged("B0108 configuration reloaded")) << d.log();
   {
     std::ofstream conf(d.dir() + "/basild.conf", std::ios::app);
     conf << "[poll]\nno_such_key = 1\n";
   }
   ::kill(pid, SIGHUP);
-  for (int i = 0; i < 50 && d.log().find("B0003") == std::string::npos; ++i) std::this_thread::sleep_for(100ms);
-  EXPECT_NE(d.log().find("B0003 reload refused"), std::string::npos) << d.log();
+  EXPECT_TRUE(logged("B0003 reload refused")) << d.log();
   EXPECT_EQ(d.get("/v1/health").value("status", ""), "ok") << "still serving on the running configuration";
 }
 
@@ -218,7 +220,7 @@ TEST(BasildTest, UnauthorisedUidIsRefused) {
 TEST(BasildTest, KillNineDuringAReservationStreamLosesNothing) {
   Daemon d("kill9", "xc30-2256");
   d.start();
-  std::atomic<int> next{0};
+  std::atomic<int> next{0}, answered{0};
   std::atomic<bool> run{true};
   std::vector<std::thread> clients;
   for (int c = 0; c < 4; ++c)
@@ -226,14 +228,20 @@ TEST(BasildTest, KillNineDuringAReservationStreamLosesNothing) {
       while (run) {
         int n = next++;
         if (n >= 200) break;
-        d.reserve("k" + std::to_string(n));
+        unsigned status = 0;
+        d.reserve("k" + std::to_string(n), &status);
+        if (status == 200) ++answered;
       }
     });
+  // The kill falls inside the stream: once a reservation has been answered,
+  // after a random pause (jitter: no assertion depends on its length).
+  const bool streaming = basil_test::wait_until([&] { return answered.load() > 0; }, 20s);
   std::mt19937 rng(std::random_device{}());
-  std::this_thread::sleep_for(std::chrono::milliseconds(300 + rng() % 1200));
+  if (streaming) std::this_thread::sleep_for(std::chrono::milliseconds(300 + rng() % 1200));
   d.stop(SIGKILL);
   run = false;
   for (auto& t : clients) t.join();
+  ASSERT_TRUE(streaming) << "no reservation was answered before the kill\n" << d.log();
   ASSERT_GT(d.alps_reservations().size(), 0u) << "the kill came before any reservation";
   d.start();
   d.wait_for_poll();
@@ -268,7 +276,7 @@ TEST(BasildGeometryTest, JobOf2050NodesOf32ProcessorsReservesWidth65600AndTheFul
   EXPECT_EQ(r["node_count"], 2050) << "ALPS reserved exactly the listed nodes, not N mod 2048";
   EXPECT_EQ(r["nodes"], "24-2073");
   EXPECT_EQ(r["nppn"], 32);
-  const std::string logged = slurp(d.dir() + "/basil_xml.log");
+  const std::string logged = read_file(d.dir() + "/basil_xml.log");
   EXPECT_NE(logged.find("width=\"65600\""), std::string::npos) << "the RESERVE sent width 65600";
   auto rel = d.call("POST", "/v1/release", json({{"reservation_id", r["reservation_id"]}}).dump(), &status);
   ASSERT_EQ(status, 200u) << rel.dump();
@@ -301,7 +309,7 @@ TEST(BasildGeometryTest, MalformedJobIsRefusedPermanentlyWithoutCallingApbasil) 
   ASSERT_EQ(status, 200u) << again.dump();
   EXPECT_EQ(again.value("existing", false), true) << again.dump();
   EXPECT_EQ(again["reservation_id"], fine["reservation_id"]);
-  const std::string logged = slurp(d.dir() + "/basil_xml.log");
+  const std::string logged = read_file(d.dir() + "/basil_xml.log");
   EXPECT_EQ(count_of(logged, "method=\"RESERVE\""), 2u) << "one RESERVE (request and response) for job 667, none for 666";
   EXPECT_EQ(logged.find("batch_id=\"666\""), std::string::npos) << "job 666 never reached apbasil";
   EXPECT_NE(d.log().find("B0305"), std::string::npos) << d.log();
@@ -339,7 +347,7 @@ TEST(BasildGeometryTest, BeforeBasil13TheJobFormSendsNoNppcu) {
   ASSERT_EQ(status, 200u) << r.dump() << d.log();
   EXPECT_EQ(r["width"], 64);
   EXPECT_EQ(r["node_count"], 2);
-  const std::string logged = slurp(d.dir() + "/basil_xml.log");
+  const std::string logged = read_file(d.dir() + "/basil_xml.log");
   EXPECT_NE(logged.find("width=\"64\""), std::string::npos);
   EXPECT_EQ(logged.find("nppcu="), std::string::npos) << "no nppcu in a 1.2 RESERVE";
 }

@@ -13,7 +13,8 @@
 #include <fstream>
 
 #include "tests/basild/daemon/daemon_support.h"
-#include "tests/support/run_as.h"
+#include "tests/support/files.h"
+#include "tests/support/subprocess.h"
 
 namespace basild::testing {
 namespace {
@@ -23,7 +24,7 @@ const std::string kEngine = "<BasilRequest protocol=\"1.0\" method=\"QUERY\" typ
 // The daemon's [control] section with mode 0660 (the default) and `lines`.
 void control_section(const Daemon& d, const std::string& lines) {
   const std::string path = d.dir() + "/basild.conf";
-  std::string conf = slurp(path);
+  std::string conf = basil_test::read_file(path);
   const std::string open_to_all = "mode = \"0666\"\n";
   const auto at = conf.find(open_to_all);
   ASSERT_NE(at, std::string::npos) << conf;
@@ -43,10 +44,9 @@ class ControlGroupTest : public ::testing::Test {
   }
   // The proxy as `nobody`, as slurmctld runs apbasil: the answer's text.
   std::string proxy_as_nobody(const Daemon& d) {
-    return basil::testing::run_as(
-               uid, gid,
+    return basil_test::run(
                {std::string(BASIL_BINARY_DIR) + "/apbasil_proxy/apbasil_proxy", "--config", d.dir() + "/basild.conf"},
-               kEngine)
+               kEngine, {.err = basil_test::Redirect::null(), .as_user = {{uid, gid}}})
         .out;
   }
   uid_t uid = 0;

@@ -15,9 +15,10 @@
 #include <map>
 #include <sstream>
 
-#include "tests/basild/conduit/sshd_fixture.h"
 #include "tests/basild/daemon/daemon_support.h"
-#include "tests/support/run_as.h"
+#include "tests/support/files.h"
+#include "tests/support/sshd_fixture.h"
+#include "tests/support/subprocess.h"
 #include "tests/support/slurm_requests.h"
 
 namespace basild::testing {
@@ -25,7 +26,7 @@ namespace {
 
 namespace slurm = basil::testing::slurm;
 
-std::string source_file(const std::string& rel) { return slurp(std::string(BASIL_TEST_DATA) + "/../../" + rel); }
+std::string source_file(const std::string& rel) { return basil_test::read_file(std::string(BASIL_TEST_DATA) + "/../../" + rel); }
 
 // cray.conf as Slurm reads it: key=value, keys case-insensitive, # comments.
 std::map<std::string, std::string> read_cray_conf(const std::string& text) {
@@ -44,7 +45,7 @@ std::map<std::string, std::string> read_cray_conf(const std::string& text) {
 
 // conf/apbasil_proxy.conf with only its site values replaced: every other
 // line (modes, limits, the allow-list's shape) is the example's own.
-std::string example_for_test(const TestSshd& sshd, const Daemon& d, const std::string& user, const std::string& group) {
+std::string example_for_test(const basil_test::TestSshd& sshd, const Daemon& d, const std::string& user, const std::string& group) {
   const auto so = sshd.options();
   const std::string emu = emulator_path();
   const std::map<std::string, std::string> site = {
@@ -77,7 +78,7 @@ TEST(CrayConfTest, TheDocumentedExternalLoginSetUpRunsAsWritten) {
   const passwd* pw = ::getpwnam("nobody");
   const group* gr = ::getgrnam("nogroup");
   ASSERT_TRUE(pw && gr && ::geteuid() == 0) << "runs slurm's programs as nobody:nogroup";
-  TestSshd sshd;
+  basil_test::TestSshd sshd;
   ASSERT_TRUE(sshd.Start()) << sshd.error();
   Daemon d("cray-conf");
   ASSERT_EQ(::chmod(d.dir().c_str(), 0755), 0);
@@ -93,8 +94,10 @@ TEST(CrayConfTest, TheDocumentedExternalLoginSetUpRunsAsWritten) {
   ASSERT_TRUE(cray.count("apbasil") && cray.count("apkill") && cray.count("alpsengine"));
   const std::string apbasil = program(cray.at("apbasil")), apkill = program(cray.at("apkill"));
   ::setenv("APBASIL_PROXY_CONFIG", conf.c_str(), 1);
+  // As slurmctld runs them: as nobody:nogroup, stderr discarded.
+  const basil_test::SpawnOptions as_slurm{.err = basil_test::Redirect::null(), .as_user = {{pw->pw_uid, gr->gr_gid}}};
   auto call = [&](const std::string& request) {
-    auto r = basil::testing::run_as(pw->pw_uid, gr->gr_gid, {apbasil}, request);
+    auto r = basil_test::run({apbasil}, request, as_slurm);
     EXPECT_EQ(r.exit_code, 0);
     auto resp = basil::decode_response(r.out);
     EXPECT_TRUE(resp && resp->ok()) << r.out;
@@ -111,7 +114,7 @@ TEST(CrayConfTest, TheDocumentedExternalLoginSetUpRunsAsWritten) {
   call(slurm::engine());
   call(slurm::confirm(res_id, "4001", 777));
   const auto apid = std::stoull(emulator_admin(d.emu(), "app start --resid " + std::to_string(res_id)));
-  EXPECT_EQ(basil::testing::run_as(pw->pw_uid, gr->gr_gid, {apkill, "-9", std::to_string(apid)}, "").exit_code, 0);
+  EXPECT_EQ(basil_test::run({apkill, "-9", std::to_string(apid)}, "", as_slurm).exit_code, 0);
   EXPECT_FALSE(application_running(d.emu(), apid));
   call(slurm::engine());
   call(slurm::release(res_id));

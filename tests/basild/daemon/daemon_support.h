@@ -1,35 +1,34 @@
 // The real basild binary against the real emulator binary, for integration
-// tests: a config in a temp dir, the daemon forked, its control socket.
+// tests: a config in a temp dir, the daemon started, its control socket.
 #pragma once
 
 #include <gtest/gtest.h>
 #include <signal.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <chrono>
 #include <fstream>
-#include <functional>
 #include <nlohmann/json.hpp>
 #include <set>
-#include <sstream>
 #include <string>
-#include <thread>
 
 #include "basil_proto/codec.h"
 #include "tests/basild/io/emulator_support.h"
 #include "basild/control_client/client.h"
+#include "tests/support/files.h"
+#include "tests/support/proc.h"
+#include "tests/support/subprocess.h"
+#include "tests/support/wait.h"
 
 namespace basild::testing {
 
 using nlohmann::json;
 using namespace std::chrono_literals;
 
-inline std::string slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
+// basil_test::wait_until, looking every 50 ms: each look asks basild or runs
+// the emulator, which the daemon under test shares the machine with.
+template <typename Ready>
+inline bool wait_until(Ready ready, std::chrono::milliseconds limit) {
+  return basil_test::wait_until(ready, limit, 50ms);
 }
 
 class Daemon {
@@ -48,45 +47,46 @@ class Daemon {
          << "[log]\ndirectory = \"" << dir_ << "\"\n"
          << poll_conf << extra_conf;
   }
-  ~Daemon() { stop(SIGKILL); }
+  // basild killed; an apbasil it left hanging (the emulator with a hang
+  // fault, in a process group of its own) goes too.
+  ~Daemon() {
+    stop(SIGKILL);
+    basil_test::kill_processes_mentioning(emu_);
+  }
   Daemon(const Daemon&) = delete;
   Daemon& operator=(const Daemon&) = delete;
 
   const std::string& dir() const { return dir_; }
   const std::string& emu() const { return emu_; }
   std::string socket() const { return dir_ + "/control.sock"; }
-  std::string log() const { return slurp(dir_ + "/basild.log"); }
+  std::string log() const { return basil_test::read_file(dir_ + "/basild.log"); }
 
-  // Starts basild; with `wait`, until it answers health with ALPS reachable.
+  // Starts basild; with `wait`, until it answers health with ALPS reachable
+  // (a failure of the test if it does not within 20 s).
   pid_t start(bool wait = true, bool xml_log = false) {
-    pid_t pid = ::fork();
-    if (pid == 0) {
-      std::string log_path = dir_ + "/basild.log";
-      FILE* f = std::freopen(log_path.c_str(), "a", stderr);
-      (void)f;
-      if (xml_log) ::setenv("XML_LOG", "1", 1);
-      std::string bin = std::string(BASIL_BINARY_DIR) + "/basild/basild";
-      std::string conf = dir_ + "/basild.conf";
-      ::execl(bin.c_str(), bin.c_str(), "--config", conf.c_str(), static_cast<char*>(nullptr));
-      ::_exit(127);
-    }
-    pid_ = pid;
+    basild_ = basil_test::Subprocess(
+        {std::string(BASIL_BINARY_DIR) + "/basild/basild", "--config", dir_ + "/basild.conf"},
+        {.err = basil_test::Redirect::file(dir_ + "/basild.log", /*append=*/true),
+         .env = xml_log ? std::vector<std::string>{"XML_LOG=1"} : std::vector<std::string>{}});
+    EXPECT_TRUE(basild_.started()) << basild_.error();
     if (wait) {
-      for (int i = 0; i < 200; ++i) {
-        auto h = get("/v1/health");
-        if (h.is_object() && h.value("alps_reachable", false) && !h["inventory_age_s"].is_null()) break;
-        std::this_thread::sleep_for(50ms);
-      }
+      const bool up = wait_until(
+          [&] {
+            auto h = get("/v1/health");
+            return h.is_object() && h.value("alps_reachable", false) && !h["inventory_age_s"].is_null();
+          },
+          20s);
+      EXPECT_TRUE(up) << "basild did not come up with ALPS reachable: " << log();
     }
-    return pid;
+    return basild_.pid();
   }
 
+  // `sig` to basild, then its wait status once it has ended.
   int stop(int sig = SIGTERM) {
-    if (pid_ <= 0) return -1;
-    ::kill(pid_, sig);
-    int st = 0;
-    ::waitpid(pid_, &st, 0);
-    pid_ = -1;
+    if (!basild_.started()) return -1;
+    basild_.signal(sig);
+    const int st = basild_.wait().status;
+    basild_ = basil_test::Subprocess();
     return st;
   }
 
@@ -141,19 +141,15 @@ class Daemon {
 
   // Waits until basild has taken an INVENTORY that started after now.
   void wait_for_poll() const {
-    auto before = get("/v1/stats");
-    auto polls = before.value("polls", 0);
-    for (int i = 0; i < 100; ++i) {
-      std::this_thread::sleep_for(100ms);
-      if (get("/v1/stats").value("polls", 0) >= polls + 2) return;
-    }
-    ADD_FAILURE() << "basild did not poll";
+    const auto polls = get("/v1/stats").value("polls", 0);
+    EXPECT_TRUE(wait_until([&] { return get("/v1/stats").value("polls", 0) >= polls + 2; }, 10s))
+        << "basild did not poll";
   }
 
  private:
   std::string dir_;
   std::string emu_;
-  pid_t pid_ = -1;
+  basil_test::Subprocess basild_;
 };
 
 // A job table the test edits: the command prints the file.
@@ -178,15 +174,6 @@ inline std::string fast_polls(const std::string& interval = "200ms", const std::
 
 inline std::string reconcile(const std::string& grace, const std::string& extra = "") {
   return "[reconcile]\ngrace = \"" + grace + "\"\nconsecutive = 3\n" + extra;
-}
-
-inline bool wait_until(const std::function<bool()>& done, std::chrono::milliseconds limit) {
-  const auto end = std::chrono::steady_clock::now() + limit;
-  while (std::chrono::steady_clock::now() < end) {
-    if (done()) return true;
-    std::this_thread::sleep_for(50ms);
-  }
-  return done();
 }
 
 }  // namespace basild::testing

@@ -8,8 +8,10 @@
 
 #include <fstream>
 
-#include "tests/basild/conduit/sshd_fixture.h"
 #include "tests/basild/daemon/daemon_support.h"
+#include "tests/support/sshd_fixture.h"
+#include "tests/support/subprocess.h"
+#include "tests/support/wait.h"
 
 namespace basild::testing {
 namespace {
@@ -19,11 +21,8 @@ const std::string kEngine13 = "<BasilRequest protocol=\"1.3\" method=\"QUERY\" t
 
 // Waits until the restarted basild answers on its control socket.
 void wait_for_socket(const Daemon& d) {
-  for (int i = 0; i < 200; ++i) {
-    if (d.get("/v1/health").is_object()) return;
-    std::this_thread::sleep_for(25ms);
-  }
-  FAIL() << "basild did not come back\n" << d.log();
+  EXPECT_TRUE(basil_test::wait_until([&] { return d.get("/v1/health").is_object(); }, 5s, 25ms))
+      << "basild did not come back\n" << d.log();
 }
 
 void expect_engine_from_memory(Daemon& d, const std::string& good) {
@@ -35,9 +34,9 @@ void expect_engine_from_memory(Daemon& d, const std::string& good) {
     EXPECT_EQ(r.body, good);
   }
   // As slurmctld runs apbasil: the proxy, no arguments but its configuration.
-  const auto p = run_piped({std::string(BASIL_BINARY_DIR) + "/apbasil_proxy/apbasil_proxy", "--config",
-                            d.dir() + "/basild.conf"},
-                           kEngine10);
+  const auto p = basil_test::run({std::string(BASIL_BINARY_DIR) + "/apbasil_proxy/apbasil_proxy", "--config",
+                                  d.dir() + "/basild.conf"},
+                                 kEngine10);
   EXPECT_EQ(p.out, good);
   // A protocol ALPS never answered: a FAILURE in that protocol, not a guess.
   auto never = c.request("POST", "/v1/basil?failures=basil", kEngine13, "application/xml", 30s);
@@ -49,11 +48,11 @@ void expect_engine_from_memory(Daemon& d, const std::string& good) {
 }
 
 TEST(EngineMemoryIntegrationTest, ARestartDuringALinkOutageStillAnswersEngineThroughTheGateway) {
-  TestSshd sshd;
+  basil_test::TestSshd sshd;
   ASSERT_TRUE(sshd.Start()) << sshd.error();
   Daemon d("engmem-ssh");
   std::ofstream(d.dir() + "/basild.conf", std::ios::app)
-      << conduit_conf(sshd, "ssh-gateway", emulator_path(), d.emu(), BASIL_BINARY_DIR);
+      << basil_test::conduit_conf(sshd, "ssh-gateway", emulator_path(), d.emu(), BASIL_BINARY_DIR);
   d.start();
   control::Client c(d.socket());
   auto first = c.request("POST", "/v1/basil", kEngine10, "application/xml", 30s);

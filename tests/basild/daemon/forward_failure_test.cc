@@ -8,9 +8,9 @@
 
 #include <fstream>
 
-#include "tests/basild/conduit/sshd_fixture.h"
 #include "tests/basild/daemon/daemon_support.h"
 #include "tests/support/request_kinds.h"
+#include "tests/support/subprocess.h"
 
 namespace basild::testing {
 namespace {
@@ -59,7 +59,7 @@ TEST(ForwardFailureTest, TheProxyPassesBasildsFailureOnWithoutItsFallback) {
   ASSERT_EQ(run_command("cp " + std::string(BASIL_BINARY_DIR) + "/apbasil_proxy/apbasil_proxy " + bin).exit_code, 0);
   for (const auto& k : basil::testing::every_request_kind()) {
     if (k.name == "QUERY ENGINE 1.0") continue;  // answered from the last good answer
-    const auto r = run_piped({bin + "/apbasil_proxy", "--config", d.dir() + "/basild.conf"}, k.xml);
+    const auto r = basil_test::run({bin + "/apbasil_proxy", "--config", d.dir() + "/basild.conf"}, k.xml);
     EXPECT_EQ(r.exit_code, 0);
     const auto f = basil::decode_response(r.out);
     ASSERT_TRUE(f) << k.name << "\n" << r.out;

@@ -4,8 +4,8 @@
 
 #include <fstream>
 
-#include "tests/basild/conduit/sshd_fixture.h"
 #include "tests/basild/daemon/daemon_support.h"
+#include "tests/support/sshd_fixture.h"
 
 namespace basild {
 namespace {
@@ -175,13 +175,13 @@ TEST(ReconcileTest, AnOrphanWhoseApplicationNeverEndsIsApkilledThenReleased) {
 // the ssh conduit ([conduit] remote_apkill), never [reconcile] apkill (a path
 // that does not exist here).
 void apkill_over_the_conduit(const std::string& mode) {
-  testing::TestSshd sshd;
+  basil_test::TestSshd sshd;
   ASSERT_TRUE(sshd.Start()) << sshd.error();
   JobTable jobs;
   Daemon d("apkill-" + mode, "tds-8", "", "", fast_polls());
   {
     std::ofstream conf(d.dir() + "/basild.conf", std::ios::app);
-    conf << testing::conduit_conf(sshd, mode, testing::emulator_path(), d.emu(), BASIL_BINARY_DIR)
+    conf << basil_test::conduit_conf(sshd, mode, testing::emulator_path(), d.emu(), BASIL_BINARY_DIR)
          << reconcile("300ms", "claims_timeout = \"1s\"\napkill = \"/nonexistent/apkill\"\n") << jobs.source();
   }
   d.start();

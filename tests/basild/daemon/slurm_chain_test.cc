@@ -3,15 +3,20 @@
 // hit. Every call here goes through POST /v1/basil, the proxy's path.
 #include <gtest/gtest.h>
 
-#include "tests/basild/conduit/sshd_fixture.h"
 #include "tests/basild/control/test_server.h"
 #include "tests/basild/daemon/daemon_support.h"
 #include "tests/support/slurm_requests.h"
+#include "tests/support/sshd_fixture.h"
+#include "tests/support/subprocess.h"
+#include "tests/support/unix_socket.h"
 
 namespace basild::testing {
 namespace {
 
 namespace slurm = basil::testing::slurm;
+
+// As slurmctld runs apbasil and apkill: stderr discarded.
+const basil_test::SpawnOptions kQuiet{.err = basil_test::Redirect::null()};
 
 basil::Response forward(const Daemon& d, const std::string& xml) {
   control::Client c(d.socket());
@@ -114,7 +119,7 @@ TEST(SlurmChainTest, AForwardedReserveWhoseCallerLeftBeforeTheAnswerIsReleasedAs
   d.start();
   slow_reserves(d);
   const std::string body = slurm::reserve("778", "alice", 32);
-  const int fd = control::testing::connect_unix(d.socket());
+  const int fd = basil_test::connect_unix(d.socket());
   ASSERT_GE(fd, 0);
   ASSERT_TRUE(control::testing::send_all(fd, "POST /v1/basil?failures=basil HTTP/1.1\r\nHost: x\r\nContent-Type: "
                                                "application/xml\r\nContent-Length: " +
@@ -139,11 +144,11 @@ namespace {
 // them on the main system through the ssh gateway. Only aprun applications
 // of batch reservations are signalled.
 TEST(SlurmChainTest, ApkillOnTheExternalNodeSignalsTheJobsApplicationOnTheMainSystem) {
-  TestSshd sshd;
+  basil_test::TestSshd sshd;
   ASSERT_TRUE(sshd.Start()) << sshd.error();
   Daemon d("chain-apkill");
   std::ofstream(d.dir() + "/basild.conf", std::ios::app)
-      << conduit_conf(sshd, "ssh-gateway", emulator_path(), d.emu(), BASIL_BINARY_DIR);
+      << basil_test::conduit_conf(sshd, "ssh-gateway", emulator_path(), d.emu(), BASIL_BINARY_DIR);
   d.start();
   const auto reserved = forward(d, slurm::reserve("901", "alice", 32));
   ASSERT_TRUE(reserved.ok());
@@ -153,7 +158,7 @@ TEST(SlurmChainTest, ApkillOnTheExternalNodeSignalsTheJobsApplicationOnTheMainSy
   const std::string apkill = std::string(BASIL_BINARY_DIR) + "/apbasil_proxy/apkill_proxy";
   // As slurmctld runs it: no option, the configuration from the environment, stderr discarded.
   ::setenv("APBASIL_PROXY_CONFIG", (d.dir() + "/basild.conf").c_str(), 1);
-  const auto r = run_piped({apkill, "-9", std::to_string(apid)}, "", Stderr::kDiscard);
+  const auto r = basil_test::run({apkill, "-9", std::to_string(apid)}, "", kQuiet);
   ::unsetenv("APBASIL_PROXY_CONFIG");
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_FALSE(application_running(d.emu(), apid));
@@ -166,10 +171,10 @@ TEST(SlurmChainTest, ApkillOnTheExternalNodeSignalsTheJobsApplicationOnTheMainSy
   const auto interactive = emulator_admin(d.emu(), "reserve --user bob --width 1 --interactive --pagg 77");
   const auto other = std::stoull(emulator_admin(d.emu(), "app start --resid " + interactive));
   const std::string conf = d.dir() + "/basild.conf";
-  EXPECT_EQ(run_piped({apkill, "--config", conf, "-9", std::to_string(other)}, "", Stderr::kDiscard).exit_code, 1);
+  EXPECT_EQ(basil_test::run({apkill, "--config", conf, "-9", std::to_string(other)}, "", kQuiet).exit_code, 1);
   EXPECT_TRUE(application_running(d.emu(), other));
-  EXPECT_EQ(run_piped({apkill, "--config", conf, "-9", "999999"}, "", Stderr::kDiscard).exit_code, 1);
-  EXPECT_EQ(run_piped({apkill, "--config", conf, "-NOPE", "5"}, "", Stderr::kDiscard).exit_code, 2);
+  EXPECT_EQ(basil_test::run({apkill, "--config", conf, "-9", "999999"}, "", kQuiet).exit_code, 1);
+  EXPECT_EQ(basil_test::run({apkill, "--config", conf, "-NOPE", "5"}, "", kQuiet).exit_code, 2);
 }
 
 }  // namespace
@@ -181,7 +186,7 @@ namespace {
 // As Slurm runs cray.conf's apbasil: the proxy program, no argument, its
 // configuration in the environment, stderr discarded.
 basil::Response proxy_call(const std::string& xml) {
-  const auto r = run_piped({std::string(BASIL_BINARY_DIR) + "/apbasil_proxy/apbasil_proxy"}, xml, Stderr::kDiscard);
+  const auto r = basil_test::run({std::string(BASIL_BINARY_DIR) + "/apbasil_proxy/apbasil_proxy"}, xml, kQuiet);
   auto resp = basil::decode_response(r.out);
   EXPECT_TRUE(resp) << r.out;
   return resp ? *resp : basil::Response{};
@@ -193,11 +198,11 @@ basil::Response proxy_call(const std::string& xml) {
 // ever), each RELEASE fails as transient and is repeated as Slurm does;
 // once the link is back the RELEASEs go through and nothing is left.
 TEST(SlurmChainTest, JobStepsEndingAfterABasildRestartDuringALinkOutageFinishTheirJobs) {
-  TestSshd sshd;
+  basil_test::TestSshd sshd;
   ASSERT_TRUE(sshd.Start()) << sshd.error();
   Daemon d("chain-outage");
   std::ofstream(d.dir() + "/basild.conf", std::ios::app)
-      << conduit_conf(sshd, "ssh-gateway", emulator_path(), d.emu(), BASIL_BINARY_DIR)
+      << basil_test::conduit_conf(sshd, "ssh-gateway", emulator_path(), d.emu(), BASIL_BINARY_DIR)
       << "reconnect_min = \"200ms\"\n";  // each call waits for an attempt: keep them close
   d.start();
   ::setenv("APBASIL_PROXY_CONFIG", (d.dir() + "/basild.conf").c_str(), 1);

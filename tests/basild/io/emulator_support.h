@@ -2,46 +2,31 @@
 #pragma once
 
 #include <gtest/gtest.h>
-#include <stdlib.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
-#include <array>
-#include <cstdio>
-#include <fstream>
 #include <optional>
 #include <string>
 
 #include "basild/calls/client.h"
+#include "tests/support/files.h"
+#include "tests/support/subprocess.h"
+#include "tests/support/temp_dir.h"
 
 namespace basild::testing {
 
 inline std::string emulator_path() { return std::string(BASIL_BINARY_DIR) + "/emulator/basil-emulator"; }
 
-// A fresh directory under the test temp dir.
+// A fresh directory, removed when the test's process exits.
 inline std::string make_temp_dir(const std::string& tag) {
-  std::string tmpl = ::testing::TempDir() + "basild-" + tag + "-XXXXXX";
-  char* made = ::mkdtemp(tmpl.data());
-  EXPECT_NE(made, nullptr);
-  return tmpl;
+  std::string dir = basil_test::scratch_dir("basild-" + tag);
+  EXPECT_FALSE(dir.empty()) << "cannot make a directory for " << tag;
+  return dir;
 }
 
-struct Ran {
-  int exit_code = -1;
-  std::string out;
-};
-
-// Runs a shell command line (test set-up only; the code under test never uses a shell).
-inline Ran run_command(const std::string& cmd) {
-  Ran r;
-  FILE* p = ::popen((cmd + " 2>&1").c_str(), "r");
-  if (p == nullptr) return r;
-  std::array<char, 4096> buf{};
-  std::size_t n = 0;
-  while ((n = std::fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-  const int st = ::pclose(p);
-  r.exit_code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  return r;
+// Runs a shell command line, stderr with stdout (test set-up only; the code
+// under test never uses a shell).
+inline basil_test::Ran run_command(const std::string& cmd) {
+  return basil_test::run_shell(cmd, {}, {.err = basil_test::Redirect::to_stdout()});
 }
 
 // `basil-emulator --state DIR ARGS`, expected to succeed; returns its output.
@@ -77,7 +62,7 @@ inline bool application_running(const std::string& state, std::uint64_t apid) {
 inline std::string write_script(const std::string& tag, const std::string& body) {
   const auto dir = make_temp_dir(tag);
   const auto path = dir + "/script.sh";
-  std::ofstream(path) << "#!/bin/sh\n" << body << "\n";
+  basil_test::write_file(path, "#!/bin/sh\n" + body + "\n");
   ::chmod(path.c_str(), 0755);
   return path;
 }

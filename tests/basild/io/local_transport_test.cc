@@ -1,10 +1,7 @@
 // LocalTransport against real processes: the emulator and small scripts.
 #include "basild/io/local_transport.h"
 
-#include <dirent.h>
-#include <fcntl.h>
 #include <gtest/gtest.h>
-#include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -15,8 +12,8 @@
 #include <vector>
 
 #include "tests/basild/io/emulator_support.h"
-
-extern char** environ;
+#include "tests/support/proc.h"
+#include "tests/support/subprocess.h"
 
 namespace basild {
 namespace {
@@ -28,43 +25,6 @@ using testing::write_script;
 
 const std::string kEngine = "<BasilRequest protocol=\"1.0\" method=\"QUERY\" type=\"ENGINE\"/>\n";
 
-std::size_t count_fds() {
-  std::size_t n = 0;
-  if (DIR* d = ::opendir("/proc/self/fd")) {
-    while (::readdir(d) != nullptr) ++n;
-    ::closedir(d);
-  }
-  return n;
-}
-
-// Children of this process in any state, from /proc (zombies included).
-std::size_t count_children() {
-  std::size_t n = 0;
-  const auto me = std::to_string(::getpid());
-  if (DIR* d = ::opendir("/proc")) {
-    while (auto* e = ::readdir(d)) {
-      std::string name = e->d_name;
-      if (name.empty() || name[0] < '0' || name[0] > '9') continue;
-      FILE* f = std::fopen(("/proc/" + name + "/stat").c_str(), "r");
-      if (f == nullptr) continue;
-      char buf[512] = {};
-      const auto got = std::fread(buf, 1, sizeof buf - 1, f);
-      std::fclose(f);
-      std::string stat(buf, got);
-      const auto close = stat.rfind(')');
-      if (close == std::string::npos) continue;
-      // ") S PPID ..."
-      char state = 0;
-      long ppid = 0;
-      if (std::sscanf(stat.c_str() + close + 1, " %c %ld", &state, &ppid) == 2 &&
-          std::to_string(ppid) == me) {
-        ++n;
-      }
-    }
-    ::closedir(d);
-  }
-  return n;
-}
 
 std::vector<CallOutcome> run_calls(LocalTransport& t, boost::asio::io_context& io, std::size_t n,
                                    const std::string& request, std::chrono::milliseconds timeout) {
@@ -133,7 +93,7 @@ TEST(LocalTransportTest, TimeoutKillsTheProcessGroupAndIsTransient) {
   EXPECT_EQ(out[0].status.code(), basil::Code::kTimeout);
   EXPECT_TRUE(out[0].status.transient());
   EXPECT_NE(out[0].diagnostics.find("killed process group"), std::string::npos) << out[0].diagnostics;
-  EXPECT_EQ(count_children(), 0u);
+  EXPECT_EQ(basil_test::children_of(::getpid()), 0);
 }
 
 TEST(LocalTransportTest, OutputOverTheLimitIsRefused) {
@@ -195,7 +155,7 @@ TEST(LocalTransportTest, ThousandTimeoutsLeaveNoZombieAndNoDescriptor) {
   LocalTransport t(io, {.argv = {script}, .max_concurrent = 64});
   // Warm up: Asio's reactor descriptors exist from here on.
   run_calls(t, io, 1, kEngine, 20ms);
-  const auto fds_before = count_fds();
+  const auto fds_before = basil_test::open_fds(::getpid());
   const auto t0 = std::chrono::steady_clock::now();
   auto out = run_calls(t, io, 1000, kEngine, 20ms);
   const auto took = std::chrono::steady_clock::now() - t0;
@@ -203,8 +163,8 @@ TEST(LocalTransportTest, ThousandTimeoutsLeaveNoZombieAndNoDescriptor) {
   std::size_t timeouts = 0;
   for (const auto& o : out) timeouts += o.status.code() == basil::Code::kTimeout ? 1u : 0u;
   EXPECT_EQ(timeouts, 1000u);
-  EXPECT_EQ(count_fds(), fds_before);
-  EXPECT_EQ(count_children(), 0u);
+  EXPECT_EQ(basil_test::open_fds(::getpid()), fds_before);
+  EXPECT_EQ(basil_test::children_of(::getpid()), 0);
   int st = 0;
   errno = 0;
   EXPECT_EQ(::waitpid(-1, &st, WNOHANG), -1);
@@ -214,7 +174,7 @@ TEST(LocalTransportTest, ThousandTimeoutsLeaveNoZombieAndNoDescriptor) {
 }
 
 // What the transport adds to a call, compared with spawning the emulator
-// directly (posix_spawn + blocking pipe I/O + waitpid) on the same request.
+// directly (basil_test::run: posix_spawn, pipe I/O, waitpid) on the same request.
 TEST(LocalTransportTest, MeasuresOverheadAgainstRunningTheEmulatorDirectly) {
   const auto state = init_emulator("lt-overhead");
   constexpr std::size_t kN = 40;
@@ -229,30 +189,8 @@ TEST(LocalTransportTest, MeasuresOverheadAgainstRunningTheEmulatorDirectly) {
     via.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
     ASSERT_TRUE(o.at(0).status);
     t0 = std::chrono::steady_clock::now();
-    int in[2], outp[2];
-    ASSERT_EQ(::pipe(in), 0);
-    ASSERT_EQ(::pipe(outp), 0);
-    posix_spawn_file_actions_t fa;
-    ::posix_spawn_file_actions_init(&fa);
-    ::posix_spawn_file_actions_adddup2(&fa, in[0], 0);
-    ::posix_spawn_file_actions_adddup2(&fa, outp[1], 1);
-    ::posix_spawn_file_actions_addclose(&fa, in[1]);
-    ::posix_spawn_file_actions_addclose(&fa, outp[0]);
-    std::string p = emulator_path(), s1 = "--state";
-    std::vector<char*> argv{p.data(), s1.data(), const_cast<char*>(state.c_str()), nullptr};
-    pid_t pid = 0;
-    ASSERT_EQ(::posix_spawn(&pid, p.c_str(), &fa, nullptr, argv.data(), environ), 0);
-    ::posix_spawn_file_actions_destroy(&fa);
-    ::close(in[0]);
-    ::close(outp[1]);
-    ASSERT_EQ(::write(in[1], kEngine.data(), kEngine.size()), static_cast<ssize_t>(kEngine.size()));
-    ::close(in[1]);
-    char buf[4096];
-    while (::read(outp[0], buf, sizeof buf) > 0) {
-    }
-    ::close(outp[0]);
-    int st = 0;
-    ::waitpid(pid, &st, 0);
+    const auto d = basil_test::run({emulator_path(), "--state", state}, kEngine);
+    ASSERT_EQ(d.exit_code, 0) << d.error;
     direct.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
   }
   std::sort(via.begin(), via.end());

@@ -15,8 +15,8 @@
 #include "emulator/core/sdb.h"
 #include "emulator/core/state.h"
 #include "emulator/core/system.h"
-#include "emulator/run_program.h"
 #include "tests/support/mariadb_fixture.h"
+#include "tests/support/subprocess.h"
 
 namespace emu {
 namespace {
@@ -50,20 +50,20 @@ class SdbMariaDbTest : public ::testing::Test {
   }
   void TearDown() override { server_.reset(); }
 
-  ProgramRun emu(std::vector<std::string> args) {
+  basil_test::Ran emu(std::vector<std::string> args) {
     args.insert(args.begin(), kBinary);
-    auto r = run_program(args, "", std::chrono::seconds(120));
-    EXPECT_TRUE(r.is_ok()) << r.status().message();
-    return r.is_ok() ? *r : ProgramRun{};
+    auto r = basil_test::run(args, "", {.err = basil_test::Redirect::pipe()}, std::chrono::seconds(120));
+    EXPECT_TRUE(r.error.empty()) << r.error;
+    return r;
   }
   // A new emulator state of `preset` beside the server's files.
   std::string init(const std::string& preset) {
     const std::string state = server_->dir() + "/state-" + preset;
-    const ProgramRun r = emu({"init", "--preset", preset, "--state", state});
+    const basil_test::Ran r = emu({"init", "--preset", preset, "--state", state});
     EXPECT_EQ(r.exit_code, 0) << r.err;
     return state;
   }
-  ProgramRun load(const std::string& state, const std::string& database, const std::string& cnf = {}) {
+  basil_test::Ran load(const std::string& state, const std::string& database, const std::string& cnf = {}) {
     return emu({"--state", state, "sdb", "load", "--defaults-file", cnf.empty() ? server_->defaults_file() : cnf,
                 "--database", database, "--client", basil_test::MariaDb::kClient});
   }
@@ -149,7 +149,7 @@ TEST_F(SdbMariaDbTest, EveryPresetAnswersSlurmsQueriesAsTheEmulatedSystemSays) {
     std::string database = "sdb_" + name;
     std::replace(database.begin(), database.end(), '-', '_');
     const std::string state = init(name);
-    const ProgramRun loaded = load(state, database);
+    const basil_test::Ran loaded = load(state, database);
     ASSERT_EQ(loaded.exit_code, 0) << loaded.err;
     const System system = *preset(name);
     const State world = initial_state(system);
@@ -187,7 +187,7 @@ TEST_F(SdbMariaDbTest, ALoadReplacesTheTableBeforeItWhateverItsColumns) {
         "INSERT INTO XTAdmin.processor VALUES (99999, 1);");
   const std::string state = init("tds-8");
   for (int round = 0; round < 2; ++round) {
-    const ProgramRun r = load(state, "XTAdmin");
+    const basil_test::Ran r = load(state, "XTAdmin");
     ASSERT_EQ(r.exit_code, 0) << r.err;
     EXPECT_EQ(query("SELECT COUNT(*), MIN(processor_id), MAX(processor_id) FROM XTAdmin.processor"), "12\t0\t15\n");
     EXPECT_EQ(query("SHOW TABLES FROM XTAdmin"), "processor\n");
@@ -206,7 +206,7 @@ TEST_F(SdbMariaDbTest, NodeChangesReachTheLoadedSdbUntilItIsForgotten) {
                                                         {"UNAVAILABLE", "unavail"}};
   std::uint32_t nid = 30;
   for (auto [alps, sdb] : states) {
-    const ProgramRun r = emu({"--state", state, "node", "--nids", std::to_string(nid), "--set-state", alps});
+    const basil_test::Ran r = emu({"--state", state, "node", "--nids", std::to_string(nid), "--set-state", alps});
     ASSERT_EQ(r.exit_code, 0) << r.err;
     EXPECT_EQ(status_of("XTAdmin", nid++), std::string(sdb) + "\tbatch\n") << alps;
   }
@@ -227,7 +227,7 @@ TEST_F(SdbMariaDbTest, AServerThatRefusesOrIsGoneLeavesTheNodeChangeAndFailsTheC
                        << basil_test::MariaDb::kUser << "\npassword=" << password << "\n";
   };
   write_cnf("wrong");
-  ProgramRun r = load(state, "XTAdmin", cnf);
+  basil_test::Ran r = load(state, "XTAdmin", cnf);
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("Access denied"), std::string::npos) << r.err;
   write_cnf(basil_test::MariaDb::kPassword);

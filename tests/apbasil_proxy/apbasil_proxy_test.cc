@@ -3,16 +3,18 @@
 // basild on the ssh conduit and on its own ssh session, against a real sshd.
 #include <gtest/gtest.h>
 #include <signal.h>
-#include <sys/wait.h>
 
+#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "basil_proto/codec.h"
-#include "tests/basild/conduit/sshd_fixture.h"
 #include "tests/basild/io/emulator_support.h"
 #include "basild/control_client/client.h"
 #include "basild/config/config.h"
 #include "apbasil_proxy/proxy.h"
+#include "tests/support/files.h"
+#include "tests/support/sshd_fixture.h"
+#include "tests/support/subprocess.h"
 #include "tests/support/wait.h"
 
 namespace basild {
@@ -26,7 +28,7 @@ using apbasil_proxy::SocketOutcome;
 using testing::emulator_path;
 using testing::init_emulator;
 using testing::make_temp_dir;
-using testing::TestSshd;
+using basil_test::TestSshd;
 
 TEST(ApbasilProxyTest, FailureIsAWellFormedTransientSystemErrorAnsweringTheRequest) {
   const auto xml = failure_response(R"(<BasilRequest protocol="1.3" method="RESERVE"><ReserveParamArray user_name="a">)"
@@ -65,7 +67,7 @@ TEST(ApbasilProxyTest, SendsItselfOnlyWhenBasildWasNeverReached) {
 
 TEST(ApbasilProxyTest, ExampleConfigurationParses) {
   const auto path = std::string(BASIL_TEST_DATA) + "/../../conf/apbasil_proxy.conf";
-  const auto text = testing::read_file(path);
+  const auto text = basil_test::read_file(path);
   ASSERT_FALSE(text.empty());
   auto c = parse_config(text, path);
   ASSERT_TRUE(c) << c.status().message();
@@ -73,9 +75,9 @@ TEST(ApbasilProxyTest, ExampleConfigurationParses) {
 }
 
 // As Slurm calls apbasil: request on stdin, stdin closed, stdout read to the end.
-testing::Piped run_proxy(const std::string& config, const std::string& request) {
-  return testing::run_piped({std::string(BASIL_BINARY_DIR) + "/apbasil_proxy/apbasil_proxy", "--config", config},
-                            request);
+basil_test::Ran run_proxy(const std::string& config, const std::string& request) {
+  return basil_test::run({std::string(BASIL_BINARY_DIR) + "/apbasil_proxy/apbasil_proxy", "--config", config},
+                         request);
 }
 
 std::string request_xml(basil::RequestBody body, basil::Dialect d = basil::Dialect::k1_3) {
@@ -90,11 +92,8 @@ class ProxyTest : public ::testing::Test {
     state = init_emulator("proxy-emu");
   }
   void TearDown() override {
-    if (basild_pid > 0) {
-      ::kill(basild_pid, SIGTERM);
-      int st = 0;
-      ::waitpid(basild_pid, &st, 0);
-    }
+    basild.signal(SIGTERM);
+    basild.wait();
     testing::run_command("rm -rf " + dir + " " + state);
   }
 
@@ -102,7 +101,7 @@ class ProxyTest : public ::testing::Test {
   std::string write_config(const std::string& mode, const std::string& socket) {
     const std::string path = dir + "/basild.conf";
     std::ofstream(path) << "[apbasil]\ntimeout = \"20s\"\n"
-                        << testing::conduit_conf(sshd, mode, emulator_path(), state, BASIL_BINARY_DIR)
+                        << basil_test::conduit_conf(sshd, mode, emulator_path(), state, BASIL_BINARY_DIR)
                         << "reconnect_min = \"100ms\"\n"
                         << "[state]\ndatabase = \"" << dir << "/state.db\"\n"
                         << "[control]\nsocket = \"" << socket << "\"\n"
@@ -115,28 +114,23 @@ class ProxyTest : public ::testing::Test {
     auto r = c.request("GET", "/v1/health", "", "application/json", 5s);
     return r.ok() ? nlohmann::json::parse(r.body, nullptr, false) : nlohmann::json();
   }
+  // The conduit's state as health gives it ("" while basild does not answer).
+  std::string conduit_state() {
+    const auto h = health();
+    return h.is_object() && h["conduit"].is_object() ? h["conduit"].value("state", "") : "";
+  }
 
   void start_basild(const std::string& config) {
-    basild_pid = ::fork();
-    if (basild_pid == 0) {
-      const std::string log = dir + "/basild.log";
-      FILE* f = std::freopen(log.c_str(), "a", stderr);
-      (void)f;
-      const std::string bin = std::string(BASIL_BINARY_DIR) + "/basild/basild";
-      ::execl(bin.c_str(), bin.c_str(), "--config", config.c_str(), static_cast<char*>(nullptr));
-      ::_exit(127);
-    }
-    for (int i = 0; i < 200; ++i) {
-      auto h = health();
-      if (h.is_object() && h["conduit"].value("state", "") == "up") return;
-      std::this_thread::sleep_for(50ms);
-    }
-    ADD_FAILURE() << "basild did not come up: " << testing::read_file(dir + "/basild.log");
+    basild = basil_test::Subprocess({std::string(BASIL_BINARY_DIR) + "/basild/basild", "--config", config},
+                                    {.err = basil_test::Redirect::file(dir + "/basild.log", /*append=*/true)});
+    ASSERT_TRUE(basild.started()) << basild.error();
+    EXPECT_TRUE(basil_test::wait_until([&] { return conduit_state() == "up"; }, 10s, 50ms))
+        << "basild did not come up: " << basil_test::read_file(dir + "/basild.log");
   }
 
   TestSshd sshd;
   std::string dir, state;
-  pid_t basild_pid = -1;
+  basil_test::Subprocess basild;
 };
 
 TEST_F(ProxyTest, SchedulerStyleCallerRuns500CallsThroughBasildWithoutError) {
@@ -166,7 +160,7 @@ TEST_F(ProxyTest, AForwardedInventoryArrivesWholeAndBasildLearnsItsNodesFromIt) 
                                           "orphan_check_interval = \"1h\"\n";
   start_basild(config);
   const auto inv = request_xml(basil::InventoryQuery{});
-  const auto direct = basil::decode_response(testing::run_piped({emulator_path(), "--state", state}, inv).out);
+  const auto direct = basil::decode_response(basil_test::run({emulator_path(), "--state", state}, inv).out);
   ASSERT_TRUE(direct && direct->ok());
   const auto& want = std::get<basil::Inventory>(direct->body);
   // Once basild's own node data is a poll interval old, a forwarded
@@ -221,9 +215,8 @@ TEST_F(ProxyTest, BasildAnswersEngineFromTheLastGoodAnswerWhileTheMainSystemIsDo
   const auto engine = request_xml(basil::EngineQuery{}, basil::Dialect::k1_0);
   ASSERT_TRUE(basil::decode_response(run_proxy(config, engine).out));
   sshd.Kill();
-  for (int i = 0; i < 100 && health()["conduit"].value("state", "") != "down"; ++i) std::this_thread::sleep_for(50ms);
+  ASSERT_TRUE(basil_test::wait_until([&] { return conduit_state() == "down"; }, 5s, 50ms)) << health().dump();
   const auto h = health();
-  EXPECT_EQ(h["conduit"]["state"], "down");
   EXPECT_NE(h["conduit"].value("last_error", "").find("127.0.0.1"), std::string::npos) << h.dump();
   {
     control::Client c(dir + "/control.sock");
@@ -272,7 +265,7 @@ TEST_F(ProxyTest, AReserveLostWithTheLinkIsReleasedAsAnOrphanLater) {
     ASSERT_TRUE(basil_test::wait_until(holds_9001)) << "ALPS never made the reservation";
     sshd.Kill();
     // basild has seen the link go before the main system comes back.
-    ASSERT_TRUE(basil_test::wait_until([&] { return health()["conduit"].value("state", "") != "up"; }))
+    ASSERT_TRUE(basil_test::wait_until([&] { return conduit_state() != "up"; }))
         << "basild never saw the link go";
     ASSERT_TRUE(sshd.Start()) << sshd.error();
   });
@@ -284,12 +277,8 @@ TEST_F(ProxyTest, AReserveLostWithTheLinkIsReleasedAsAnOrphanLater) {
   EXPECT_EQ(r.status, 503u) << r.body;
   EXPECT_NE(r.body.find("\"transient\":true"), std::string::npos) << r.body;
   testing::emulator_admin(state, "fault --clear");
-  bool released = false;
-  for (int i = 0; i < 300 && !released; ++i) {
-    std::this_thread::sleep_for(100ms);
-    released = !holds_9001();
-  }
-  EXPECT_TRUE(released) << testing::read_file(dir + "/basild.log");
+  EXPECT_TRUE(basil_test::wait_until([&] { return !holds_9001(); }, 30s, 100ms))
+      << basil_test::read_file(dir + "/basild.log");
   const auto ev = c.request("GET", "/v1/events", "", "", 5s);
   ASSERT_TRUE(ev.ok());
   EXPECT_NE(ev.body.find("\"kind\":\"orphan\""), std::string::npos) << ev.body;

@@ -9,7 +9,6 @@
 #include <poll.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -18,11 +17,12 @@
 #include <thread>
 
 #include "basil_proto/codec.h"
-#include "tests/basild/conduit/sshd_fixture.h"
 #include "tests/basild/control/test_server.h"
 #include "tests/basild/io/emulator_support.h"
 #include "apbasil_proxy/handover.h"
 #include "tests/support/request_kinds.h"
+#include "tests/support/subprocess.h"
+#include "tests/support/unix_socket.h"
 
 namespace basild {
 namespace {
@@ -31,12 +31,8 @@ namespace {
 // without an answer: the "broken mid-call" path.
 class HangUpServer {
  public:
-  explicit HangUpServer(const std::string& path) : path_(path) {
-    fd_ = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_un addr{};
-    addr.sun_family = AF_UNIX;
-    std::snprintf(addr.sun_path, sizeof addr.sun_path, "%s", path.c_str());
-    if (::bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 || ::listen(fd_, 16) != 0) {
+  explicit HangUpServer(const std::string& path) : path_(path), fd_(basil_test::listen_unix(path, 16)) {
+    if (fd_ < 0) {
       ADD_FAILURE() << "cannot listen on " << path;
       return;
     }
@@ -96,7 +92,7 @@ class ProxyFailureProtocolTest : public ::testing::Test {
     const auto kinds = basil::testing::every_request_kind();
     ASSERT_GE(kinds.size(), 30u);
     for (const auto& k : kinds) {
-      const auto r = testing::run_piped({program, "--config", conf.empty() ? config : conf}, k.xml);
+      const auto r = basil_test::run({program, "--config", conf.empty() ? config : conf}, k.xml);
       EXPECT_EQ(r.exit_code, 0) << path << ", " << k.name;
       const auto d = basil::decode_response(r.out);
       ASSERT_TRUE(d) << path << ", " << k.name << ": " << d.status().to_string() << "\n" << r.out;

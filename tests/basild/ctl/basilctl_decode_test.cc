@@ -1,46 +1,27 @@
 // basilctl decode as a user runs it: the real binary on real files.
 #include <gtest/gtest.h>
-#include <unistd.h>
-#include <sys/wait.h>
 
-#include <array>
-#include <cstdio>
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <string>
 
 #include "basild/ctl/decode_summary.h"
+#include "tests/support/files.h"
+#include "tests/support/subprocess.h"
+#include "tests/support/temp_dir.h"
 
 namespace {
 
-struct Run {
-  int exit_code = -1;
-  std::string out;
-  std::string err;
-};
-
-Run run_basilctl(const std::string& args) {
-  std::string err_file = ::testing::TempDir() + "/basilctl." + std::to_string(::getpid()) + ".err";
-  std::string cmd = std::string(BASIL_BINARY_DIR) + "/basild/basilctl " + args + " 2>" + err_file;
-  Run r;
-  FILE* p = popen(cmd.c_str(), "r");
-  if (p == nullptr) return r;
-  std::array<char, 4096> buf{};
-  std::size_t n = 0;
-  while ((n = fread(buf.data(), 1, buf.size(), p)) > 0) r.out.append(buf.data(), n);
-  int st = pclose(p);
-  r.exit_code = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  std::ifstream e(err_file);
-  std::ostringstream text;
-  text << e.rdbuf();
-  r.err = text.str();
-  return r;
+// basilctl with a shell command line suffix (may hold redirections).
+basil_test::Ran run_basilctl(const std::string& args) {
+  return basil_test::run_shell(std::string(BASIL_BINARY_DIR) + "/basild/basilctl " + args, {},
+                               {.err = basil_test::Redirect::pipe()});
 }
 
+// `content` in a file of this test's, removed with its process.
 std::string write_temp(const std::string& name, const std::string& content) {
-  std::string path = ::testing::TempDir() + "/" + name;
-  std::ofstream(path) << content;
+  static const std::string dir = basil_test::scratch_dir("basilctl-decode");
+  const std::string path = dir + "/" + name;
+  basil_test::write_file(path, content);
   return path;
 }
 

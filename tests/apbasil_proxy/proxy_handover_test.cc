@@ -3,19 +3,18 @@
 // arguments, the control-socket verdict), then the real
 // front executing the real fallback (no sshd: a local configuration).
 #include <gtest/gtest.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
-#include <sys/un.h>
 #include <unistd.h>
 
 #include <fstream>
 #include <thread>
 
 #include "basil_proto/codec.h"
-#include "tests/basild/conduit/sshd_fixture.h"
 #include "tests/basild/io/emulator_support.h"
 #include "apbasil_proxy/handover.h"
 #include "apbasil_proxy/proxy.h"
+#include "tests/support/subprocess.h"
+#include "tests/support/unix_socket.h"
 
 namespace basild {
 namespace {
@@ -123,7 +122,7 @@ class ProxyFrontTest : public ::testing::Test {
 
 TEST_F(ProxyFrontTest, AnUnreachableBasildGivesATransientFailureAnsweringTheRequest) {
   const auto request = *basil::encode_request(basil::make_request(basil::Dialect::k1_2, basil::EngineQuery{}));
-  const auto r = testing::run_piped({front(), "--config", config}, request);
+  const auto r = basil_test::run({front(), "--config", config}, request);
   EXPECT_EQ(r.exit_code, 0);
   const auto d = basil::decode_response(r.out);
   ASSERT_TRUE(d) << r.out;
@@ -139,7 +138,7 @@ TEST_F(ProxyFrontTest, AnUnreachableBasildGivesATransientFailureAnsweringTheRequ
 
 TEST_F(ProxyFrontTest, ARequestOverOneMebibyteIsAPermanentFailure) {
   const std::string big((std::size_t{1} << 20) + 10, 'x');
-  const auto r = testing::run_piped({front(), "--config", config}, big);
+  const auto r = basil_test::run({front(), "--config", config}, big);
   EXPECT_EQ(r.exit_code, 0);
   const auto d = basil::decode_response(r.out);
   ASSERT_TRUE(d) << r.out;
@@ -149,7 +148,7 @@ TEST_F(ProxyFrontTest, ARequestOverOneMebibyteIsAPermanentFailure) {
 }
 
 TEST_F(ProxyFrontTest, AnUnreadableConfigurationIsReportedByTheFallback) {
-  const auto r = testing::run_piped({front(), "--config", dir + "/missing.conf"}, "<BasilRequest/>");
+  const auto r = basil_test::run({front(), "--config", dir + "/missing.conf"}, "<BasilRequest/>");
   const auto d = basil::decode_response(r.out);
   ASSERT_TRUE(d) << r.out;
   EXPECT_EQ(d->error_class, basil::ErrorClass::kPermanent);
@@ -161,9 +160,9 @@ TEST_F(ProxyFrontTest, AFrontInstalledWithoutItsFallbackStillAnswersWellFormed) 
   const std::string alone = dir + "/bin/apbasil_proxy";
   ASSERT_EQ(::mkdir((dir + "/bin").c_str(), 0755), 0);
   ASSERT_EQ(testing::run_command("cp " + front() + " " + alone).exit_code, 0);
-  const auto r = testing::run_piped({"/bin/sh", "-c", "exec \"$0\" --config \"$1\" 2>\"$2\"", alone, config,
-                                     dir + "/stderr"},
-                                    "<BasilRequest protocol=\"1.2\" method=\"QUERY\" type=\"ENGINE\"/>");
+  const auto r = basil_test::run({alone, "--config", config},
+                                 "<BasilRequest protocol=\"1.2\" method=\"QUERY\" type=\"ENGINE\"/>",
+                                 {.err = basil_test::Redirect::pipe()});
   EXPECT_EQ(r.exit_code, 0);
   const auto d = basil::decode_response(r.out);
   ASSERT_TRUE(d) << r.out;
@@ -172,7 +171,7 @@ TEST_F(ProxyFrontTest, AFrontInstalledWithoutItsFallbackStillAnswersWellFormed) 
   EXPECT_EQ(d->error_source, basil::ErrorSource::kSystem);
   ASSERT_FALSE(d->messages.empty());
   EXPECT_EQ(d->messages[0].text, apbasil_proxy::kInstallFailureMessage);
-  EXPECT_NE(testing::read_file(dir + "/stderr").find("cannot run apbasil_proxy-fallback"), std::string::npos);
+  EXPECT_NE(r.err.find("cannot run apbasil_proxy-fallback"), std::string::npos) << r.err;
 }
 
 // A basild that starts a streamed (chunked) answer and dies in it: what
@@ -180,13 +179,8 @@ TEST_F(ProxyFrontTest, AFrontInstalledWithoutItsFallbackStillAnswersWellFormed) 
 TEST_F(ProxyFrontTest, AStreamedAnswerCutOffIsPassedOnAsItCameAndTheProxyExitsWithAnError) {
   const std::string socket_path = dir + "/basild.sock";
   std::ofstream(config) << "[control]\nsocket = \"" << socket_path << "\"\n";
-  const int listener = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  const int listener = basil_test::listen_unix(socket_path, 1);
   ASSERT_GE(listener, 0);
-  sockaddr_un addr{};
-  addr.sun_family = AF_UNIX;
-  std::snprintf(addr.sun_path, sizeof addr.sun_path, "%s", socket_path.c_str());
-  ASSERT_EQ(::bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof addr), 0);
-  ASSERT_EQ(::listen(listener, 1), 0);
   const std::string head = "<?xml version=\"1.0\"?>\n<BasilResponse protocol=\"1.3\"><ResponseData status=\"SUCCESS\"";
   const auto request = *basil::encode_request(basil::make_request(basil::Dialect::k1_3, basil::InventoryQuery{}));
   std::thread basild([&] {
@@ -206,14 +200,12 @@ TEST_F(ProxyFrontTest, AStreamedAnswerCutOffIsPassedOnAsItCameAndTheProxyExitsWi
     [[maybe_unused]] auto w = ::write(c, reply.data(), reply.size());
     ::close(c);  // no last chunk: the stream broke off
   });
-  const auto r = testing::run_piped({"/bin/sh", "-c", "exec \"$0\" --config \"$1\" 2>\"$2\"", front(), config,
-                                     dir + "/stderr"},
-                                    request);
+  const auto r = basil_test::run({front(), "--config", config}, request, {.err = basil_test::Redirect::pipe()});
   basild.join();
   ::close(listener);
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_EQ(r.out, head);  // what came, and nothing after it (no second answer)
-  const auto err = testing::read_file(dir + "/stderr");
+  const auto& err = r.err;
   EXPECT_NE(err.find("the answer broke off after " + std::to_string(head.size()) + " bytes"), std::string::npos) << err;
 }
 
