@@ -1,4 +1,4 @@
-// basil-bench: the timing study's workload driver (issue 8). Plays a
+// basil-bench: the timing study's workload driver. Plays a
 // scheduler against a real basild and the emulator (separate processes):
 // for each scenario a fresh emulated system, a basild configured for it, a
 // busy phase (jobs reserved through the job-request interface, confirmed,

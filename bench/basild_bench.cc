@@ -1,4 +1,4 @@
-// basild benchmark (issue 4): RESERVE+CONFIRM+RELEASE cycles per second
+// basild benchmark: RESERVE+CONFIRM+RELEASE cycles per second
 // through basild on the emulated xc30-2256 with 4 concurrent clients, and
 // the time basild adds to each call compared with running the emulator
 // directly on the same request. Also INVENTORY's decode time apart from its

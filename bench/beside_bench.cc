@@ -1,4 +1,4 @@
-// Small calls beside a long one (issue 17, item 7): how much a full
+// Small calls beside a long one: how much a full
 // INVENTORY in flight (8.9 MB, xc30-2256) delays the small calls a job step
 // makes (ENGINE, and a RESERVE with its RELEASE), on three paths:
 //   direct         the emulator run as apbasil on this host

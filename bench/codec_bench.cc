@@ -1,4 +1,4 @@
-// Codec benchmark (issue 2): decode time of XC30 1.3 INVENTORY documents
+// Codec benchmark: decode time of XC30 1.3 INVENTORY documents
 // against a bare libxml2 SAX2 pass over the same bytes (empty callbacks,
 // same parser options, same chunk size), and the decoder's peak heap against
 // the bytes the decoded model holds.

@@ -1,4 +1,4 @@
-// The ssh conduit benchmark (issue 6): per-call latency, median and p95, of
+// The ssh conduit benchmark: per-call latency, median and p95, of
 // QUERY SUMMARY, QUERY INVENTORY (xc30-2256), RESERVE and RELEASE,
 // on the emulated xc30-2256, by five paths:
 //   direct        the emulator run as apbasil on this host

@@ -1,4 +1,4 @@
-// Control socket load (issue 9): basild on the emulated xc30-2256, polling
+// Control socket load: basild on the emulated xc30-2256, polling
 // every second and serving a reservation loop, while this process (a second
 // process, as the issue asks) sends RATE requests per second for SECONDS
 // (health, stats and summary in turn, plus the full inventory at 10/s), then

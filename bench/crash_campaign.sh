@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The full fault and crash campaign (issue 9): the hardening integration tests
+# The full fault and crash campaign: the hardening integration tests
 # with the issue's numbers instead of the short ones ctest runs.
 #   bench/crash_campaign.sh [ROUNDS] [JOBS] [FAULT_CALLS] [LINK_CUTS]   (defaults 20 1000 1000 50)
 # Environment: BASIL_CAMPAIGN_SEED=N repeats a run (the seed is printed).

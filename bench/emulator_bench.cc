@@ -1,4 +1,4 @@
-// Emulator benchmark (issue 3): INVENTORY, SUMMARY and a reservations-only
+// Emulator benchmark: INVENTORY, SUMMARY and a reservations-only
 // INVENTORY for xc30-2256 and a 100 000-node system, no latency injected,
 // inside the process (load state + build model + encode) and as whole
 // processes; and basil_proto's decode of the same INVENTORY for the 1.5x target.

@@ -1,4 +1,4 @@
-// Geometry benchmark (issue 7): what a job-form reserve costs basild before
+// Geometry benchmark: what a job-form reserve costs basild before
 // apbasil runs -- the node pool from a decoded INVENTORY model, then the
 // geometry of a listed job -- on the 2256-node XC30 and a 100 000-node
 // machine.

@@ -1,4 +1,4 @@
-// Polling replay (issue 5): one simulated hour of basild's polling on an
+// Polling replay: one simulated hour of basild's polling on an
 // emulated system, once per mode, with a stream of jobs, a few node changes
 // made by an administrator and injected orphans. The clock is accelerated:
 // the simulated time steps from one due query to the next, while every query

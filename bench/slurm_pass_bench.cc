@@ -1,12 +1,12 @@
 // A Slurm 17.11 select/alps controller and its job steps, played through
-// two apbasil programs in one run (issue 17):
+// two apbasil programs in one run:
 //   direct  the emulator as apbasil (basil-emulator --state DIR), as on the
 //           main system
 //   chain   apbasil_proxy --config basild.conf: proxy -> basild -> ssh-gateway
 //           conduit -> helper -> emulator, as on an external login node
 // against one emulated system and a real sshd on 127.0.0.1 started here.
 //
-// The workload, as Slurm sends it (PROTOCOL.md sections 1.2, 1.9, 1.10, 7, 8):
+// The workload, as a Slurm 17.11 select/alps controller and its job steps send it:
 // the controller starts with QUERY ENGINE (1.0); before each scheduling pass
 // it asks a full QUERY INVENTORY (1.3) and RESERVEs (1.3) the jobs it starts
 // in that pass. Pass p starts up to 1 + p % 2 jobs (1, 2, 1, 2, ...: 34
@@ -139,7 +139,7 @@ struct Job {
 };
 
 // Whole nodes, depth 1, nppn the CPUs of a node, width their sum, nppcu 0
-// (Slurm's default without SubAllocate, PROTOCOL.md section 8).
+// (Slurm's default without SubAllocate).
 std::string reserve_request(const Job& job, const Machine& m) {
   basil::ReserveRequest r;
   r.user_name = "slurm";

@@ -12,7 +12,7 @@
 namespace basil::bench {
 
 inline std::string cname(std::uint32_t nid) {
-  // c<X>-<Y>c<C>s<S>n<N> as PROTOCOL.md section 9: 3 chassis x 8 slots x 4
+  // Cray cnames c<X>-<Y>c<C>s<S>n<N>: 3 chassis x 8 slots x 4
   // nodes = 96 nodes per cabinet, 16 cabinets per row.
   std::uint32_t cab = nid / 96, in_cab = nid % 96;
   std::uint32_t chassis = in_cab / 32, slot = (in_cab % 32) / 4, node = nid % 4;

@@ -1,5 +1,5 @@
-// Decoding requests (the emulator's side): every request of PROTOCOL.md
-// section 1, in the spellings real clients send.
+// Decoding requests (the emulator's side): every BASIL request method and
+// query type, in the spellings real clients send.
 #include <string>
 
 #include <gtest/gtest.h>

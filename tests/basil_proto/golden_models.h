@@ -1,5 +1,6 @@
 // The models behind the golden files in tests/data/basil/<dialect>/: each
-// file was written by hand from PROTOCOL.md and DECISIONS.md; the model here
+// file was written by hand from the BASIL protocol's description, not by the
+// encoder; the model here
 // says the same thing in C++, and golden_test.cc checks that the encoder
 // writes the file byte for byte.
 #pragma once

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The timing study's quick variant end to end (issue 8): basil-bench plays a
+# The timing study's quick variant end to end: basil-bench plays a
 # few jobs against a real basild and emulator on tds-8, for the local and the
 # gateway conduit; the report must name every scenario, every method, the
 # check, and the charts must exist.

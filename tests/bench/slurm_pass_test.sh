@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# slurm_pass_bench end to end on tds-8 with a few jobs and one run per path
-# (issue 17): it must run, every call on both paths must succeed, and the
+# slurm_pass_bench end to end on tds-8 with a few jobs and one run per path:
+# it must run, every call on both paths must succeed, and the
 # report must name both paths and every method Slurm uses. It asserts no
 # speed. Skipped (77) without /usr/sbin/sshd, which the chain needs.
 #   slurm_pass_test.sh SLURM_PASS_BENCH

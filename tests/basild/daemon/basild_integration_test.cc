@@ -252,7 +252,7 @@ TEST(BasildTest, KillNineDuringAReservationStreamLosesNothing) {
   EXPECT_NE(check.out.find("ok"), std::string::npos) << check.out;
 }
 
-// ---------------------------------------------------------------- job geometry (issue 7)
+// ---------------------------------------------------------------- job geometry
 
 std::size_t count_of(const std::string& text, const std::string& what) {
   std::size_t n = 0;

@@ -1,4 +1,4 @@
-// Hardening campaigns (issue 9), short versions that run with the tests; the
+// Hardening campaigns, short versions that run with the tests; the
 // full campaigns are the same tests with bigger numbers from the environment
 // (bench/crash_campaign.sh sets them):
 //   BASIL_CRASH_ROUNDS, BASIL_CRASH_JOBS   kill -9 rounds and jobs per round
