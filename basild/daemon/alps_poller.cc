@@ -323,7 +323,7 @@ void AlpsPoller::apply_inventory(const basil::Inventory& inv, WallTime requested
 }
 
 void AlpsPoller::note(const basil::Status& s) {
-  if (!s) log_.error("B0221", "state database: " + s.to_string());
+  note_state_failure(log_, s);
 }
 
 // ------------------------------------------------------------------ views

@@ -228,7 +228,7 @@ void Forwarder::learn_forwarded_release(std::uint64_t res_id, const basil::Respo
 
 
 void Forwarder::note(const basil::Status& s) {
-  if (!s) parts_.log.error("B0221", "state database: " + s.to_string());
+  note_state_failure(parts_.log, s);
 }
 
 }  // namespace basild

@@ -56,4 +56,8 @@ void Logger::log(LogLevel level, std::string_view id, std::string_view message) 
   std::fflush(out_);
 }
 
+void note_state_failure(Logger& log, const basil::Status& s) {
+  if (!s) log.error("B0221", "state database: " + s.to_string());
+}
+
 }  // namespace basild

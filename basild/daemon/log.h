@@ -9,10 +9,17 @@
 #include <string>
 #include <string_view>
 
+#include "basil_proto/status.h"
 #include "basild/config/config.h"
 #include "basild/daemon/log_ids.h"
 
 namespace basild {
+
+class Logger;
+
+// A state-database write that failed while the daemon goes on (B0221):
+// logged, and nothing else; `s` ok logs nothing.
+void note_state_failure(Logger& log, const basil::Status& s);
 
 class Logger {
  public:

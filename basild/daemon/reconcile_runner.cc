@@ -51,7 +51,7 @@ void ReconcileRunner::set_config(const ReconcileConfig& c) {
 }
 
 void ReconcileRunner::note(const basil::Status& s) {
-  if (!s) log_.error("B0221", "state database: " + s.to_string());
+  note_state_failure(log_, s);
 }
 
 bool ReconcileRunner::basild_source_configured() const {

@@ -233,8 +233,7 @@ struct Service::Impl : std::enable_shared_from_this<Impl> {
     auto finish = [self, done = std::move(done)] {
       if (self->transport) self->transport->shutdown();
       if (self->store)
-        if (auto st = self->store->save_timings({{"timings", self->timings.to_json().dump()}}); !st)
-          self->log.error("B0221", "state database: " + st.to_string());
+        note_state_failure(self->log, self->store->save_timings({{"timings", self->timings.to_json().dump()}}));
       self->log.notice("B0109", "stopped");
       if (done) asio::post(self->io, done);
     };

@@ -181,7 +181,7 @@ void TypedCalls::release(const json& body, control::Responder reply) {
 }
 
 void TypedCalls::note(const basil::Status& s) {
-  if (!s) parts_.log.error("B0221", "state database: " + s.to_string());
+  note_state_failure(parts_.log, s);
 }
 
 }  // namespace basild

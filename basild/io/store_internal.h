@@ -259,6 +259,20 @@ class Stmt {
   bool started_ = false;
 };
 
+// Columns 1-9 of the reservation statements that write a whole record
+// (insert, upgrade): id, batch id, user, account, nodes and the shape.
+inline Stmt& bind_reservation_columns(Stmt& s, const ReservationRecord& r) {
+  return s.bind(1, to_db(r.res_id))
+      .bind(2, r.batch_id)
+      .bind(3, r.user)
+      .bind(4, r.account)
+      .bind(5, r.nodes.format())
+      .bind(6, to_db(r.width))
+      .bind(7, r.depth)
+      .bind(8, r.nppn)
+      .bind(9, r.nppcu);
+}
+
 // ---------------------------------------------------------------- row codecs (store_rows.cc)
 
 basil::Result<std::uint32_t> u32_of(std::int64_t v, const char* what);

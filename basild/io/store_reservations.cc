@@ -18,15 +18,7 @@ Status Store::Impl::put_reservation(ReservationRecord r, std::string_view what, 
   if (r.intent_id) detail["intent_id"] = *r.intent_id;
   if (*existing && !is_terminal((*existing)->state)) {
     Stmt s(db, sql::kUpgradeReservation, what);
-    s.bind(1, to_db(r.res_id))
-        .bind(2, r.batch_id)
-        .bind(3, r.user)
-        .bind(4, r.account)
-        .bind(5, r.nodes.format())
-        .bind(6, to_db(r.width))
-        .bind(7, r.depth)
-        .bind(8, r.nppn)
-        .bind(9, r.nppcu)
+    bind_reservation_columns(s, r)
         .bind(10, res_origin_name(r.origin))
         .bind(11, r.intent_id);
     if (auto st = s.run(); !st) return st;

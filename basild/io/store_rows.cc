@@ -146,15 +146,7 @@ basil::Result<std::optional<Intent>> Store::Impl::load_intent(std::int64_t id, s
 
 Status Store::Impl::insert_reservation(const ReservationRecord& r, std::string_view what) {
   Stmt s(db, sql::kInsertReservation, what);
-  s.bind(1, to_db(r.res_id))
-      .bind(2, r.batch_id)
-      .bind(3, r.user)
-      .bind(4, r.account)
-      .bind(5, r.nodes.format())
-      .bind(6, to_db(r.width))
-      .bind(7, r.depth)
-      .bind(8, r.nppn)
-      .bind(9, r.nppcu)
+  bind_reservation_columns(s, r)
       .bind(10, res_state_name(r.state))
       .bind(11, res_origin_name(r.origin));
   if (r.pagg_id) {

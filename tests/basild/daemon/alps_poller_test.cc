@@ -8,8 +8,8 @@
 #include <gtest/gtest.h>
 
 #include <boost/asio/detached.hpp>
-#include <cstdio>
 
+#include "tests/support/captured_log.h"
 #include "tests/support/fake_alps.h"
 #include "tests/support/memory_store.h"
 
@@ -41,8 +41,6 @@ class AlpsPollerTest : public ::testing::Test {
  protected:
   void SetUp() override {
     client_ = std::make_unique<Client>(io_.get_executor(), alps_, ClientOptions{});
-    log_file_ = ::open_memstream(&log_text_, &log_size_);
-    log_ = std::make_unique<Logger>(LogLevel::kDebug, log_file_);
     for (std::uint32_t nid = 1; nid <= 4; ++nid) inventory_.nodes.push_back(up_node(nid));
     inventory_.changecount = 5;
     inventory_.schedchangecount = 3;
@@ -52,9 +50,6 @@ class AlpsPollerTest : public ::testing::Test {
   }
   void TearDown() override {
     poller_.reset();
-    log_.reset();
-    if (log_file_ != nullptr) std::fclose(log_file_);
-    std::free(log_text_);
   }
 
   void make_poller(PollMode mode) {
@@ -72,7 +67,7 @@ class AlpsPollerTest : public ::testing::Test {
       co_return;
     };
     ports.release_stray = [this](const ReservationRecord& rec) { strays_.push_back(rec.res_id); };
-    poller_ = std::make_shared<AlpsPoller>(io_, pc, *log_, std::move(ports));
+    poller_ = std::make_shared<AlpsPoller>(io_, pc, log_.logger(), std::move(ports));
   }
 
   // Runs `op` and everything it started to their ends.
@@ -120,10 +115,7 @@ class AlpsPollerTest : public ::testing::Test {
     return out;
   }
 
-  std::string log_text() {
-    std::fflush(log_file_);
-    return std::string(log_text_, log_size_);
-  }
+  std::string log_text() { return log_.text(); }
 
   std::optional<ResState> state_of(std::uint64_t id) {
     auto rec = store_.find(id);
@@ -138,6 +130,7 @@ class AlpsPollerTest : public ::testing::Test {
   }
 
   boost::asio::io_context io_;
+  testing::CapturedLog log_;  // outlives the parts that log to it
   FakeClock clock_;
   basild_test::MemoryStore store_{[this] { return clock_.wall(); }};
   basil::Inventory inventory_;
@@ -174,10 +167,6 @@ class AlpsPollerTest : public ::testing::Test {
   std::shared_ptr<AlpsPoller> poller_;
   std::vector<std::size_t> refreshed_;  // reservations per reconcile cycle started
   std::vector<std::uint64_t> strays_;
-  char* log_text_ = nullptr;
-  std::size_t log_size_ = 0;
-  std::FILE* log_file_ = nullptr;
-  std::unique_ptr<Logger> log_;
 };
 
 TEST_F(AlpsPollerTest, HybridPollsAFullInventoryFirstThenSummaryEachIntervalAndNothingBetween) {
@@ -425,7 +414,7 @@ TEST_F(AlpsPollerTest, AFailedNegotiationLeavesAlpsUnreachableWithTheReason) {
   ports.store = &store_;
   ports.client = &client;
   ports.clock = &clock_;
-  auto poller = std::make_shared<AlpsPoller>(io_, PollConfig{}, *log_, std::move(ports));
+  auto poller = std::make_shared<AlpsPoller>(io_, PollConfig{}, log_.logger(), std::move(ports));
   EXPECT_FALSE(run(poller->negotiate()).is_ok());
   EXPECT_FALSE(poller->reachable());
   EXPECT_NE(poller->error().find("no route to the main system"), std::string::npos);

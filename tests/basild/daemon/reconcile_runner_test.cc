@@ -7,8 +7,8 @@
 #include <gtest/gtest.h>
 
 #include <boost/asio/detached.hpp>
-#include <cstdio>
 
+#include "tests/support/captured_log.h"
 #include "tests/support/fake_alps.h"
 #include "tests/support/memory_store.h"
 
@@ -41,15 +41,9 @@ class ReconcileRunnerTest : public ::testing::Test {
     ClientOptions co;
     co.release = {1ms, 2ms, 10'000ms};
     client_ = std::make_unique<Client>(io_.get_executor(), alps_, co);
-    log_text_ = nullptr;
-    log_file_ = ::open_memstream(&log_text_, &log_size_);
-    log_ = std::make_unique<Logger>(LogLevel::kDebug, log_file_);
   }
   void TearDown() override {
     runner_.reset();
-    log_.reset();
-    if (log_file_ != nullptr) std::fclose(log_file_);
-    std::free(log_text_);
   }
 
   // A runner that speaks for the scheduler (one command source, played by
@@ -71,7 +65,7 @@ class ReconcileRunnerTest : public ::testing::Test {
     auto jobs = std::make_unique<FakeJobSource>(io_, "squeue");
     jobs_ = jobs.get();
     ports.sources.push_back(std::move(jobs));
-    runner_ = std::make_shared<ReconcileRunner>(io_, rc, *log_, std::move(ports));
+    runner_ = std::make_shared<ReconcileRunner>(io_, rc, log_.logger(), std::move(ports));
   }
 
   // A reservation basild made for `batch`, an hour ago.
@@ -94,10 +88,7 @@ class ReconcileRunnerTest : public ::testing::Test {
     io_.restart();
   }
 
-  std::string log_text() {
-    std::fflush(log_file_);
-    return std::string(log_text_, log_size_);
-  }
+  std::string log_text() { return log_.text(); }
 
   std::optional<ResState> state_of(std::uint64_t id) {
     auto rec = store_.find(id);
@@ -106,6 +97,7 @@ class ReconcileRunnerTest : public ::testing::Test {
   }
 
   boost::asio::io_context io_;
+  testing::CapturedLog log_;  // outlives the parts that log to it
   FakeClock clock_;
   basild_test::MemoryStore store_{[this] { return clock_.wall(); }};
   // ALPS: ENGINE, and RELEASE answering claims from `claims_` (the last
@@ -121,10 +113,6 @@ class ReconcileRunnerTest : public ::testing::Test {
   FakeApkill apkill_{io_};
   FakeJobSource* jobs_ = nullptr;
   std::unique_ptr<Client> client_;
-  char* log_text_ = nullptr;
-  std::size_t log_size_ = 0;
-  std::FILE* log_file_ = nullptr;
-  std::unique_ptr<Logger> log_;
   std::shared_ptr<ReconcileRunner> runner_;
 };
 
