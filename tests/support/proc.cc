@@ -64,14 +64,18 @@ long status_kib(pid_t pid, const std::string& key) {
   return at == std::string::npos ? -1 : std::atol(status.c_str() + at + key.size());
 }
 
+std::string command_line(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/cmdline", std::ios::binary);
+  std::string cmd;
+  std::getline(in, cmd, '\x01');  // the whole file: NUL-separated words, no \x01 in them
+  return cmd;
+}
+
 void kill_processes_mentioning(const std::string& needle) {
   for (const auto& id : pids()) {
     const pid_t pid = static_cast<pid_t>(std::atoi(id.c_str()));
     if (pid == ::getpid()) continue;
-    std::ifstream in("/proc/" + id + "/cmdline", std::ios::binary);
-    std::string cmd;
-    std::getline(in, cmd, '\x01');  // the whole file: NUL-separated words, no \x01 in them
-    if (cmd.find(needle) != std::string::npos) ::kill(pid, SIGKILL);
+    if (command_line(pid).find(needle) != std::string::npos) ::kill(pid, SIGKILL);
   }
 }
 

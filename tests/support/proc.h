@@ -29,6 +29,11 @@ int open_fds(pid_t pid);
 // when there is none.
 long status_kib(pid_t pid, const std::string& key);
 
+// Its command line, words joined by NUL as /proc/PID/cmdline gives them;
+// empty when the process has ended. Until a forked child has called exec it
+// is still its parent's.
+std::string command_line(pid_t pid);
+
 // SIGKILL to every process whose command line mentions `needle` (a unique
 // temp dir): cleans up what outlived its parent, such as a remote apbasil
 // its ssh session left or an apbasil a killed basild left hanging.

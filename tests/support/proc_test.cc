@@ -44,6 +44,8 @@ TEST(ProcTest, KillsWhatMentionsANeedleAndNothingElse) {
   Subprocess marked({"/bin/sh", "-c", "sleep 30", dir.path()});  // $0 is the needle
   Subprocess other({"/bin/sleep", "30"});
   ASSERT_TRUE(marked.started() && other.started());
+  // Until the child has called exec, its command line is still this test's.
+  ASSERT_TRUE(wait_until([&] { return command_line(marked.pid()).find(dir.path()) != std::string::npos; }, 10s));
   kill_processes_mentioning(dir.path());
   const auto e = marked.wait_for(10s);
   ASSERT_TRUE(e);
