@@ -7,7 +7,7 @@
 namespace basild {
 
 RecordsPlan plan_records(const basil::Inventory& inventory, const std::vector<ActiveRecord>& active,
-                         const std::vector<PendingIntent>& intents) {
+                         const std::vector<PendingIntent>& intents, const std::set<std::uint64_t>& changed_since) {
   RecordsPlan plan;
   std::set<std::uint64_t> known;
   for (const auto& r : active) known.insert(r.res_id);
@@ -19,7 +19,7 @@ RecordsPlan plan_records(const basil::Inventory& inventory, const std::vector<Ac
     listed.insert(res.reservation_id);
     if (known.count(res.reservation_id) != 0) {
       plan.still_there.push_back(res.reservation_id);
-    } else {
+    } else if (changed_since.count(res.reservation_id) == 0) {
       unknown_by_batch.emplace(res.batch_id.value_or(""), &res);
     }
   }

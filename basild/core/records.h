@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdint>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -17,7 +18,7 @@ namespace basild {
 struct ActiveRecord {
   std::uint64_t res_id = 0;
   std::string batch_id;
-  // Recorded after the INVENTORY was requested: its absence proves nothing.
+  // Changed by basild after the INVENTORY was sent: its absence proves nothing.
   bool newer_than_inventory = false;
 };
 
@@ -48,8 +49,13 @@ struct RecordsPlan {
 };
 
 // `inventory` must carry its ReservationArray (has_reservation_array).
+// `changed_since`: reservations basild changed after the INVENTORY was sent
+// (released them, saw them go): a listing of one of them that basild no
+// longer holds active is older than basild's own knowledge, and is neither
+// adopted nor recorded as made by others.
 RecordsPlan plan_records(const basil::Inventory& inventory, const std::vector<ActiveRecord>& active,
-                         const std::vector<PendingIntent>& intents);
+                         const std::vector<PendingIntent>& intents,
+                         const std::set<std::uint64_t>& changed_since = {});
 
 // Totals of a reservation as recorded: its nodes (from the inventory's
 // allocations when present) and the width/depth/nppn of its BASIL

@@ -154,7 +154,6 @@ Awaitable<void> AlpsPoller::query(PollDecision d) {
   auto self = shared_from_this();
   ++polls_;
   const SteadyTime started = ports_.clock->steady();
-  const WallTime requested = ports_.clock->wall();
   if (d.kind == QueryKind::kSummary) {
     co_await query_summary(d, started);
     co_return;
@@ -164,6 +163,7 @@ Awaitable<void> AlpsPoller::query(PollDecision d) {
     for (auto& w : waiters_next_) waiters_now_.push_back(std::move(w));
     waiters_next_.clear();
   }
+  const auto ticket = ports_.order->inventory_sent();
   auto inv = co_await ports_.client->query_inventory(inventory_query(d));
   stats_[config_.mode].record(d.kind, d.reason, ports_.clock->steady() - started, inv.is_ok());
   note_reachability(inv.is_ok() ? basil::Status::ok() : inv.status(), "INVENTORY");
@@ -193,7 +193,7 @@ Awaitable<void> AlpsPoller::query(PollDecision d) {
   }
   if (!inventory_) co_return;
   const bool full = result.node_data;
-  if (result.reservations) apply_inventory(*inventory_, requested, full);
+  if (result.reservations) apply_inventory(*inventory_, ticket, full);
   if (full) answer_waiters(waiters_now_, basil::Status::ok());
   // Demands made while that INVENTORY was in flight need the next one.
   if (!waiters_next_.empty()) policy_.demand_inventory();
@@ -206,7 +206,7 @@ bool AlpsPoller::learning_due() const {
   return !at || ports_.clock->steady() - *at >= config_.interval;
 }
 
-void AlpsPoller::learn_inventory(basil::Inventory inv, SteadyTime started, WallTime requested) {
+void AlpsPoller::learn_inventory(basil::Inventory inv, SteadyTime started, const ChangeOrder::Ticket& ticket) {
   if (policy_.nodes_at() && *policy_.nodes_at() >= started) return;  // not newer than what basild has
   if (!inv.has_reservation_array) return;
   auto result = policy_.on_inventory(started, QueryKind::kInventoryFull, inv);
@@ -215,7 +215,7 @@ void AlpsPoller::learn_inventory(basil::Inventory inv, SteadyTime started, WallT
   inventory_ = std::move(inv);
   inventory_at_ = ports_.clock->wall();
   ++inventories_learnt_;
-  apply_inventory(*inventory_, requested, true);
+  apply_inventory(*inventory_, ticket, true);
   if (!waiters_next_.empty()) policy_.demand_inventory();
   poll_timer_.cancel();  // decide again: the next INVENTORY of its own is later now
 }
@@ -256,11 +256,13 @@ void AlpsPoller::note_reachability(const basil::Status& s, const char* what) {
 }
 
 // INVENTORY is the authority: settle intents, notice reservations gone
-// behind basild's back, and record those made by others. `full`: the node
+// behind basild's back, and record those made by others; but only for what
+// it was taken after (`ticket`): a reservation basild changed, or an intent
+// whose RESERVE ended, after the query was sent is left as it is. `full`: the node
 // data is as fresh as the reservations (else reservations made by others
 // wait for the next full INVENTORY, which is demanded, so that they are
 // recorded with their nodes).
-void AlpsPoller::apply_inventory(const basil::Inventory& inv, WallTime requested, bool full) {
+void AlpsPoller::apply_inventory(const basil::Inventory& inv, const ChangeOrder::Ticket& ticket, bool full) {
   auto& store = *ports_.store;
   auto active = store.list_active();
   auto pending = store.list_pending_intents();
@@ -269,11 +271,16 @@ void AlpsPoller::apply_inventory(const basil::Inventory& inv, WallTime requested
     return;
   }
   std::vector<ActiveRecord> records;
-  for (const auto& r : *active) records.push_back({r.res_id, r.batch_id, r.created >= requested});
+  const auto& order = *ports_.order;
+  for (const auto& r : *active)
+    records.push_back({r.res_id, r.batch_id, order.reservation_changed_after(r.res_id, ticket)});
   std::vector<PendingIntent> intents;
   for (const auto& i : *pending)
-    intents.push_back({i.id, i.batch_id, intents_.unsettled_by(i.id, requested), i.forwarded});
-  RecordsPlan plan = plan_records(inv, records, intents);
+    intents.push_back({i.id, i.batch_id, order.intent_unsettled_for(i.id, ticket), i.forwarded});
+  std::set<std::uint64_t> changed_since;
+  for (const auto& r : inv.reservations)
+    if (order.reservation_changed_after(r.reservation_id, ticket)) changed_since.insert(r.reservation_id);
+  RecordsPlan plan = plan_records(inv, records, intents, changed_since);
   if (!full && (!plan.seen.empty() || !plan.adopt.empty())) {
     policy_.demand_inventory();
     plan.seen.clear();
@@ -283,19 +290,19 @@ void AlpsPoller::apply_inventory(const basil::Inventory& inv, WallTime requested
   for (const auto& a : plan.adopt) {
     auto rec = record_from_inventory(inv, a.reservation, ResOrigin::kAdopted);
     note(store.settle_intent_adopted(a.intent_id, rec, "INVENTORY holds a reservation for the batch id"));
-    intents_.settled(a.intent_id);
+    ports_.order->intent_settled(a.intent_id);
     log_.notice("B0230", "intent " + std::to_string(a.intent_id) + " adopted reservation " +
                              std::to_string(rec.res_id) + " of job " + rec.batch_id);
   }
   for (const auto& a : plan.stray) {
     auto rec = record_from_inventory(inv, a.reservation, ResOrigin::kAdopted);
     note(store.settle_intent_stray(a.intent_id, rec, "its forwarded RESERVE's answer never reached the caller"));
-    intents_.settled(a.intent_id);
+    ports_.order->intent_settled(a.intent_id);
     if (ports_.release_stray) ports_.release_stray(rec);
   }
   for (auto id : plan.drop) {
     note(store.settle_intent_dropped(id, "INVENTORY holds no reservation for the batch id"));
-    intents_.settled(id);
+    ports_.order->intent_settled(id);
     log_.info("B0231", "intent " + std::to_string(id) + " dropped: its RESERVE never reached ALPS");
   }
   std::map<std::uint64_t, ResState> state_of;

@@ -23,6 +23,7 @@
 #include "basild/asio/asio.h"
 #include "basild/calls/client.h"
 #include "basild/config/config.h"
+#include "basild/core/change_order.h"
 #include "basild/core/clock.h"
 #include "basild/core/metrics_text.h"
 #include "basild/core/poll_policy.h"
@@ -33,34 +34,13 @@ namespace basild {
 
 PollSettings poll_settings(const PollConfig& c);
 
-// Which intents' RESERVE is in flight, and when the others' calls ended: an
-// INVENTORY requested before a RESERVE's call ended cannot settle its intent
-// (the reservation may be made after the INVENTORY was taken).
-class IntentWatch {
- public:
-  void started(std::int64_t id) { in_flight_.insert(id); }
-  void ended(std::int64_t id, WallTime at) {
-    in_flight_.erase(id);
-    ended_[id] = at;
-  }
-  // Settled (recorded, adopted, dropped): nothing to remember.
-  void settled(std::int64_t id) { ended_.erase(id); }
-  bool unsettled_by(std::int64_t id, WallTime inventory_requested) const {
-    if (in_flight_.count(id) != 0) return true;
-    auto e = ended_.find(id);
-    return e != ended_.end() && e->second >= inventory_requested;
-  }
-  std::size_t in_flight() const { return in_flight_.size(); }
-
- private:
-  std::set<std::int64_t> in_flight_;
-  std::map<std::int64_t, WallTime> ended_;
-};
-
 struct PollerPorts {
   StateStore* store = nullptr;
   Client* client = nullptr;
   const ClockPort* clock = nullptr;
+  // Every change basild makes, numbered against the INVENTORYs in flight
+  // (the store above numbers them: basild/core/ordered_store.h).
+  ChangeOrder* order = nullptr;
   // The reservations of `inv` were just refreshed: the reconcile cycle,
   // awaited before the next poll.
   std::function<Awaitable<void>(const basil::Inventory& inv)> reservations_refreshed;
@@ -87,16 +67,16 @@ class AlpsPoller : public std::enable_shared_from_this<AlpsPoller> {
   // Wakes the loop for a full INVENTORY; `done` runs once one answered
   // (ok) or failed. Demands made while one is in flight wait for the next.
   void demand_inventory(Waiter done);
-  // A full INVENTORY decoded from a scheduler's forwarded call, asked at
-  // `started`/`requested`: taken as basild's own when newer than its data.
-  void learn_inventory(basil::Inventory inv, SteadyTime started, WallTime requested);
+  // A full INVENTORY decoded from a scheduler's forwarded call, sent at
+  // `started` with `ticket`: taken as basild's own when newer than its data.
+  void learn_inventory(basil::Inventory inv, SteadyTime started, const ChangeOrder::Ticket& ticket);
   // Whether a forwarded INVENTORY is worth decoding: no node data, or none
   // as recent as one poll interval.
   bool learning_due() const;
 
   void set_config(const PollConfig& c);
-  IntentWatch& intents() { return intents_; }
-  const IntentWatch& intents() const { return intents_; }
+  ChangeOrder& order() { return *ports_.order; }
+  const ChangeOrder& order() const { return *ports_.order; }
 
   // What basild knows of ALPS.
   const std::optional<basil::Inventory>& inventory() const { return inventory_; }
@@ -120,7 +100,7 @@ class AlpsPoller : public std::enable_shared_from_this<AlpsPoller> {
   void answer_waiters(std::vector<Waiter>& list, const basil::Status& s);
   void record_node_changes(const std::vector<NodeChangeSeen>& changes);
   void note_reachability(const basil::Status& s, const char* what);
-  void apply_inventory(const basil::Inventory& inv, WallTime requested, bool full);
+  void apply_inventory(const basil::Inventory& inv, const ChangeOrder::Ticket& ticket, bool full);
   void note(const basil::Status& s);
 
   boost::asio::io_context& io_;
@@ -149,7 +129,6 @@ class AlpsPoller : public std::enable_shared_from_this<AlpsPoller> {
   // next one started, and those the one in flight answers.
   std::vector<Waiter> waiters_next_;
   std::vector<Waiter> waiters_now_;
-  IntentWatch intents_;
 };
 
 }  // namespace basild

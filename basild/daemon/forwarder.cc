@@ -54,13 +54,13 @@ void Forwarder::forward(const control::Request& req, control::Responder reply) {
       if (!id) return reply(fail(basil::Status(basil::Code::kBusy, "the state database cannot record the RESERVE: " +
                                                                        id.status().to_string())));
       intent = *id;
-      parts_.poller.intents().started(*id);
+      parts_.poller.order().intent_started(*id);
     }
   }
   auto self = shared_from_this();
   co_spawn_result<std::string>(parts_.io.get_executor(), parts_.client.forward(req.body), [self, reply, request = req.body, intent,
                                                  fail](basil::Result<std::string> r) {
-    if (intent) self->parts_.poller.intents().ended(*intent, self->parts_.clock.wall());
+    if (intent) self->parts_.poller.order().intent_ended(*intent);
     if (!r) return reply(fail(r.status()));  // a pending intent: the next INVENTORY settles it
     control::Response out = control::Response::text(std::move(*r), "application/xml");
     if (intent) {
@@ -92,20 +92,29 @@ void Forwarder::forward_streamed(const std::string& request, control::Responder 
   auto relay = std::make_shared<Relay>();
   auto self = shared_from_this();
   const SteadyTime started = parts_.clock.steady();
-  const WallTime requested = parts_.clock.wall();
-  relay->learning = parts_.poller.learning_due() && learner_.begin(decode_options_, [self, started, requested](basil::Result<basil::Decoded> r) {
+  // The INVENTORY's ticket is taken now, as the query goes out, and kept
+  // here on the loop's side (the decoder's thread never holds it) until
+  // the decoded answer is learnt or the decode is given up.
+  const std::uint64_t key = ++learning_key_;
+  relay->learning = parts_.poller.learning_due() && learner_.begin(decode_options_, [self, started, key](basil::Result<basil::Decoded> r) {
+    auto node = self->learning_.extract(key);
+    if (node.empty()) return;
     if (r && !r->is_request() && r->response().ok())
       if (auto* inv = std::get_if<basil::Inventory>(&r->response().body))
-        self->parts_.poller.learn_inventory(std::move(*inv), started, requested);
+        self->parts_.poller.learn_inventory(std::move(*inv), started, node.mapped());
   });
+  if (relay->learning) learning_.emplace(key, parts_.poller.order().inventory_sent());
   auto on_chunk = [self, relay, reply](std::string chunk) {
     if (!relay->out) relay->out = reply.stream("application/xml");
     if (relay->learning) self->learner_.feed(chunk);
     relay->out->write(std::move(chunk));  // a caller gone: the call still ends, and is learnt
   };
-  auto on_end = [self, relay, reply, fail](const basil::Status& st) {
+  auto on_end = [self, relay, reply, fail, key](const basil::Status& st) {
     if (!st) {
-      if (relay->learning) self->learner_.cancel();
+      if (relay->learning) {
+        self->learner_.cancel();
+        self->learning_.erase(key);
+      }
       if (relay->out) return relay->out->abort();
       return reply(fail(st));
     }

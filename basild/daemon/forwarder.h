@@ -6,7 +6,9 @@
 // decoded beside the stream when basild's own node data is due a refresh.
 #pragma once
 
+#include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -39,6 +41,10 @@ class Forwarder : public std::enable_shared_from_this<Forwarder> {
   void note(const basil::Status& s);
 
   CallParts parts_;
+  // The tickets of the forwarded INVENTORYs being decoded, by a key the
+  // decoder's callback carries.
+  std::map<std::uint64_t, ChangeOrder::Ticket> learning_;
+  std::uint64_t learning_key_ = 0;
   BackgroundDecoder learner_;
   basil::DecodeOptions decode_options_;
 };

@@ -9,6 +9,8 @@
 #include "basild/daemon/daemon_parts.h"
 #include "basild/daemon/routes.h"
 #include "basild/io/job_sources.h"
+#include "basild/core/change_order.h"
+#include "basild/core/ordered_store.h"
 #include "basild/io/store.h"
 #include "basild/io/xml_log.h"
 
@@ -61,7 +63,11 @@ struct Service::Impl : std::enable_shared_from_this<Impl> {
   Config config;
   Logger& log;
   SystemClock clock;
+  // Declared before every part that holds an INVENTORY's ticket, so that it
+  // outlives them all.
+  ChangeOrder order;
   std::unique_ptr<Store> store;
+  std::unique_ptr<OrderedStore> state;  // the store every part changes through
   std::unique_ptr<Conduit> transport;  // [conduit]: local apbasil or the ssh conduit
   EngineMemory engine_memory;          // the last good ENGINE answers (persisted)
   Timings timings;
@@ -101,6 +107,7 @@ struct Service::Impl : std::enable_shared_from_this<Impl> {
     auto opened = Store::open(config.state.database);
     if (!opened) return opened.status();
     store = std::move(*opened);
+    state = std::make_unique<OrderedStore>(*store, order);
     const auto& report = store->open_report();
     log.info("B0101", "state database " + config.state.database + " open (schema " +
                           std::to_string(report.schema_from) + " -> " + std::to_string(report.schema_to) + ")");
@@ -153,7 +160,7 @@ struct Service::Impl : std::enable_shared_from_this<Impl> {
     DaemonParts parts;
     parts.config = &config;
     parts.clock = &clock;
-    parts.store = store.get();
+    parts.store = state.get();
     parts.client = client.get();
     parts.transport = transport.get();
     parts.engine_memory = &engine_memory;
@@ -192,7 +199,7 @@ struct Service::Impl : std::enable_shared_from_this<Impl> {
   // built above.
   void build_parts() {
     ReconcilePorts ports;
-    ports.store = store.get();
+    ports.store = state.get();
     ports.client = client.get();
     ports.clock = &clock;
     apkill = std::make_shared<ApkillAdapter>(io, *transport, local_apkill_argv(config.reconcile),
@@ -210,14 +217,15 @@ struct Service::Impl : std::enable_shared_from_this<Impl> {
     runner = std::make_shared<ReconcileRunner>(io, config.reconcile, log, std::move(ports));
 
     PollerPorts pp;
-    pp.store = store.get();
+    pp.store = state.get();
     pp.client = client.get();
     pp.clock = &clock;
+    pp.order = &order;
     pp.reservations_refreshed = [r = runner](const basil::Inventory& inv) { return r->cycle(inv); };
     pp.release_stray = [r = runner](const ReservationRecord& rec) { release_stray(*r, rec); };
     poller = std::make_shared<AlpsPoller>(io, config.poll, log, std::move(pp));
 
-    CallParts cp{io, log, *store, *client, clock, *poller, *runner, *apkill};
+    CallParts cp{io, log, *state, *client, clock, *poller, *runner, *apkill};
     forwarder = std::make_shared<Forwarder>(cp, config.basil.strict_decode);
     typed = std::make_shared<TypedCalls>(cp, config.geometry);
   }

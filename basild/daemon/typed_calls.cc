@@ -80,10 +80,10 @@ void TypedCalls::reserve(const json& body, control::Responder reply) {
                                            "state database unavailable, RESERVE refused: " + intent.status().message())));
   }
   const std::int64_t intent_id = *intent;
-  parts_.poller.intents().started(intent_id);
+  parts_.poller.order().intent_started(intent_id);
   auto self = shared_from_this();
   auto finish = [self, intent_id, request, reply](basil::Result<ReserveOutcome> r) {
-    self->parts_.poller.intents().ended(intent_id, self->parts_.clock.wall());
+    self->parts_.poller.order().intent_ended(intent_id);
     if (!r) {
       const auto code = r.status().code();
       if (code == basil::Code::kTransport || code == basil::Code::kTimeout) {
@@ -93,7 +93,7 @@ void TypedCalls::reserve(const json& body, control::Responder reply) {
                                        r.status().to_string() + "); the next INVENTORY settles it");
       } else {
         self->note(self->parts_.store.settle_intent_dropped(intent_id, r.status().to_string()));
-        self->parts_.poller.intents().settled(intent_id);
+        self->parts_.poller.order().intent_settled(intent_id);
       }
       return reply(error_reply(r.status()));
     }
@@ -115,7 +115,7 @@ void TypedCalls::reserve(const json& body, control::Responder reply) {
                                    s.to_string() + "; the next INVENTORY records it");
       return reply(error_reply(s));
     }
-    self->parts_.poller.intents().settled(intent_id);
+    self->parts_.poller.order().intent_settled(intent_id);
     self->parts_.log.info("B0304", "ALPS reservation " + std::to_string(rec.res_id) + " for job " + rec.batch_id +
                                 ": width " + std::to_string(rec.width) + " on " + rec.nodes.format() +
                                 (r->adopted ? " (adopted)" : ""));

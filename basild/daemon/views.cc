@@ -25,7 +25,7 @@ json health_json(const DaemonParts& d) {
   j["inventories_learnt"] = poller.inventories_learnt();
   j["inventory_age_s"] = poller.inventory() ? json(age_seconds(poller.inventory_at(), now)) : json(nullptr);
   j["uptime_s"] = age_seconds(d.started_at, now);
-  j["intents_in_flight"] = poller.intents().in_flight();
+  j["intents_in_flight"] = poller.order().intents_in_flight();
   j["releases_running"] = d.runner->releases_running();
   j["poll_mode"] = poll_mode_name(d.config->poll.mode);
   j["reconcile"] = d.runner->health_json();

@@ -5,6 +5,8 @@
 // poll intervals.
 #include "basild/daemon/alps_poller.h"
 
+#include "basild/core/ordered_store.h"
+
 #include <gtest/gtest.h>
 
 #include <boost/asio/detached.hpp>
@@ -59,9 +61,10 @@ class AlpsPollerTest : public ::testing::Test {
     pc.inventory_max_age = 300s;
     pc.orphan_check_interval = 60s;
     PollerPorts ports;
-    ports.store = &store_;
+    ports.store = &ordered_;
     ports.client = client_.get();
     ports.clock = &clock_;
+    ports.order = &order_;
     ports.reservations_refreshed = [this](const basil::Inventory& inv) -> Awaitable<void> {
       refreshed_.push_back(inv.reservations.size());
       co_return;
@@ -132,7 +135,9 @@ class AlpsPollerTest : public ::testing::Test {
   boost::asio::io_context io_;
   testing::CapturedLog log_;  // outlives the parts that log to it
   FakeClock clock_;
+  ChangeOrder order_;  // outlives the poller's tickets
   basild_test::MemoryStore store_{[this] { return clock_.wall(); }};
+  OrderedStore ordered_{store_, order_};  // the store as the daemon's parts change it
   basil::Inventory inventory_;
   basil::Summary summary_;
   bool inventory_fails_ = false;
@@ -320,16 +325,18 @@ TEST_F(AlpsPollerTest, AnIntentWhoseReserveIsInFlightIsNotDroppedByAnInventoryTa
   make_poller(PollMode::kSummaryHybrid);
   negotiate();
   const auto id = intent("job-1");
-  poller_->intents().started(id);
+  order_.intent_started(id);
   step();  // ALPS does not hold job-1's reservation (yet)
   auto pending = store_.list_pending_intents();
   ASSERT_TRUE(pending.is_ok());
   ASSERT_EQ(pending->size(), 1u);
-  // The call ends after the next INVENTORY was asked: that one cannot
+  // The call ends after the next INVENTORY was sent: that one cannot
   // settle it either.
+  on_inventory_asked_ = [&] {
+    order_.intent_ended(id);
+    on_inventory_asked_ = nullptr;
+  };
   clock_.advance(10s);
-  const WallTime asked = clock_.wall();
-  poller_->intents().ended(id, asked + 1ms);
   poller_->demand_inventory([](basil::Status) {});
   step();
   EXPECT_EQ(store_.list_pending_intents()->size(), 1u);
@@ -338,6 +345,7 @@ TEST_F(AlpsPollerTest, AnIntentWhoseReserveIsInFlightIsNotDroppedByAnInventoryTa
   poller_->demand_inventory([](basil::Status) {});
   step();
   EXPECT_TRUE(store_.list_pending_intents()->empty());
+  EXPECT_EQ(order_.remembered(), 0u) << "nothing is kept once no INVENTORY is in flight";
 }
 
 TEST_F(AlpsPollerTest, AReservationGoneBehindBasildsBackIsMarkedGoneAndCounted) {
@@ -386,7 +394,7 @@ TEST_F(AlpsPollerTest, ALearntInventoryIsTakenOnlyWhenNewerThanBasildsOwn) {
   const WallTime first_at = poller_->inventory_at();
   basil::Inventory older = inventory_;
   older.nodes.pop_back();
-  poller_->learn_inventory(older, before_first, clock_.wall());
+  poller_->learn_inventory(older, before_first, order_.inventory_sent());
   EXPECT_EQ(poller_->inventories_learnt(), 0u);
   EXPECT_EQ(poller_->inventory()->nodes.size(), 4u);
 
@@ -394,7 +402,7 @@ TEST_F(AlpsPollerTest, ALearntInventoryIsTakenOnlyWhenNewerThanBasildsOwn) {
   EXPECT_TRUE(poller_->learning_due());
   basil::Inventory newer = inventory_;
   newer.reservations = {reservation(33, "job-33")};
-  poller_->learn_inventory(newer, clock_.steady(), clock_.wall());
+  poller_->learn_inventory(newer, clock_.steady(), order_.inventory_sent());
   EXPECT_EQ(poller_->inventories_learnt(), 1u);
   EXPECT_GT(poller_->inventory_at(), first_at);
   EXPECT_EQ(state_of(33), ResState::kReserved);  // applied as one of its own
@@ -411,13 +419,142 @@ TEST_F(AlpsPollerTest, AFailedNegotiationLeavesAlpsUnreachableWithTheReason) {
                 }};
   Client client(io_.get_executor(), down, ClientOptions{});
   PollerPorts ports;
-  ports.store = &store_;
+  ports.store = &ordered_;
   ports.client = &client;
   ports.clock = &clock_;
+  ports.order = &order_;
   auto poller = std::make_shared<AlpsPoller>(io_, PollConfig{}, log_.logger(), std::move(ports));
   EXPECT_FALSE(run(poller->negotiate()).is_ok());
   EXPECT_FALSE(poller->reachable());
   EXPECT_NE(poller->error().find("no route to the main system"), std::string::npos);
+}
+
+// ---- INVENTORYs against basild's own changes made while they were in flight
+
+class AlpsPollerOrderTest : public AlpsPollerTest {
+ protected:
+  ReservationRecord record(std::uint64_t id, const std::string& batch) {
+    ReservationRecord rec;
+    rec.res_id = id;
+    rec.batch_id = batch;
+    rec.user = "alice";
+    rec.nodes = basil::NidList::from_nids({1});
+    rec.width = 1;
+    rec.origin = ResOrigin::kReserved;
+    return rec;
+  }
+  void release(std::uint64_t id) {
+    ASSERT_TRUE(ordered_.mark_releasing(id, "release requested").is_ok());
+    ASSERT_TRUE(ordered_.mark_released(id, "ALPS released it").is_ok());
+  }
+  void demanded_step() {
+    clock_.advance(10s);
+    poller_->demand_inventory([](basil::Status) {});
+    ASSERT_TRUE(step());
+  }
+};
+
+TEST_F(AlpsPollerOrderTest, AnInventoryTakenBeforeBasildsReleaseDoesNotBringTheReservationBack) {
+  ASSERT_TRUE(ordered_.record_reserved(std::nullopt, record(81, "job-1")).is_ok());
+  inventory_.reservations = {reservation(81, "job-1")};
+  make_poller(PollMode::kSummaryHybrid);
+  negotiate();
+  step();
+  ASSERT_EQ(state_of(81), ResState::kReserved);
+  // ALPS takes its picture (81 still listed); basild's RELEASE ends before
+  // the answer arrives.
+  on_inventory_asked_ = [&] {
+    release(81);
+    on_inventory_asked_ = nullptr;
+  };
+  demanded_step();
+  EXPECT_EQ(state_of(81), ResState::kReleased);
+  EXPECT_EQ(log_text().find("made outside basild"), std::string::npos) << log_text();
+  auto held = store_.find_by_batch_id("job-1");
+  ASSERT_TRUE(held.is_ok());
+  ASSERT_EQ(held->size(), 1u);
+  EXPECT_EQ(held->front().origin, ResOrigin::kReserved) << "not re-recorded as made by others";
+  // The next picture is taken after the RELEASE: 81 is gone, and that is
+  // no news.
+  inventory_.reservations.clear();
+  demanded_step();
+  EXPECT_EQ(state_of(81), ResState::kReleased);
+  EXPECT_EQ(poller_->gone_behind_back(), 0u);
+  EXPECT_EQ(log_text().find("vanished"), std::string::npos) << log_text();
+  EXPECT_EQ(order_.remembered(), 0u);
+}
+
+TEST_F(AlpsPollerOrderTest, AnInventoryTakenAfterTheReleaseStillListingItIsBelieved) {
+  ASSERT_TRUE(ordered_.record_reserved(std::nullopt, record(83, "job-3")).is_ok());
+  make_poller(PollMode::kSummaryHybrid);
+  negotiate();
+  release(83);
+  // ALPS still holds 83 in a picture taken after basild recorded the
+  // RELEASE: INVENTORY is the authority, the reservation is someone's.
+  inventory_.reservations = {reservation(83, "job-3")};
+  step();
+  EXPECT_EQ(state_of(83), ResState::kReserved);
+  EXPECT_NE(log_text().find("reservation 83 (batch_id job-3, user alice) made outside basild"), std::string::npos);
+}
+
+TEST_F(AlpsPollerOrderTest, AReservationRecordedWhileTheInventoryWasInFlightIsNotCalledGone) {
+  make_poller(PollMode::kSummaryHybrid);
+  negotiate();
+  step();
+  // The RESERVE's answer is recorded after the picture (without 82) was taken.
+  on_inventory_asked_ = [&] {
+    ASSERT_TRUE(ordered_.record_reserved(std::nullopt, record(82, "job-2")).is_ok());
+    on_inventory_asked_ = nullptr;
+  };
+  demanded_step();
+  EXPECT_EQ(state_of(82), ResState::kReserved);
+  EXPECT_EQ(poller_->gone_behind_back(), 0u);
+  // A picture taken after the record: ALPS does not hold it.
+  demanded_step();
+  EXPECT_EQ(state_of(82), ResState::kGone);
+  EXPECT_EQ(poller_->gone_behind_back(), 1u);
+}
+
+TEST_F(AlpsPollerOrderTest, ALearntInventorySentBeforeAReleaseDoesNotBringTheReservationBack) {
+  ASSERT_TRUE(ordered_.record_reserved(std::nullopt, record(84, "job-4")).is_ok());
+  inventory_.reservations = {reservation(84, "job-4")};
+  make_poller(PollMode::kSummaryHybrid);
+  negotiate();
+  step();
+  // A scheduler's forwarded INVENTORY was sent, then basild released 84,
+  // then the forwarded answer (still listing 84) is decoded and learnt.
+  basil::Inventory forwarded = inventory_;
+  const SteadyTime sent_at = clock_.steady() + 1ms;
+  auto ticket = order_.inventory_sent();
+  release(84);
+  clock_.advance(20s);
+  poller_->learn_inventory(forwarded, sent_at, ticket);
+  ASSERT_EQ(poller_->inventories_learnt(), 1u);
+  EXPECT_EQ(state_of(84), ResState::kReleased);
+  EXPECT_EQ(log_text().find("made outside basild"), std::string::npos) << log_text();
+}
+
+TEST_F(AlpsPollerOrderTest, AnIntentIsNotAdoptedFromAPictureOfAReservationBasildReleasedMeanwhile) {
+  // job-5's first reservation 85 is released while an INVENTORY is in
+  // flight, and a second RESERVE for job-5 ended without an answer before
+  // it was sent. The picture's 85 is not that RESERVE's reservation: the
+  // picture holds none for job-5, so the RESERVE never reached ALPS.
+  ASSERT_TRUE(ordered_.record_reserved(std::nullopt, record(85, "job-5")).is_ok());
+  inventory_.reservations = {reservation(85, "job-5")};
+  make_poller(PollMode::kSummaryHybrid);
+  negotiate();
+  step();
+  const auto id = intent("job-5");
+  on_inventory_asked_ = [&] {
+    release(85);
+    on_inventory_asked_ = nullptr;
+  };
+  demanded_step();
+  auto settled = store_.find_intent(id);
+  ASSERT_TRUE(settled.is_ok() && settled->has_value());
+  EXPECT_EQ((*settled)->state, IntentState::kDropped);
+  EXPECT_FALSE((*settled)->res_id.has_value());
+  EXPECT_EQ(state_of(85), ResState::kReleased);
 }
 
 }  // namespace
