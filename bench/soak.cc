@@ -5,7 +5,7 @@
 //    requeued once (RELEASE, then RESERVE again for the same job id, which
 //    must give a new reservation ALPS holds); the job leaves the table;
 //  - a scheduler pass every 2 s: a raw QUERY INVENTORY through /v1/basil;
-//  - readers: health, stats, reservations, events, summary, paced to make
+//  - readers: health, stats, reservations, events, jobs, paced to make
 //    about RATE control calls per second in all (default 146);
 // while basild polls every second (the orphan check's INVENTORY too), so
 // that its INVENTORYs are in flight across the jobs' RELEASEs.
@@ -157,6 +157,10 @@ int main(int argc, char** argv) {
   const int fds_start = basil_test::open_fds(basild);
   const long db_start = file_kib(dir + "/state.db") + file_kib(dir + "/state.db-wal");
 
+  // A third of RATE is the jobs' (3.75 calls a job, requeues included), the
+  // rest the readers'.
+  const double jobs_per_s = static_cast<double>(rate) * 0.3 / 3.75;
+  const int read_rate = std::max(rate - static_cast<int>(rate * 0.3) - 1, 1);
   Tally t;
   std::atomic<bool> running{true};
   const auto start = Clock::now();
@@ -165,7 +169,12 @@ int main(int argc, char** argv) {
   for (int w = 0; w < job_threads; ++w)
     threads.emplace_back([&, w] {
       basild::control::Client c(sock);
+      const auto period = std::chrono::nanoseconds(static_cast<std::int64_t>(1e9 * job_threads / std::max(jobs_per_s, 0.1)));
+      auto next = start + period * w / job_threads;
       for (std::uint64_t n = 0; Clock::now() < end; ++n) {
+        std::this_thread::sleep_until(next);
+        next += period;
+        if (Clock::now() >= end) break;
         const std::string job = std::to_string(100000 * static_cast<std::uint64_t>(w + 1) + n);
         table.add(job);
         const json reserve = {{"batch_id", job}, {"user", "soak"}, {"params", {{{"width", 24}}}}};
@@ -195,10 +204,8 @@ int main(int argc, char** argv) {
               r.ok() ? r.body.substr(0, 300) : r.message);
     }
   });
-  // Readers make up the rest of RATE (the jobs make about 15 calls/s).
-  const char* reads[] = {"/v1/health", "/v1/stats", "/v1/reservations", "/v1/events", "/v1/summary"};
+  const char* reads[] = {"/v1/health", "/v1/stats", "/v1/reservations", "/v1/events", "/v1/jobs"};
   const int readers = 4;
-  const int read_rate = std::max(rate - 16, 1);
   for (int w = 0; w < readers; ++w)
     threads.emplace_back([&, w] {
       basild::control::Client c(sock);
