@@ -1,6 +1,9 @@
 // The control routes of a real basild against the real emulator: GET
-// /v1/events honours since and limit (and basilctl passes them).
+// /v1/events honours since and limit (and basilctl passes them), and a
+// deeply nested JSON body is refused without harm.
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
 
 #include <nlohmann/json.hpp>
 #include <string>
@@ -14,6 +17,8 @@ namespace {
 using nlohmann::json;
 using testing::Daemon;
 using testing::run_command;
+
+std::string error_of(const json& answer) { return answer.is_object() ? answer.value("error", "") : ""; }
 
 // Audit entries: two per reserve (intent, reserve), more per release.
 void make_events(const Daemon& d, int jobs) {
@@ -74,6 +79,23 @@ TEST(ControlRoutesTest, BasilctlEventsPassesLimitAndSince) {
   out = run_command(ctl + " events --limit 5000");
   EXPECT_EQ(out.exit_code, 1) << out.out;
   EXPECT_NE(out.out.find("\"limit\" must be an integer from 1 to 1000"), std::string::npos) << out.out;
+}
+
+TEST(ControlRoutesTest, DeeplyNestedJsonIsRefusedAndBasildStaysUp) {
+  Daemon d("routes-deep");
+  const pid_t pid = d.start();
+  constexpr std::size_t kLevels = 100'000;
+  const std::string body = R"({"batch_id":"1","user":"alice","params":[{"width":1}],"x":)" +
+                           std::string(kLevels, '[') + std::string(kLevels, ']') + "}";
+  unsigned status = 0;
+  auto r = d.call("POST", "/v1/reserve", body, &status);
+  EXPECT_EQ(status, 400u) << r.dump() << d.log();
+  EXPECT_EQ(error_of(r), "JSON nested deeper than 64 levels") << r.dump();
+  EXPECT_EQ(::kill(pid, 0), 0) << "basild is still running";
+  EXPECT_EQ(d.get("/v1/health").value("status", ""), "ok") << d.log();
+  EXPECT_TRUE(d.alps_reservations().empty());
+  const int st = d.stop(SIGTERM);
+  EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) << "wait status " << st << ": " << d.log();
 }
 
 }  // namespace
