@@ -1,8 +1,10 @@
-// The control routes of a real basild against the real emulator: GET
-// /v1/events honours since and limit (and basilctl passes them), and a
-// deeply nested JSON body is refused without harm.
+// The control routes of a real basild against the real emulator: the typed
+// calls refuse what they cannot carry out exactly, a RELEASE of an id no one
+// knew says so, GET /v1/events honours since and limit (and basilctl passes
+// them), and a deeply nested JSON body is refused without harm.
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sqlite3.h>
 #include <sys/wait.h>
 
 #include <nlohmann/json.hpp>
@@ -16,9 +18,96 @@ namespace {
 
 using nlohmann::json;
 using testing::Daemon;
+using testing::emulator_admin;
 using testing::run_command;
 
 std::string error_of(const json& answer) { return answer.is_object() ? answer.value("error", "") : ""; }
+
+// The params column of every intent, oldest first, read from the state
+// database beside the running daemon.
+std::vector<std::string> intent_params(const Daemon& d) {
+  std::vector<std::string> out;
+  sqlite3* db = nullptr;
+  EXPECT_EQ(sqlite3_open_v2((d.dir() + "/state.db").c_str(), &db, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
+  sqlite3_stmt* st = nullptr;
+  EXPECT_EQ(sqlite3_prepare_v2(db, "SELECT params FROM intents ORDER BY id", -1, &st, nullptr), SQLITE_OK);
+  while (st != nullptr && sqlite3_step(st) == SQLITE_ROW)
+    out.emplace_back(reinterpret_cast<const char*>(sqlite3_column_text(st, 0)));
+  sqlite3_finalize(st);
+  sqlite3_close(db);
+  return out;
+}
+
+TEST(ControlRoutesTest, TypedCallsRefuseWhatTheyCannotCarryOutNamingTheKey) {
+  Daemon d("routes-refuse");
+  d.start();
+  unsigned status = 0;
+  const json too_deep = {{"batch_id", "1"}, {"user", "alice"}, {"params", {{{"width", 32}, {"depth", 4294967296ULL}}}}};
+  auto r = d.call("POST", "/v1/reserve", too_deep.dump(), &status);
+  EXPECT_EQ(status, 400u) << r.dump();
+  EXPECT_NE(error_of(r).find("\"depth\" must be an integer from 0 to 4294967295"), std::string::npos) << r.dump();
+
+  const json memory = {{"batch_id", "2"}, {"user", "alice"}, {"params", {{{"width", 32}, {"memory", 1000}}}}};
+  r = d.call("POST", "/v1/reserve", memory.dump(), &status);
+  EXPECT_EQ(status, 400u) << r.dump();
+  EXPECT_NE(error_of(r).find("unknown key \"memory\" (did you mean \"memory_mb\"?"), std::string::npos) << r.dump();
+
+  const json job = {{"batch_id", "3"}, {"user", "alice"}, {"job", {{"nodes", 2}, {"mem_mb", 1000}}}};
+  r = d.call("POST", "/v1/reserve", job.dump(), &status);
+  EXPECT_EQ(status, 400u) << r.dump();
+  EXPECT_NE(error_of(r).find("\"mem_mb\""), std::string::npos) << r.dump();
+
+  r = d.call("POST", "/v1/confirm", json({{"reservation_id", 1}, {"pagg_id", 5}, {"pagg", 5}}).dump(), &status);
+  EXPECT_EQ(status, 400u) << r.dump();
+  EXPECT_NE(error_of(r).find("unknown key \"pagg\""), std::string::npos) << r.dump();
+  r = d.call("POST", "/v1/release", json({{"reservation_id", "7"}}).dump(), &status);
+  EXPECT_EQ(status, 400u) << r.dump();
+  EXPECT_NE(error_of(r).find("\"reservation_id\" must be an integer"), std::string::npos) << r.dump();
+
+  EXPECT_TRUE(d.alps_reservations().empty()) << "nothing refused reached ALPS";
+  EXPECT_TRUE(intent_params(d).empty()) << "nothing refused was recorded as an intent";
+}
+
+TEST(ControlRoutesTest, IntentKeepsTheReserveAsUnderstoodNotTheBody) {
+  Daemon d("routes-intent");
+  d.start();
+  unsigned status = 0;
+  const json job = {{"batch_id", "9"}, {"user", "alice"}, {"job", {{"nodes", 2}}}};
+  auto r = d.call("POST", "/v1/reserve", job.dump(), &status);
+  ASSERT_EQ(status, 200u) << r.dump() << d.log();
+  const auto params = intent_params(d);
+  ASSERT_EQ(params.size(), 1u);
+  const json kept = json::parse(params[0], nullptr, false);
+  ASSERT_TRUE(kept.is_object()) << params[0];
+  EXPECT_FALSE(kept.contains("job")) << params[0];
+  EXPECT_EQ(kept["batch_id"], "9");
+  ASSERT_TRUE(kept["params"].is_array()) << params[0];
+  EXPECT_EQ(kept["params"][0]["width"], r["width"]) << params[0] << " vs " << r.dump();
+}
+
+TEST(ControlRoutesTest, ReleaseOfAnIdNoOneKnewIsUnknownAndARepeatedReleaseIsReleased) {
+  Daemon d("routes-release");
+  d.start();
+  unsigned status = 0;
+  auto r = d.call("POST", "/v1/release", json({{"reservation_id", 987654}}).dump(), &status);
+  EXPECT_EQ(status, 404u) << r.dump();
+  EXPECT_EQ(r.value("state", ""), "unknown") << r.dump();
+  EXPECT_NE(error_of(r).find("reservation 987654 is unknown"), std::string::npos) << r.dump();
+
+  const auto id = d.reserve("5001", &status)["reservation_id"].get<std::uint64_t>();
+  ASSERT_EQ(status, 200u);
+  for (int round = 0; round < 2; ++round) {
+    r = d.call("POST", "/v1/release", json({{"reservation_id", id}}).dump(), &status);
+    EXPECT_EQ(status, 200u) << "round " << round << ": " << r.dump();
+    EXPECT_EQ(r.value("state", ""), "released") << "round " << round << ": " << r.dump();
+  }
+  // One ALPS made without basild: ALPS knew it, so it is released.
+  const auto outside = std::stoull(emulator_admin(d.emu(), "reserve --user bob --width 1 --batch-id 77"));
+  r = d.call("POST", "/v1/release", json({{"reservation_id", outside}}).dump(), &status);
+  EXPECT_EQ(status, 200u) << r.dump();
+  EXPECT_EQ(r.value("state", ""), "released") << r.dump();
+  EXPECT_EQ(d.log().find("B0221"), std::string::npos) << "no state database error:\n" << d.log();
+}
 
 // Audit entries: two per reserve (intent, reserve), more per release.
 void make_events(const Daemon& d, int jobs) {
