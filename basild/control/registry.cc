@@ -1,6 +1,7 @@
 #include "basild/control/registry.h"
 
 #include <exception>
+#include <set>
 #include <utility>
 
 namespace basild::control {
@@ -132,6 +133,75 @@ std::shared_ptr<BodyStream> Responder::stream(std::string content_type, ResultCo
 
 bool Responder::replied() const { return state_->done; }
 
+// ---------------------------------------------------------------- JSON body
+
+namespace {
+
+// The checks a JSON body must pass before its tree is built: nesting no
+// deeper than kMaxJsonDepth (copying, dumping and freeing a tree recurse
+// once per level: a deep one overflows the stack) and no key twice in one
+// object (all but one of its values would be dropped). Parsing stops at
+// the first fault.
+class BodyChecks final : public nlohmann::json_sax<nlohmann::json> {
+ public:
+  std::string error;
+
+  bool null() override { return true; }
+  bool boolean(bool) override { return true; }
+  bool number_integer(number_integer_t) override { return true; }
+  bool number_unsigned(number_unsigned_t) override { return true; }
+  bool number_float(number_float_t, const string_t&) override { return true; }
+  bool string(string_t&) override { return true; }
+  bool binary(binary_t&) override { return true; }
+  bool start_object(std::size_t) override { return open(); }
+  bool end_object() override { return close(); }
+  bool start_array(std::size_t) override { return open(); }
+  bool end_array() override { return close(); }
+  bool key(string_t& k) override {
+    if (open_.empty() || !open_.back().insert(k).second) return fail("key \"" + k + "\" given twice in one object");
+    return true;
+  }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) override {
+    return fail("request body is not a JSON object");
+  }
+
+ private:
+  // The keys of each open object (none for an open array).
+  std::vector<std::set<std::string>> open_;
+
+  bool open() {
+    if (open_.size() >= kMaxJsonDepth)
+      return fail("JSON nested deeper than " + std::to_string(kMaxJsonDepth) + " levels");
+    open_.emplace_back();
+    return true;
+  }
+  bool close() {
+    open_.pop_back();
+    return true;
+  }
+  bool fail(std::string why) {
+    if (error.empty()) error = std::move(why);
+    return false;
+  }
+};
+
+}  // namespace
+
+ParsedJson parse_json_body(std::string_view body) {
+  ParsedJson out;
+  BodyChecks checks;
+  if (!nlohmann::json::sax_parse(body, &checks)) {
+    out.error = checks.error.empty() ? "request body is not a JSON object" : checks.error;
+    return out;
+  }
+  out.value = nlohmann::json::parse(body, nullptr, false);
+  if (out.value.is_discarded() || !out.value.is_object()) {
+    out.value = nullptr;
+    out.error = "request body is not a JSON object";
+  }
+  return out;
+}
+
 // ----------------------------------------------------------------- Registry
 
 void Registry::add(Method method, std::string path, BodyKind body, std::string summary,
@@ -180,12 +250,12 @@ void Registry::dispatch(Request request, Responder reply) const {
         request.json = nlohmann::json::object();
         break;
       }
-      request.json = nlohmann::json::parse(request.body, nullptr, false);
-      if (request.json.is_discarded() || !request.json.is_object()) {
-        request.json = nullptr;
-        reply(Response::error(ResultCode::kBadRequest, "request body is not a JSON object"));
+      auto parsed = parse_json_body(request.body);
+      if (!parsed.error.empty()) {
+        reply(Response::error(ResultCode::kBadRequest, parsed.error));
         return;
       }
+      request.json = std::move(parsed.value);
       break;
     }
   }

@@ -53,7 +53,7 @@ std::optional<Method> parse_method(std::string_view name);  // exact, upper case
 // What a route expects as its request body.
 enum class BodyKind {
   kNone,  // body ignored (GET routes)
-  kJson,  // must parse as a JSON object (an empty body is {}); else 400, handler not called
+  kJson,  // must parse as a JSON object (an empty body is {}; parse_json_body); else 400, handler not called
   kRaw,   // passed through untouched (POST /v1/basil: raw BASIL XML)
 };
 
@@ -159,6 +159,18 @@ class Registry {
   // Keyed by path, then method.
   std::map<std::string, std::map<Method, Entry>, std::less<>> routes_;
 };
+
+// How deep a JSON body may nest: the request object and 63 levels in it.
+inline constexpr std::size_t kMaxJsonDepth = 64;
+
+// A JSON body parsed for a BodyKind::kJson route: the object, or why it is
+// refused (not JSON, not an object, nested deeper than kMaxJsonDepth, a key
+// twice in one object), found before any tree is built.
+struct ParsedJson {
+  nlohmann::json value;  // null when refused
+  std::string error;     // empty when accepted
+};
+ParsedJson parse_json_body(std::string_view body);
 
 // Splits "/v1/events?since=10&limit=5" into path and decoded query parameters.
 // Returns nullopt on a malformed target (bad %-escape, not starting with '/').

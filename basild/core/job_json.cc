@@ -3,7 +3,8 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
-#include <limits>
+
+#include "basild/core/json_args.h"
 
 namespace basild {
 
@@ -13,28 +14,8 @@ namespace {
 
 basil::Status bad(std::string m) { return basil::Status(basil::Code::kInvalidValue, std::move(m)); }
 
-// Every key of `j` must be one of `known`.
-basil::Status only_keys(const json& j, std::string_view what, std::initializer_list<std::string_view> known) {
-  for (auto it = j.begin(); it != j.end(); ++it)
-    if (std::find(known.begin(), known.end(), it.key()) == known.end())
-      return bad(std::string(what) + ": unknown key \"" + it.key() + "\"");
-  return {};
-}
-
-// j[name] as an unsigned integer no larger than `max`; nullopt when absent.
-basil::Result<std::optional<std::uint64_t>> uint_key(const json& j, std::string_view what, const char* name,
-                                                     std::uint64_t max) {
-  if (!j.contains(name)) return std::optional<std::uint64_t>{};
-  const json& v = j[name];
-  // Parsed text holds non-negative integers as unsigned; built JSON as signed.
-  const bool non_negative = v.is_number_unsigned() || (v.is_number_integer() && v.get<std::int64_t>() >= 0);
-  if (!non_negative || v.get<std::uint64_t>() > max)
-    return bad(std::string(what) + ": \"" + name + "\" must be an integer from 0 to " + std::to_string(max));
-  return std::optional<std::uint64_t>{v.get<std::uint64_t>()};
-}
-
-constexpr std::uint64_t kU32 = std::numeric_limits<std::uint32_t>::max();
-constexpr std::uint64_t kU64 = std::numeric_limits<std::uint64_t>::max();
+constexpr std::uint64_t kU32 = kJsonU32Max;
+constexpr std::uint64_t kU64 = kJsonU64Max;
 
 }  // namespace
 
@@ -51,7 +32,7 @@ std::optional<basil::AllocationMode> parse_allocation_mode(std::string_view text
 basil::Result<basil::JobRequest> job_from_json(const json& j) {
   constexpr std::string_view what = "job";
   if (!j.is_object()) return bad("job: must be an object");
-  if (auto s = only_keys(j, what,
+  if (auto s = only_known_keys(j, what,
                          {"nodes", "nodes_min", "nodes_max", "ntasks", "ntasks_per_node", "cpus_per_task",
                           "ntasks_per_core", "mem_per_node_mb", "mem_per_cpu_mb", "gpus_per_node", "gpu_memory_mb",
                           "node_list"});
@@ -69,7 +50,7 @@ basil::Result<basil::JobRequest> job_from_json(const json& j) {
                                                {"ntasks_per_core", &basil::JobRequest::ntasks_per_core},
                                                {"nodes", &basil::JobRequest::nodes_min}}};
   for (const U32& f : u32s) {
-    auto v = uint_key(j, what, f.name, kU32);
+    auto v = uint_arg(j, what, f.name, kU32);
     if (!v) return v.status();
     if (*v) job.*f.field = static_cast<std::uint32_t>(**v);
   }
@@ -87,11 +68,11 @@ basil::Result<basil::JobRequest> job_from_json(const json& j) {
                                                {"mem_per_cpu_mb", &basil::JobRequest::mem_per_cpu_mb},
                                                {"gpu_memory_mb", &basil::JobRequest::gpu_memory_mb}}};
   for (const U64& f : u64s) {
-    auto v = uint_key(j, what, f.name, kU64);
+    auto v = uint_arg(j, what, f.name, kU64);
     if (!v) return v.status();
     if (*v) job.*f.field = **v;
   }
-  auto gpus = uint_key(j, what, "gpus_per_node", kU32);
+  auto gpus = uint_arg(j, what, "gpus_per_node", kU32);
   if (!gpus) return gpus.status();
   job.gpus_per_node = static_cast<std::uint32_t>(gpus->value_or(0));
   if (j.contains("node_list")) {
@@ -125,7 +106,7 @@ json job_to_json(const basil::JobRequest& job) {
 
 basil::Result<basil::GeometryPolicy> policy_from_json(const json& j, basil::GeometryPolicy base) {
   if (!j.is_object()) return bad("policy: must be an object");
-  if (auto s = only_keys(j, "policy", {"one_task_per_core", "allocation"}); !s) return s;
+  if (auto s = only_known_keys(j, "policy", {"one_task_per_core", "allocation"}); !s) return s;
   if (j.contains("one_task_per_core")) {
     if (!j["one_task_per_core"].is_boolean()) return bad("policy: \"one_task_per_core\" must be true or false");
     base.one_task_per_core = j["one_task_per_core"].get<bool>();
@@ -161,13 +142,23 @@ basil::Status reserve_header_from_json(const json& j, basil::ReserveRequest& q) 
 
 bool is_job_form(const json& body) { return body.is_object() && body.contains("job"); }
 
+basil::Status check_job_form(const json& body) {
+  basil::ReserveRequest header;
+  if (auto s = reserve_header_from_json(body, header); !s) return s;
+  if (auto s = only_known_keys(body, "reserve (job form)", {"batch_id", "user", "account", "job", "policy"}); !s)
+    return s;
+  if (auto job = job_from_json(body["job"]); !job) return job.status();
+  if (body.contains("policy"))
+    if (auto p = policy_from_json(body["policy"], {}); !p) return p.status();
+  return {};
+}
+
 std::variant<JobReserve, basil::Rejection> plan_job_reserve(const json& body, const basil::NodePool& pool,
                                                             const basil::GeometryPolicy& defaults) {
   auto invalid = [](const basil::Status& s) { return basil::Rejection{basil::RejectReason::kInvalidJob, s.message()}; };
   JobReserve out;
+  if (auto s = check_job_form(body); !s) return invalid(s);
   if (auto s = reserve_header_from_json(body, out.request); !s) return invalid(s);
-  if (auto s = only_keys(body, "reserve", {"batch_id", "user", "account", "job", "policy"}); !s)
-    return invalid(bad(s.message() + " (the job form takes batch_id, user, account, job and policy)"));
   auto job = job_from_json(body["job"]);
   if (!job) return invalid(job.status());
   basil::GeometryPolicy policy = defaults;
@@ -248,13 +239,13 @@ basil::Result<basil::NodePool> pool_from_inventory_json(const json& inventory) {
       return n.contains(k) && n[k].is_string() ? n[k].get<std::string>() : std::string(dflt);
     };
     if (text("role", "BATCH") != "BATCH" || text("architecture", "XT") != "XT") continue;
-    auto nid = uint_key(n, "inventory node", "nid", kU32);
-    auto cus = uint_key(n, "inventory node", "compute_units", kU32);
-    auto procs = uint_key(n, "inventory node", "processors", kU32);
-    auto threads = uint_key(n, "inventory node", "threads_per_cu", kU32);
-    auto mem = uint_key(n, "inventory node", "memory_mb", kU64);
-    auto accels = uint_key(n, "inventory node", "accelerators", kU32);
-    auto accel_mem = uint_key(n, "inventory node", "accel_memory_mb", kU32);
+    auto nid = uint_arg(n, "inventory node", "nid", kU32);
+    auto cus = uint_arg(n, "inventory node", "compute_units", kU32);
+    auto procs = uint_arg(n, "inventory node", "processors", kU32);
+    auto threads = uint_arg(n, "inventory node", "threads_per_cu", kU32);
+    auto mem = uint_arg(n, "inventory node", "memory_mb", kU64);
+    auto accels = uint_arg(n, "inventory node", "accelerators", kU32);
+    auto accel_mem = uint_arg(n, "inventory node", "accel_memory_mb", kU32);
     for (const auto* r : {&nid, &cus, &procs, &threads, &accels, &accel_mem})
       if (!*r) return r->status();
     if (!mem) return mem.status();

@@ -44,6 +44,11 @@ basil::Status reserve_header_from_json(const nlohmann::json& body, basil::Reserv
 // True when a reserve body uses the job form.
 bool is_job_form(const nlohmann::json& body);
 
+// A job-form reserve body read without planning: the header, only the job
+// form's keys, the job and the policy as job_from_json and policy_from_json
+// take them. The error names the key.
+basil::Status check_job_form(const nlohmann::json& body);
+
 struct JobReserve {
   basil::ReserveRequest request;  // params from the geometry
   basil::JobGeometry geometry;

@@ -98,9 +98,10 @@ class StateStore {
   // ---- audit log and node events
   // An empty detail is stored as "{}".
   virtual basil::Status audit(AuditEntry entry) = 0;
-  // Entries at or after `since`, oldest first, at most `limit`.
+  // The newest `limit` entries at or after `since`, oldest first (as recorded).
   virtual basil::Result<std::vector<AuditEntry>> list_audit(WallTime since, std::size_t limit) = 0;
   virtual basil::Status record_node_events(std::vector<NodeEvent> events) = 0;
+  // As list_audit.
   virtual basil::Result<std::vector<NodeEvent>> list_node_events(WallTime since, std::size_t limit) = 0;
 
   // ---- timing aggregates: one JSON snapshot per key ("RESERVE", "QUERY/INVENTORY"), by key

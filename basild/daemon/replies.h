@@ -31,9 +31,20 @@ control::Response error_reply(const basil::Status& s);
 control::Response basil_failure_reply(const std::string& request_xml, const basil::Status& s);
 
 nlohmann::json record_json(const ReservationRecord& r);
-// A JSON reserve body: {"batch_id","user","account"?,"params":[{width,
-// depth?, nppn?, nppcu?, memory_mb?, nodes?, mode?}]}.
+// The JSON bodies of the typed calls, every key read or refused (an
+// unknown key, a wrong type, a number past what basild carries: an error
+// naming the key, kInvalidValue):
+//   reserve {"batch_id", "user", "account"?, "params": [{"width" (1..2^63-1),
+//            "depth"?, "nppn"?, "nppcu"? (0..2^32-1), "memory_mb"? (MB per PE),
+//            "nodes"? (a NID list), "mode"? (EXCLUSIVE|SHARED)}]}
+//   confirm {"reservation_id", "pagg_id"}      release {"reservation_id"}
 basil::Result<basil::ReserveRequest> reserve_from_json(const nlohmann::json& j);
-std::optional<std::uint64_t> json_uint(const nlohmann::json& j, const char* name);
+// A reserve as reserve_from_json reads it (the parameters of the job form
+// too): what basild understood of a call, kept in its intent.
+nlohmann::json reserve_to_json(const basil::ReserveRequest& q);
+basil::Result<basil::ConfirmRequest> confirm_from_json(const nlohmann::json& j);
+basil::Result<basil::ReleaseRequest> release_from_json(const nlohmann::json& j);
+// A RELEASE of an id neither basild nor ALPS knew: 404, state "unknown".
+control::Response unknown_release_reply(std::uint64_t res_id);
 
 }  // namespace basild

@@ -1,5 +1,6 @@
 #include "basild/daemon/routes.h"
 
+#include "basild/core/event_query.h"
 #include "basild/daemon/replies.h"
 #include "basild/daemon/views.h"
 
@@ -59,8 +60,11 @@ class Routes {
     return Response::json({{"jobs", arr}});
   }
 
-  Response events(const Request&) const {
-    auto list = d_.store->list_audit(WallTime{}, 1000);
+  // The newest `limit` entries of each list at or after `since`, oldest first.
+  Response events(const Request& req) const {
+    auto query = event_query(req.query, d_.clock->wall());
+    if (!query) return error_reply(query.status());
+    auto list = d_.store->list_audit(query->since, query->limit);
     if (!list) return error_reply(list.status());
     json arr = json::array();
     for (const auto& a : *list) {
@@ -70,7 +74,7 @@ class Routes {
                      {"batch_id", a.batch_id}, {"user", a.user}, {"nodes", a.nodes.format()},
                      {"detail", detail.is_discarded() ? json(a.detail) : detail}});
     }
-    auto nodes = d_.store->list_node_events(WallTime{}, 1000);
+    auto nodes = d_.store->list_node_events(query->since, query->limit);
     if (!nodes) return error_reply(nodes.status());
     json narr = json::array();
     for (const auto& n : *nodes)
@@ -113,7 +117,7 @@ constexpr SyncRoute kSyncRoutes[] = {
     {Method::kGet, "/v1/orphans", "orphan and stray candidates, alarm, releases", &Routes::orphans},
     {Method::kGet, "/v1/reservations", "reservations basild holds as active", &Routes::reservations},
     {Method::kGet, "/v1/jobs", "the scheduler's job table as basild knows it", &Routes::jobs},
-    {Method::kGet, "/v1/events", "audit log", &Routes::events},
+    {Method::kGet, "/v1/events", "audit log and node events (?since=T&limit=N: the newest N from T)", &Routes::events},
 };
 
 constexpr AsyncRoute kAsyncRoutes[] = {

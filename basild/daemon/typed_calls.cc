@@ -41,17 +41,31 @@ std::optional<control::Response> TypedCalls::reserve_from_job(const json& body, 
 }
 
 
+namespace {
+
+// A reserve body read whole, every key or a refusal naming it; of the job
+// form only the header, its geometry is planned later.
+std::optional<control::Response> read_reserve(const json& body, bool job_form, basil::ReserveRequest& out) {
+  if (job_form) {
+    if (auto s = check_job_form(body); !s)
+      return control::Response::json(rejection_to_json({basil::RejectReason::kInvalidJob, s.message()}),
+                                     ResultCode::kBadRequest);
+    if (auto s = reserve_header_from_json(body, out); !s) return error_reply(s);
+    return std::nullopt;
+  }
+  auto parsed = reserve_from_json(body);
+  if (!parsed) return error_reply(parsed.status());
+  out = std::move(*parsed);
+  return std::nullopt;
+}
+
+}  // namespace
+
 void TypedCalls::reserve(const json& body, control::Responder reply) {
   basil::ReserveRequest request;
   const bool job_form = is_job_form(body);
-  if (job_form) {
-    // The geometry comes after the look-up below: a retry gets what it holds.
-    if (auto s = reserve_header_from_json(body, request); !s) return reply(error_reply(s));
-  } else {
-    auto parsed = reserve_from_json(body);
-    if (!parsed) return reply(error_reply(parsed.status()));
-    request = std::move(*parsed);
-  }
+  // The job form's geometry comes after the look-up below: a retry gets what it holds.
+  if (auto refused = read_reserve(body, job_form, request)) return reply(std::move(*refused));
   const std::string batch = *request.batch_id;
 
   // The same job asking again gets the reservation it already holds.
@@ -72,8 +86,7 @@ void TypedCalls::reserve(const json& body, control::Responder reply) {
   if (job_form)
     if (auto refused = reserve_from_job(body, request)) return reply(std::move(*refused));
 
-  json params = body;
-  auto intent = parts_.store.record_intent(batch, request.user_name, params.dump());
+  auto intent = parts_.store.record_intent(batch, request.user_name, reserve_to_json(request).dump());
   if (!intent) {
     parts_.log.error("B0301", "RESERVE for job " + batch + " refused: state database: " + intent.status().to_string());
     return reply(error_reply(basil::Status(basil::Code::kBusy,
@@ -137,14 +150,9 @@ void TypedCalls::reserve(const json& body, control::Responder reply) {
 }
 
 void TypedCalls::confirm(const json& body, control::Responder reply) {
-  auto res_id = json_uint(body, "reservation_id");
-  auto pagg = json_uint(body, "pagg_id");
-  if (!res_id || !pagg)
-    return reply(error_reply(basil::Status(basil::Code::kInvalidValue,
-                                           "confirm: \"reservation_id\" and \"pagg_id\" (integers) are required")));
-  basil::ConfirmRequest q;
-  q.reservation_id = *res_id;
-  q.pagg_id = *pagg;
+  auto parsed = confirm_from_json(body);
+  if (!parsed) return reply(error_reply(parsed.status()));
+  const basil::ConfirmRequest q = *parsed;
   auto self = shared_from_this();
   co_spawn_result<basil::Confirmed>(parts_.io.get_executor(), parts_.client.confirm(q), [self, q, reply](basil::Result<basil::Confirmed> r) {
     if (!r) return reply(error_reply(r.status()));
@@ -154,21 +162,25 @@ void TypedCalls::confirm(const json& body, control::Responder reply) {
 }
 
 void TypedCalls::release(const json& body, control::Responder reply) {
-  auto res_id = json_uint(body, "reservation_id");
-  if (!res_id)
-    return reply(error_reply(basil::Status(basil::Code::kInvalidValue, "release: \"reservation_id\" is required")));
-  const std::uint64_t id = *res_id;
-  note(parts_.store.mark_releasing(id, "release requested"));
-  basil::ReleaseRequest q;
-  q.reservation_id = id;
+  auto parsed = release_from_json(body);
+  if (!parsed) return reply(error_reply(parsed.status()));
+  const basil::ReleaseRequest q = *parsed;
+  const std::uint64_t id = q.reservation_id;
+  // A record that has ended stays as it is; an id basild never recorded is
+  // ALPS's to answer for. A store that cannot say counts as holding it.
+  auto record = parts_.store.find(id);
+  const bool live = !record || (*record && !is_terminal((**record).state));
+  if (live) note(parts_.store.mark_releasing(id, "release requested"));
   auto self = shared_from_this();
   // The first answer goes to the caller; outstanding claims keep the loop
   // going in the background until ALPS proves the reservation gone.
-  co_spawn_result<basil::Released>(parts_.io.get_executor(), parts_.client.release_once(q), [self, id, reply](basil::Result<basil::Released> r) {
+  co_spawn_result<basil::Released>(parts_.io.get_executor(), parts_.client.release_once(q), [self, id, live, reply](basil::Result<basil::Released> r) {
     bool gone = (!r && r.status().code() == basil::Code::kReservationGone) ||
                 (r && r->claims && *r->claims == 0);
     if (gone) {
-      self->note(self->parts_.store.mark_released(id, "RELEASE proved it gone"));
+      // ALPS has no entry and basild never recorded it: neither knew it.
+      if (auto now = self->parts_.store.find(id); !r && now && !*now) return reply(unknown_release_reply(id));
+      if (live) self->note(self->parts_.store.mark_released(id, "RELEASE proved it gone"));
       return reply(control::Response::json({{"reservation_id", id}, {"state", "released"}, {"claims", 0}}));
     }
     if (!r && !r.status().transient()) return reply(error_reply(r.status()));

@@ -189,9 +189,10 @@ inline constexpr char kSelectAllJobs[] =
 inline constexpr char kInsertAudit[] =
     "INSERT INTO audit (time_ms, kind, res_id, batch_id, user_name, nodes, detail)"
     " VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)";
+// The newest ?2 at or after ?1, oldest first.
 inline constexpr char kSelectAudit[] =
-    "SELECT id, time_ms, kind, res_id, batch_id, user_name, nodes, detail FROM audit"
-    " WHERE time_ms >= ?1 ORDER BY id LIMIT ?2";
+    "SELECT * FROM (SELECT id, time_ms, kind, res_id, batch_id, user_name, nodes, detail FROM audit"
+    " WHERE time_ms >= ?1 ORDER BY id DESC LIMIT ?2) ORDER BY id";
 inline constexpr char kSelectAllAudit[] =
     "SELECT id, time_ms, kind, res_id, batch_id, user_name, nodes, detail FROM audit ORDER BY id";
 inline constexpr char kDeleteAudit[] = "DELETE FROM audit WHERE id = ?1";
@@ -199,9 +200,10 @@ inline constexpr char kDeleteAudit[] = "DELETE FROM audit WHERE id = ?1";
 // Node events.
 inline constexpr char kInsertNodeEvent[] =
     "INSERT INTO node_events (time_ms, nid, kind, from_state, to_state, detail) VALUES (?1, ?2, ?3, ?4, ?5, ?6)";
+// The newest ?2 at or after ?1, oldest first.
 inline constexpr char kSelectNodeEvents[] =
-    "SELECT id, time_ms, nid, kind, from_state, to_state, detail FROM node_events"
-    " WHERE time_ms >= ?1 ORDER BY id LIMIT ?2";
+    "SELECT * FROM (SELECT id, time_ms, nid, kind, from_state, to_state, detail FROM node_events"
+    " WHERE time_ms >= ?1 ORDER BY id DESC LIMIT ?2) ORDER BY id";
 
 // Timings.
 inline constexpr char kUpsertTiming[] =

@@ -40,14 +40,13 @@ Status no_reservation(std::string_view what, std::uint64_t res_id, std::string_v
                                          std::to_string(res_id) + " in the state database");
 }
 
+// The newest `limit` entries at or after `since`, oldest first.
 template <typename T>
 std::vector<T> since_limited(const std::vector<T>& all, WallTime since, std::size_t limit) {
   std::vector<T> out;
-  for (const auto& e : all) {
-    if (out.size() >= limit) break;
-    if (e.time >= to_ms(since)) out.push_back(e);
-  }
-  return out;
+  for (auto it = all.rbegin(); it != all.rend() && out.size() < limit; ++it)
+    if (it->time >= to_ms(since)) out.push_back(*it);
+  return {out.rbegin(), out.rend()};
 }
 
 }  // namespace

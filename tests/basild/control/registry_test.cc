@@ -113,6 +113,53 @@ TEST(RegistryTest, JsonRouteParsesBodyAndTreatsEmptyAsEmptyObject) {
   EXPECT_TRUE(seen.empty());
 }
 
+// `levels` arrays, one inside the other, under the key "x" of an object.
+std::string nested_arrays(std::size_t levels) {
+  return "{\"x\":" + std::string(levels, '[') + std::string(levels, ']') + "}";
+}
+
+// POST /v1/reserve, a JSON route that counts its calls in `calls`.
+void add_counting_json_route(Registry& reg, int& calls) {
+  reg.add_sync(Method::kPost, "/v1/reserve", BodyKind::kJson, "", [&calls](const Request&) {
+    ++calls;
+    return Response::json({});
+  });
+}
+
+TEST(RegistryTest, JsonBodyNestedDeeperThanTheLimitIsRefusedBeforeTheTreeIsBuilt) {
+  Registry reg;
+  int calls = 0;
+  add_counting_json_route(reg, calls);
+  // 100,000 levels: copying or freeing such a tree overflows the stack.
+  Captured deep;
+  reg.dispatch(post("/v1/reserve", nested_arrays(100'000)), capture(deep));
+  ASSERT_EQ(deep.replies, 1);
+  EXPECT_EQ(deep.last->result, ResultCode::kBadRequest);
+  EXPECT_EQ(body_of(*deep.last)["error"], "JSON nested deeper than 64 levels");
+  // The object and 63 levels in it pass; one more does not.
+  Captured edge;
+  reg.dispatch(post("/v1/reserve", nested_arrays(kMaxJsonDepth - 1)), capture(edge));
+  EXPECT_EQ(edge.last->result, ResultCode::kOk);
+  EXPECT_EQ(calls, 1);
+  reg.dispatch(post("/v1/reserve", nested_arrays(kMaxJsonDepth)), capture(edge));
+  EXPECT_EQ(edge.last->result, ResultCode::kBadRequest);
+  EXPECT_EQ(calls, 1);
+}
+
+TEST(RegistryTest, JsonBodyWithAKeyTwiceInOneObjectIsRefusedNamingIt) {
+  Registry reg;
+  int calls = 0;
+  add_counting_json_route(reg, calls);
+  Captured c;
+  reg.dispatch(post("/v1/reserve", R"({"params":[{"width":2,"depth":1,"width":64}]})"), capture(c));
+  EXPECT_EQ(c.last->result, ResultCode::kBadRequest);
+  EXPECT_EQ(body_of(*c.last)["error"], "key \"width\" given twice in one object");
+  // The same key in two objects is no fault.
+  reg.dispatch(post("/v1/reserve", R"({"params":[{"width":2},{"width":64}],"a":{"width":1}})"), capture(c));
+  EXPECT_EQ(c.last->result, ResultCode::kOk);
+  EXPECT_EQ(calls, 1);
+}
+
 TEST(RegistryTest, RawRoutePassesBodyUntouched) {
   Registry reg;
   reg.add_sync(Method::kPost, "/v1/basil", BodyKind::kRaw, "", [](const Request& q) {

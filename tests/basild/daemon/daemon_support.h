@@ -104,7 +104,7 @@ class Daemon {
   // reservation `res_id`, oldest first.
   json events_of(const std::string& kind, std::uint64_t res_id) const {
     json out = json::array();
-    for (const auto& e : get("/v1/events").value("events", json::array()))
+    for (const auto& e : get("/v1/events?limit=1000").value("events", json::array()))
       if (e.value("kind", "") == kind && e["reservation_id"].is_number() &&
           e["reservation_id"].get<std::uint64_t>() == res_id)
         out.push_back(e);

@@ -293,25 +293,36 @@ TEST_P(StoreContractTest, JobTableFollowsEachSource) {
   EXPECT_EQ(s->list_jobs()->size(), 2u);
 }
 
-TEST_P(StoreContractTest, AuditListsFromATimeWithALimit) {
+TEST_P(StoreContractTest, AuditListsTheNewestEntriesFromATimeOldestFirst) {
   auto s = make_store();
   ASSERT_TRUE(s);
   for (int i = 0; i < 5; ++i) {
     AuditEntry e;
     e.kind = "alarm";
     e.detail = "{\"n\":" + std::to_string(i) + "}";
-    if (i == 2) e.res_id = 42;
+    if (i == 3) e.res_id = 42;
     ASSERT_TRUE(s->audit(e));
     now_ += 1min;
   }
-  auto from_third = s->list_audit(now_ - 3min, 2);
-  ASSERT_TRUE(from_third);
-  ASSERT_EQ(from_third->size(), 2u);
-  EXPECT_EQ((*from_third)[0].detail, "{\"n\":2}");
-  EXPECT_EQ((*from_third)[0].res_id, 42u);
-  EXPECT_EQ((*from_third)[0].time, now_ - 3min);
-  EXPECT_EQ((*from_third)[1].detail, "{\"n\":3}");
-  EXPECT_FALSE((*from_third)[1].res_id);
+  // From the third entry on (n 2, 3, 4), the newest two.
+  auto newest = s->list_audit(now_ - 3min, 2);
+  ASSERT_TRUE(newest);
+  ASSERT_EQ(newest->size(), 2u);
+  EXPECT_EQ((*newest)[0].detail, "{\"n\":3}");
+  EXPECT_EQ((*newest)[0].res_id, 42u);
+  EXPECT_EQ((*newest)[0].time, now_ - 2min);
+  EXPECT_EQ((*newest)[1].detail, "{\"n\":4}");
+  EXPECT_FALSE((*newest)[1].res_id);
+  // From the beginning, with room for all: every entry, oldest first.
+  auto all = s->list_audit(WallTime{}, 10);
+  ASSERT_TRUE(all);
+  ASSERT_EQ(all->size(), 5u);
+  for (std::size_t i = 0; i < 5; ++i) EXPECT_EQ((*all)[i].detail, "{\"n\":" + std::to_string(i) + "}");
+  // From the beginning, two: the last two, not the first.
+  auto last_two = s->list_audit(WallTime{}, 2);
+  ASSERT_TRUE(last_two);
+  ASSERT_EQ(last_two->size(), 2u);
+  EXPECT_EQ(last_two->front().detail, "{\"n\":3}");
   AuditEntry empty;
   empty.kind = "note";
   ASSERT_TRUE(s->audit(empty));
@@ -529,19 +540,21 @@ TEST_P(StoreContractTest, TimesAreKeptToTheMillisecond) {
   EXPECT_TRUE(s->list_audit(kept + 1ms, 10)->empty());
 }
 
-TEST_P(StoreContractTest, NodeEventsListFromATimeWithALimit) {
+TEST_P(StoreContractTest, NodeEventsListTheNewestFromATimeOldestFirst) {
   auto s = make_store();
   ASSERT_TRUE(s);
   for (std::uint32_t nid = 1; nid <= 4; ++nid) {
     ASSERT_TRUE(s->record_node_events({{0, {}, nid, "state", "UP", "DOWN", ""}}));
     now_ += 1min;
   }
-  auto from_second = s->list_node_events(now_ - 3min, 2);
-  ASSERT_TRUE(from_second);
-  ASSERT_EQ(from_second->size(), 2u);
-  EXPECT_EQ((*from_second)[0].nid, 2u);
-  EXPECT_EQ((*from_second)[0].id, 2);
-  EXPECT_EQ((*from_second)[1].nid, 3u);
+  // From the second event on (nids 2, 3, 4), the newest two.
+  auto newest = s->list_node_events(now_ - 3min, 2);
+  ASSERT_TRUE(newest);
+  ASSERT_EQ(newest->size(), 2u);
+  EXPECT_EQ((*newest)[0].nid, 3u);
+  EXPECT_EQ((*newest)[0].id, 3);
+  EXPECT_EQ((*newest)[1].nid, 4u);
+  EXPECT_EQ(s->list_node_events(WallTime{}, 10)->size(), 4u);
   EXPECT_TRUE(s->list_node_events(WallTime{}, 0)->empty());
   EXPECT_TRUE(s->list_audit(WallTime{}, 0)->empty());
   EXPECT_TRUE(s->list_node_events(now_, 10)->empty());
