@@ -178,4 +178,11 @@ void read_sections(const toml::table& root, Config& c, Errors& errors);
 // Checks across keys, reported at the later key's line.
 void cross_checks(const Config& c, Errors& errors);
 
+// The report of `basild --check-config` for a parse: "OK" or the errors
+// (the parse's, then `more_errors`, each after the origin), then the
+// warnings (config_warnings', then `more_warnings`) and the effective
+// configuration when the parse itself succeeded.
+ConfigCheck check_report(const ConfigParse& p, std::string_view origin, const std::vector<std::string>& more_errors,
+                         const std::vector<std::string>& more_warnings);
+
 }  // namespace basild::config_detail

@@ -1,8 +1,6 @@
 #include "basild/daemon/service.h"
 
-#include <grp.h>
-#include <pwd.h>
-
+#include "basild/config/principals.h"
 #include "basild/control/registry.h"
 #include "basild/control/server.h"
 #include "basild/daemon/apkill_adapter.h"
@@ -15,44 +13,6 @@
 namespace basild {
 
 namespace asio = boost::asio;
-
-namespace {
-
-std::vector<std::uint32_t> resolve_users(const std::vector<Principal>& list, Logger& log) {
-  std::vector<std::uint32_t> out;
-  for (const auto& p : list) {
-    if (p.id) {
-      out.push_back(*p.id);
-    } else if (const passwd* pw = getpwnam(p.name.c_str())) {
-      out.push_back(pw->pw_uid);
-    } else {
-      log.warning("B0110", "control.allowed_users: no such user '" + p.name + "'");
-    }
-  }
-  return out;
-}
-
-basil::Result<std::uint32_t> resolve_group(const Principal& p) {
-  if (p.id) return *p.id;
-  if (const group* gr = getgrnam(p.name.c_str())) return static_cast<std::uint32_t>(gr->gr_gid);
-  return basil::Status(basil::Code::kInvalidValue, "control.group: no such group '" + p.name + "'");
-}
-
-std::vector<std::uint32_t> resolve_groups(const std::vector<Principal>& list, Logger& log) {
-  std::vector<std::uint32_t> out;
-  for (const auto& p : list) {
-    if (p.id) {
-      out.push_back(*p.id);
-    } else if (const group* gr = getgrnam(p.name.c_str())) {
-      out.push_back(gr->gr_gid);
-    } else {
-      log.warning("B0111", "control.allowed_groups: no such group '" + p.name + "'");
-    }
-  }
-  return out;
-}
-
-}  // namespace
 
 struct Service::Impl : std::enable_shared_from_this<Impl> {
   Impl(asio::io_context& io_, Config config_, Logger& log_) : io(io_), config(std::move(config_)), log(log_) {}
@@ -167,15 +127,15 @@ struct Service::Impl : std::enable_shared_from_this<Impl> {
     control::ServerOptions so;
     so.socket_path = config.control.socket;
     so.socket_mode = config.control.mode;
-    so.allowed_uids = resolve_users(config.control.allowed_users, log);
-    so.allowed_gids = resolve_groups(config.control.allowed_groups, log);
-    if (config.control.group) {
-      // The scheduler's group must be able to open the socket: a group that
-      // does not resolve would lock it out, so basild does not start.
-      auto gid = resolve_group(*config.control.group);
-      if (!gid) return gid.status();
-      so.socket_gid = *gid;
-    }
+    const ControlIds ids = resolve_control_names(config.control, system_name_lookup());
+    for (const auto& m : ids.unknown_users) log.warning("B0110", m);
+    for (const auto& m : ids.unknown_groups) log.warning("B0111", m);
+    // The scheduler's group must be able to open the socket: a group that
+    // does not resolve would lock it out, so basild does not start.
+    if (ids.unknown_socket_group) return basil::Status(basil::Code::kInvalidValue, *ids.unknown_socket_group);
+    so.allowed_uids = ids.users;
+    so.allowed_gids = ids.groups;
+    so.socket_gid = ids.socket_gid;
     so.max_request_bytes = static_cast<std::size_t>(config.control.max_request_bytes);
     so.idle_timeout = config.control.idle_timeout;
     so.max_connections = static_cast<std::size_t>(config.control.max_connections);

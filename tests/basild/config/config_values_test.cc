@@ -1,10 +1,13 @@
 // Values the config reader refuses with the key named: durations too large
-// to hold, control characters in paths.
+// to hold, control characters in paths; and the names of [control] resolved
+// by --check-config as at start.
 #include <gtest/gtest.h>
 
+#include <map>
 #include <string>
 
 #include "basild/config/config.h"
+#include "basild/config/principals.h"
 
 namespace basild {
 namespace {
@@ -93,6 +96,49 @@ TEST(ConfigValuesTest, ControlCharactersInPathsAreRefusedNamingTheKey) {
   ConfigError cmd = only_error("[[reconcile.source]]\ntype = \"command\"\ncommand = [\"/usr/bin/squeue\\n\"]\n");
   EXPECT_EQ(cmd.key, "reconcile.source[0].command");
   EXPECT_NE(cmd.message.find("a newline at byte 15"), std::string::npos) << cmd.message;
+}
+
+NameLookup table_lookup() {
+  static const std::map<std::string, std::uint32_t> users{{"alice", 1001}, {"slurm", 64030}};
+  static const std::map<std::string, std::uint32_t> groups{{"slurm", 64030}};
+  auto find = [](const std::map<std::string, std::uint32_t>& m) {
+    return [&m](const std::string& name) -> std::optional<std::uint32_t> {
+      auto it = m.find(name);
+      if (it == m.end()) return std::nullopt;
+      return it->second;
+    };
+  };
+  return {find(users), find(groups)};
+}
+
+TEST(ConfigValuesTest, NamesResolveToIdsAndUnknownOnesAreNamed) {
+  ControlConfig c;
+  c.allowed_users = {{"alice", std::nullopt}, {"ghost", std::nullopt}, {"", 1000}};
+  c.allowed_groups = {{"slurm", std::nullopt}, {"nogroup-x", std::nullopt}};
+  c.group = Principal{"slurm", std::nullopt};
+  const ControlIds ids = resolve_control_names(c, table_lookup());
+  EXPECT_EQ(ids.users, (std::vector<std::uint32_t>{1001, 1000}));
+  EXPECT_EQ(ids.groups, (std::vector<std::uint32_t>{64030}));
+  EXPECT_EQ(ids.socket_gid, 64030u);
+  EXPECT_EQ(ids.unknown_users, (std::vector<std::string>{"control.allowed_users: no such user 'ghost'"}));
+  EXPECT_EQ(ids.unknown_groups, (std::vector<std::string>{"control.allowed_groups: no such group 'nogroup-x'"}));
+  EXPECT_FALSE(ids.unknown_socket_group);
+}
+
+TEST(ConfigValuesTest, CheckConfigReportsAnUnknownAllowedUserAsStartDoes) {
+  ConfigCheck c = check_config("[control]\nallowed_users = [\"alice\", \"ghost\"]\n", "b.conf", table_lookup());
+  EXPECT_TRUE(c.ok) << c.report;  // start goes on without that user
+  EXPECT_EQ(c.report.rfind("b.conf: OK\n", 0), 0u) << c.report;
+  EXPECT_NE(c.report.find("  - control.allowed_users: no such user 'ghost'"), std::string::npos) << c.report;
+  EXPECT_EQ(c.report.find("'alice'"), std::string::npos) << c.report;
+
+  ConfigCheck g = check_config("[control]\ngroup = \"nogroup-x\"\n", "b.conf", table_lookup());
+  EXPECT_FALSE(g.ok) << g.report;  // start stops
+  EXPECT_EQ(g.report.rfind("b.conf: 1 error\nb.conf: control.group: no such group 'nogroup-x'", 0), 0u) << g.report;
+
+  // Without a lookup (the fuzzer's form) names are not resolved.
+  EXPECT_EQ(check_config("[control]\nallowed_users = [\"ghost\"]\n", "b.conf").report.find("ghost'"),
+            std::string::npos);
 }
 
 }  // namespace
