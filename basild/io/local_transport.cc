@@ -428,10 +428,7 @@ void LocalTransport::Impl::Call::complete(Status status) {
   if (pid > 0 && reaped && wait_status >= 0) diag = describe_status(wait_status);
   if (!extra.empty()) diag += (diag.empty() ? "" : "; ") + extra;
   if (!errtext.empty()) {
-    std::string e = errtext;
-    while (!e.empty() && (e.back() == '\n' || e.back() == '\r')) e.pop_back();
-    diag += (diag.empty() ? "stderr: " : "; stderr: ") + e;
-    if (err_dropped > 0) diag += " (+" + std::to_string(err_dropped) + " bytes dropped)";
+    diag += (diag.empty() ? "stderr: " : "; stderr: ") + stderr_excerpt(errtext, errtext.size() + err_dropped);
   }
   o.diagnostics = std::move(diag);
   o.response = std::move(response);

@@ -17,7 +17,8 @@
 // Outcomes: spawn failure, timeout (kTimeout), output over the limit, death
 // by a signal, empty or non-XML output, and a non-zero exit without a
 // complete-looking XML document are errors (kTransport unless timeout; both
-// transient) with the exit status and stderr in the diagnostics. A non-zero
+// transient) with the exit status and stderr in the diagnostics (its start,
+// escaped, as core/apbasil_output.h's stderr_excerpt shows it). A non-zero
 // exit after a complete XML answer is a success whose diagnostics say so (as
 // Slurm did: the answer is used, the status logged).
 //
@@ -31,6 +32,7 @@
 #include <string>
 #include <vector>
 
+#include "basild/core/apbasil_output.h"
 #include "basild/core/transport.h"
 
 namespace basild {
@@ -46,7 +48,7 @@ struct LocalTransportOptions {
   std::string label = "apbasil";                      // names the command in errors
   std::size_t max_concurrent = 4;                     // calls running at once
   std::size_t max_output_bytes = std::size_t{1} << 30;  // stdout limit (1 GiB)
-  std::size_t max_stderr_bytes = 64 * 1024;             // kept for diagnostics
+  std::size_t max_stderr_bytes = kStderrExcerptBytes;   // kept for diagnostics (the rest counted)
 };
 
 class LocalTransport final : public Transport {

@@ -30,6 +30,39 @@ using testing::emulator_admin;
 using testing::wait_until;
 using testing::write_script;
 
+// Runs as the daemon's apbasil instead of the emulator.
+void use_apbasil(const Daemon& d, const std::string& script) {
+  std::string conf = read_file(d.dir() + "/basild.conf");
+  const auto from = conf.find("path = \"");
+  const auto to = conf.find("timeout = ");
+  ASSERT_TRUE(from != std::string::npos && to != std::string::npos);
+  conf.replace(from, to - from, "path = \"" + script + "\"\n");
+  write_file(d.dir() + "/basild.conf", conf);
+}
+
+// Whether basild logged `id` on a line that mentions `text`.
+bool logged(const Daemon& d, const std::string& id, const std::string& text) {
+  std::istringstream in(d.log());
+  for (std::string line; std::getline(in, line);)
+    if (line.find(" " + id + " ") != std::string::npos && line.find(text) != std::string::npos) return true;
+  return false;
+}
+
+// ------------------------------------------------------------ stderr
+
+TEST(ApbasilStderrIntegrationTest, SixtyFourKibOfStderrAreCappedOnOneLogLine) {
+  Daemon d("stderr");
+  use_apbasil(d, write_script("noisy", "cat >/dev/null\nyes 'apbasil: noise' | head -c 65536 >&2\nexit 1"));
+  d.start(false);
+  ASSERT_TRUE(wait_until([&] { return logged(d, "B0202", "stderr: apbasil: noise\\napbasil: noise"); }, 20s))
+      << d.log().substr(0, 8192);
+  std::size_t longest = 0;
+  std::istringstream in(d.log());
+  for (std::string line; std::getline(in, line);) longest = std::max(longest, line.size());
+  EXPECT_LT(longest, 4096u + 1024u);
+  EXPECT_TRUE(logged(d, "B0202", "more bytes)"));
+}
+
 // ------------------------------------------------------------ --check-config
 
 TEST(CheckConfigIntegrationTest, AnUnknownAllowedUserIsReportedAsStartReportsIt) {
