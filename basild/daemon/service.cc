@@ -75,12 +75,17 @@ struct Service::Impl : std::enable_shared_from_this<Impl> {
     xo.max_bytes = config.log.xml_log_max_bytes;
     xo.keep = config.log.xml_log_keep;
     xo = xml_log_options_from_env(xo);
-    auto xl = XmlLog::open(xo, [this](std::string_view record) { log.info("B0190", record); });
+    auto xl = XmlLog::open(xo, [this](std::string_view record) { log.info("B0190", record); },
+                           [this](const basil::Status& st) { log_xml_log_closed(st); });
     if (!xl) return xl.status();
     xml_log = std::move(*xl);
     if (xml_log->enabled())
       log.info("B0102", "XML log on: " + (xml_log->path().empty() ? std::string("the daemon's log") : xml_log->path()));
     return {};
+  }
+
+  void log_xml_log_closed(const basil::Status& st) {
+    log.error("B0490", st.message() + "; no XML records are written until a SIGHUP opens it again");
   }
 
   // The last good ENGINE answers a basild before this one kept, and this
@@ -206,6 +211,7 @@ struct Service::Impl : std::enable_shared_from_this<Impl> {
 
   void reload(const Config& next) {
     log.set_level(next.log.level);
+    if (auto st = xml_log->reopen(); !st) log_xml_log_closed(st);
     std::vector<std::string> restart;
     if (!(next.apbasil == config.apbasil)) restart.push_back("[apbasil]");
     if (!(next.basil == config.basil)) restart.push_back("[basil]");

@@ -48,6 +48,58 @@ bool logged(const Daemon& d, const std::string& id, const std::string& text) {
   return false;
 }
 
+// ------------------------------------------------------------ XML log
+
+TEST(XmlLogFileIntegrationTest, BasildRefusesToStartWhenTheXmlLogIsASymbolicLink) {
+  Daemon d("xml-link");
+  write_file(d.dir() + "/victim", "precious\n");
+  ASSERT_EQ(::symlink((d.dir() + "/victim").c_str(), (d.dir() + "/basil_xml.log").c_str()), 0);
+  d.start(/*wait=*/false, /*xml_log=*/true);
+  EXPECT_TRUE(wait_until([&] { return logged(d, "B0001", "cannot start"); }, 20s)) << d.log();
+  const int st = d.stop(SIGKILL);
+  EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 1) << st;
+  EXPECT_TRUE(logged(d, "B0001", "refusing XML log " + d.dir() + "/basil_xml.log: it is a symbolic link")) << d.log();
+  EXPECT_EQ(read_file(d.dir() + "/victim"), "precious\n");
+}
+
+TEST(XmlLogFileIntegrationTest, BasildRefusesToStartWhenTheXmlLogIsAnotherUidsFile) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to give a file to another uid";
+  Daemon d("xml-owner");
+  const std::string path = d.dir() + "/basil_xml.log";
+  write_file(path, "someone else's\n");
+  ASSERT_EQ(::chown(path.c_str(), 65534, 65534), 0);
+  d.start(false, true);
+  EXPECT_TRUE(wait_until([&] { return logged(d, "B0001", "cannot start"); }, 20s)) << d.log();
+  d.stop(SIGKILL);
+  EXPECT_TRUE(logged(d, "B0001", "refusing XML log " + path + ": it is owned by uid 65534")) << d.log();
+  EXPECT_EQ(read_file(path), "someone else's\n");
+}
+
+TEST(XmlLogFileIntegrationTest, TheXmlLogIsCreated0640UnderARestrictiveUmask) {
+  Daemon d("xml-mode");
+  const mode_t old = ::umask(077);  // basild inherits it
+  d.start(true, true);
+  ::umask(old);
+  struct stat st {};
+  ASSERT_EQ(::stat((d.dir() + "/basil_xml.log").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0640u);
+}
+
+TEST(XmlLogFileIntegrationTest, SighupRefusesToReopenAnXmlLogReplacedByASymbolicLink) {
+  Daemon d("xml-hup");
+  const pid_t pid = d.start(true, true);
+  const std::string path = d.dir() + "/basil_xml.log";
+  write_file(d.dir() + "/victim", "precious\n");
+  ASSERT_EQ(::rename(path.c_str(), (path + ".old").c_str()), 0);
+  ASSERT_EQ(::symlink((d.dir() + "/victim").c_str(), path.c_str()), 0);
+  ASSERT_EQ(::kill(pid, SIGHUP), 0);
+  EXPECT_TRUE(wait_until([&] { return logged(d, "B0490", "refusing XML log " + path + ": it is a symbolic link"); }, 20s))
+      << d.log();
+  d.wait_for_poll();  // calls go on, logged nowhere
+  EXPECT_EQ(read_file(d.dir() + "/victim"), "precious\n");
+  EXPECT_EQ(d.get("/v1/health").value("status", ""), "ok");
+}
+
 // ------------------------------------------------------------ stderr
 
 TEST(ApbasilStderrIntegrationTest, SixtyFourKibOfStderrAreCappedOnOneLogLine) {
