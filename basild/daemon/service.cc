@@ -6,6 +6,7 @@
 #include "basild/daemon/apkill_adapter.h"
 #include "basild/daemon/daemon_parts.h"
 #include "basild/daemon/routes.h"
+#include "basild/io/child_groups.h"
 #include "basild/io/job_sources.h"
 #include "basild/io/store.h"
 #include "basild/io/xml_log.h"
@@ -42,6 +43,7 @@ struct Service::Impl : std::enable_shared_from_this<Impl> {
 
   basil::Status start() {
     if (auto s = open_state(); !s) return s;
+    sweep_children();
     if (auto s = open_xml_log(); !s) return s;
     transport = make_conduit(io, config);
     remember_engine_answers();
@@ -65,6 +67,21 @@ struct Service::Impl : std::enable_shared_from_this<Impl> {
     log.info("B0101", "state database " + config.state.database + " open (schema " +
                           std::to_string(report.schema_from) + " -> " + std::to_string(report.schema_to) + ")");
     return {};
+  }
+
+  // Kills the process groups of the children a basild before this one left
+  // running (io/child_groups.h), then records this one's. Done once the
+  // database's lock is held: never another running basild's children.
+  void sweep_children() {
+    auto swept = asio::use_service<ChildGroups>(io).sweep_and_open(config.state.database + ".children");
+    if (!swept) {
+      log.warning("B0131", swept.status().message() + ": children's process groups are not recorded");
+      return;
+    }
+    for (const auto& g : *swept)
+      log.warning("B0130", "killed process group " + std::to_string(g.pgid) + " (" + std::to_string(g.processes) +
+                               (g.processes == 1 ? " process: " : " processes: ") + g.command +
+                               ") that a basild before this one left running");
   }
 
   basil::Status open_xml_log() {

@@ -2,8 +2,10 @@
 // shell) as a child process per call, on the io_context's event loop.
 //
 // Per call: three pipes (all O_CLOEXEC; the child gets them as 0/1/2 and no
-// other descriptor), posix_spawn into a new process group with default
-// signal dispositions and an empty signal mask, the request written to stdin
+// other descriptor), spawn_child (spawn.h) into a new process group with
+// default signal dispositions, an empty signal mask and SIGKILL when basild
+// dies (its group recorded in the io_context's ChildGroups service:
+// child_groups.h), the request written to stdin
 // which is then closed, stdout and stderr read on the loop. When both reach
 // end of file the child is reaped with waitpid(pid, WNOHANG), polled on a
 // short timer (no SIGCHLD handler, no waitpid(-1): several transports, and

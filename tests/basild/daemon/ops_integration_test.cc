@@ -30,6 +30,15 @@ using testing::emulator_admin;
 using testing::wait_until;
 using testing::write_script;
 
+// Replaces `from` by `to` in the daemon's config file (before start()).
+void edit_conf(const Daemon& d, const std::string& from, const std::string& to) {
+  std::string conf = read_file(d.dir() + "/basild.conf");
+  const auto at = conf.find(from);
+  ASSERT_NE(at, std::string::npos) << from;
+  conf.replace(at, from.size(), to);
+  write_file(d.dir() + "/basild.conf", conf);
+}
+
 // Runs as the daemon's apbasil instead of the emulator.
 void use_apbasil(const Daemon& d, const std::string& script) {
   std::string conf = read_file(d.dir() + "/basild.conf");
@@ -38,6 +47,21 @@ void use_apbasil(const Daemon& d, const std::string& script) {
   ASSERT_TRUE(from != std::string::npos && to != std::string::npos);
   conf.replace(from, to - from, "path = \"" + script + "\"\n");
   write_file(d.dir() + "/basild.conf", conf);
+}
+
+// Alive, and not a zombie waiting for its (new) parent.
+bool alive(pid_t pid) {
+  const std::string stat = read_file("/proc/" + std::to_string(pid) + "/stat");
+  const auto close = stat.rfind(')');
+  return close != std::string::npos && close + 2 < stat.size() && stat[close + 2] != 'Z';
+}
+
+// The numbers in a file, one a line.
+std::vector<pid_t> pids_in(const std::string& path) {
+  std::vector<pid_t> out;
+  std::istringstream in(read_file(path));
+  for (pid_t p = 0; in >> p;) out.push_back(p);
+  return out;
 }
 
 // Whether basild logged `id` on a line that mentions `text`.
@@ -98,6 +122,36 @@ TEST(XmlLogFileIntegrationTest, SighupRefusesToReopenAnXmlLogReplacedByASymbolic
   d.wait_for_poll();  // calls go on, logged nowhere
   EXPECT_EQ(read_file(d.dir() + "/victim"), "precious\n");
   EXPECT_EQ(d.get("/v1/health").value("status", ""), "ok");
+}
+
+// ------------------------------------------------------------ children
+
+TEST(ChildrenIntegrationTest, AKilledBasildTakesItsHungApbasilAndTheNextStartItsGrandchild) {
+  Daemon d("orphans");
+  const std::string pids = d.dir() + "/apbasil.pids", grand = d.dir() + "/grandchild.pids";
+  // An apbasil that forks a grandchild (in its process group) and hangs.
+  use_apbasil(d, write_script("hang-fork", "echo $$ >> " + pids + "\nsleep 3600 &\necho $! >> " + grand + "\nwait"));
+  edit_conf(d, "timeout = \"2s\"", "timeout = \"1h\"");
+  // Whatever happens, no group of this test's outlives it.
+  struct KillGroups {
+    std::string file;
+    ~KillGroups() {
+      for (pid_t p : pids_in(file)) ::kill(-p, SIGKILL);
+    }
+  } cleanup{pids};
+  d.start(/*wait=*/false);
+  ASSERT_TRUE(wait_until([&] { return !pids_in(pids).empty() && !pids_in(grand).empty(); }, 20s)) << d.log();
+  const pid_t apbasil = pids_in(pids).front(), grandchild = pids_in(grand).front();
+  ASSERT_TRUE(alive(apbasil) && alive(grandchild));
+
+  d.stop(SIGKILL);
+  EXPECT_TRUE(wait_until([&] { return !alive(apbasil); }, 10s)) << "apbasil " << apbasil << " outlived basild";
+  // The grandchild got no death signal; the next start kills its group.
+  d.start(false);
+  EXPECT_TRUE(wait_until([&] { return !alive(grandchild); }, 20s)) << "grandchild " << grandchild << " survived a restart";
+  EXPECT_TRUE(wait_until([&] { return logged(d, "B0130", "killed process group " + std::to_string(apbasil)); }, 10s))
+      << d.log();
+  d.stop(SIGKILL);
 }
 
 // ------------------------------------------------------------ stderr
