@@ -101,8 +101,18 @@ void SshTransport::Impl::run() {
       if (::poll(&p, 1, t) > 0) drain_eventfd(efd, 0, nullptr);
     }
   }
-  // Shutting down: everything still here fails.
-  for (auto& [id, a] : active) complete(a.job, Status(Code::kTransport, "transport shut down"), {}, {});
+  // Shutting down: everything still here fails. A remote apbasil still
+  // running on an exec channel is sent SIGKILL first: sshd closing a
+  // channel without a terminal does not end its command (in gateway mode
+  // the helper kills its children when its channel closes, below).
+  for (auto& [id, a] : active) {
+    if (a.channel) {
+      ssh_channel_request_send_signal(a.channel.get(), "KILL");
+      ssh_channel_close(a.channel.get());
+      a.channel.reset();
+    }
+    complete(a.job, Status(Code::kTransport, "transport shut down"), {}, {});
+  }
   active.clear();
   for (auto& j : waiting) complete(j, Status(Code::kTransport, "transport shut down"), {}, {});
   waiting.clear();

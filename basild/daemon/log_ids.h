@@ -128,6 +128,8 @@ inline constexpr LogIdEntry kLogIds[] = {
      "a reservation the reconciler releases for a reason other than orphan or stray (the reason follows)."},
     {"B0490", LogLevel::kError,
      "the XML log file cannot be opened again (at rotation or SIGHUP): a symbolic link, not a regular file, not owned by basild's uid, or an open error; no XML records are written until a SIGHUP opens it."},
+    {"B0491", LogLevel::kNotice,
+     "stopping: apbasil calls still running after a second are killed (their callers answered, a RESERVE's intent left for the next start)."},
     {"B0901", LogLevel::kError,
      "the ALPS loop ended by an exception: a bug, please report it with the log."},
 };

@@ -205,20 +205,39 @@ struct Service::Impl : std::enable_shared_from_this<Impl> {
   }
 
 
+  // Stops within kStopLimit whatever apbasil does: calls still running after
+  // kCallGrace are killed (their process groups, the ssh exec channels'
+  // commands), so their callers are answered (a RESERVE's intent stays
+  // pending; the next start settles it from the first INVENTORY), and what
+  // still waits at kStopLimit is dropped with the control connections.
   void stop(std::function<void()> done) {
+    static constexpr std::chrono::milliseconds kCallGrace{1000}, kStopLimit{2000};
     if (stopping) return;
     stopping = true;
     if (poller) poller->stop();
     for (auto* c : command_sources) c->shutdown();
     if (apkill) apkill->shutdown();
     auto self = shared_from_this();
-    auto finish = [self, done = std::move(done)] {
+    auto finished = std::make_shared<bool>(false);
+    auto finish = [self, finished, done = std::move(done)] {
+      if (std::exchange(*finished, true)) return;
       if (self->transport) self->transport->shutdown();
       if (self->store)
         note_state_failure(self->log, self->store->save_timings({{"timings", self->timings.to_json().dump()}}));
       self->log.notice("B0109", "stopped");
       if (done) asio::post(self->io, done);
     };
+    auto grace = std::make_shared<asio::steady_timer>(io, kCallGrace);
+    grace->async_wait([self, grace](const boost::system::error_code&) {
+      if (self->transport && self->transport->running() > 0) {
+        self->log.notice("B0491", "stopping: killing " + std::to_string(self->transport->running()) +
+                                      " apbasil calls still running after " + std::to_string(kCallGrace.count()) +
+                                      " ms");
+      }
+      if (self->transport) self->transport->shutdown();
+    });
+    auto limit = std::make_shared<asio::steady_timer>(io, kStopLimit);
+    limit->async_wait([limit, finish](const boost::system::error_code&) { finish(); });
     if (server) {
       server->stop(finish);
     } else {

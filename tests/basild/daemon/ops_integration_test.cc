@@ -154,6 +154,39 @@ TEST(ChildrenIntegrationTest, AKilledBasildTakesItsHungApbasilAndTheNextStartIts
   d.stop(SIGKILL);
 }
 
+// ------------------------------------------------------------ SIGTERM
+
+TEST(StopIntegrationTest, SigtermKillsAHungReserveAndStopsAtOnceAndTheNextStartAdoptsItsReservation) {
+  Daemon d("sigterm");
+  edit_conf(d, "timeout = \"2s\"", "timeout = \"60s\"");
+  d.start();
+  // ALPS makes the reservation, then its answer hangs.
+  emulator_admin(d.emu(), "fault --method RESERVE --latency-ms 600000");
+  std::atomic<bool> answered{false};
+  std::thread caller([&] {
+    d.reserve("7001");
+    answered = true;
+  });
+  ASSERT_TRUE(wait_until([&] { return d.alps_reservations().size() == 1; }, 20s)) << d.log();
+  const auto held = d.alps_reservations();
+
+  const auto t0 = std::chrono::steady_clock::now();
+  const int st = d.stop(SIGTERM);
+  const auto took = std::chrono::steady_clock::now() - t0;
+  caller.join();
+  EXPECT_TRUE(answered);
+  EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) << st;
+  EXPECT_LT(took, 5s) << "basild waited for the hung apbasil";
+  std::printf("campaign: sigterm with a hung RESERVE stopped in %.2f s\n",
+              std::chrono::duration<double>(took).count());
+  EXPECT_TRUE(logged(d, "B0302", "RESERVE for job 7001 has no answer")) << d.log();
+
+  emulator_admin(d.emu(), "fault --clear");
+  d.start();
+  EXPECT_TRUE(wait_until([&] { return d.basild_reservations() == held; }, 20s)) << d.log();
+  EXPECT_TRUE(logged(d, "B0230", "")) << d.log();
+}
+
 // ------------------------------------------------------------ stderr
 
 TEST(ApbasilStderrIntegrationTest, SixtyFourKibOfStderrAreCappedOnOneLogLine) {
