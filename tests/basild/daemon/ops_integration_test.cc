@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdio>
 #include <fstream>
 #include <sstream>
 #include <thread>
@@ -145,10 +146,15 @@ TEST(ChildrenIntegrationTest, AKilledBasildTakesItsHungApbasilAndTheNextStartIts
   ASSERT_TRUE(alive(apbasil) && alive(grandchild));
 
   d.stop(SIGKILL);
+  const auto killed = std::chrono::steady_clock::now();
   EXPECT_TRUE(wait_until([&] { return !alive(apbasil); }, 10s)) << "apbasil " << apbasil << " outlived basild";
+  const auto apbasil_gone = std::chrono::steady_clock::now();
   // The grandchild got no death signal; the next start kills its group.
   d.start(false);
   EXPECT_TRUE(wait_until([&] { return !alive(grandchild); }, 20s)) << "grandchild " << grandchild << " survived a restart";
+  std::printf("campaign: kill -9 of basild: its hung apbasil gone after %.3f s, the grandchild %.3f s after the restart\n",
+              std::chrono::duration<double>(apbasil_gone - killed).count(),
+              std::chrono::duration<double>(std::chrono::steady_clock::now() - apbasil_gone).count());
   EXPECT_TRUE(wait_until([&] { return logged(d, "B0130", "killed process group " + std::to_string(apbasil)); }, 10s))
       << d.log();
   d.stop(SIGKILL);
@@ -199,6 +205,7 @@ TEST(ApbasilStderrIntegrationTest, SixtyFourKibOfStderrAreCappedOnOneLogLine) {
   std::istringstream in(d.log());
   for (std::string line; std::getline(in, line);) longest = std::max(longest, line.size());
   EXPECT_LT(longest, 4096u + 1024u);
+  std::printf("campaign: 64 KiB of apbasil stderr: longest log line %zu bytes\n", longest);
   EXPECT_TRUE(logged(d, "B0202", "more bytes)"));
 }
 
