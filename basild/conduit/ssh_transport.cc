@@ -14,10 +14,7 @@
 
 namespace basild::conduit {
 
-std::string trim_newlines(std::string s) {
-  while (!s.empty() && (s.back() == '\n' || s.back() == '\r')) s.pop_back();
-  return s;
-}
+std::string stderr_shown(std::string s) { return stderr_excerpt(s, s.size()); }
 
 Status judge_apkill(std::optional<int> exit_code, const std::string& out, const std::string& err) {
   if (out.find("<BasilResponse") != std::string::npos)
@@ -25,7 +22,7 @@ Status judge_apkill(std::optional<int> exit_code, const std::string& out, const 
   if (exit_code && *exit_code == 0) return Status::ok();
   std::string m = "remote apkill " + (exit_code ? "exit status " + std::to_string(*exit_code)
                                                 : std::string("ended without an exit status"));
-  if (!err.empty()) m += ": " + trim_newlines(err);
+  if (!err.empty()) m += ": " + stderr_shown(err);
   return Status(Code::kTransport, std::move(m));
 }
 
@@ -104,8 +101,18 @@ void SshTransport::Impl::run() {
       if (::poll(&p, 1, t) > 0) drain_eventfd(efd, 0, nullptr);
     }
   }
-  // Shutting down: everything still here fails.
-  for (auto& [id, a] : active) complete(a.job, Status(Code::kTransport, "transport shut down"), {}, {});
+  // Shutting down: everything still here fails. A remote apbasil still
+  // running on an exec channel is sent SIGKILL first: sshd closing a
+  // channel without a terminal does not end its command (in gateway mode
+  // the helper kills its children when its channel closes, below).
+  for (auto& [id, a] : active) {
+    if (a.channel) {
+      ssh_channel_request_send_signal(a.channel.get(), "KILL");
+      ssh_channel_close(a.channel.get());
+      a.channel.reset();
+    }
+    complete(a.job, Status(Code::kTransport, "transport shut down"), {}, {});
+  }
   active.clear();
   for (auto& j : waiting) complete(j, Status(Code::kTransport, "transport shut down"), {}, {});
   waiting.clear();
@@ -340,7 +347,7 @@ void SshTransport::Impl::check_deadlines() {
     }
     complete(a.job, Status(Code::kTimeout, "remote " + std::string(a.job.program()) + " timed out after " +
                                                std::to_string(a.job.timeout.count()) + " ms (killed)"),
-             std::move(a.out), a.err.empty() ? std::string() : "stderr: " + trim_newlines(a.err));
+             std::move(a.out), a.err.empty() ? std::string() : "stderr: " + stderr_shown(a.err));
   }
   // Waiting calls (e.g. while the helper restarts) time out too.
   std::deque<Job> keep;

@@ -111,7 +111,7 @@ void SshTransport::Impl::finish_exec(Active& a) {
                           : judge_apbasil_output("remote apbasil", output_of(a.job, a.out), exit_code,
                                                  "exit status " + std::to_string(code));
   }
-  if (!a.err.empty()) diag += "; stderr: " + trim_newlines(a.err);
+  if (!a.err.empty()) diag += "; stderr: " + stderr_shown(a.err);
   a.channel.reset();
   complete(a.job, std::move(status), std::move(a.out), std::move(diag));
 }

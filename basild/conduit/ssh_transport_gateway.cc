@@ -125,7 +125,7 @@ Status SshTransport::Impl::take_frames() {
         status = Status(Code::kTransport, "remote " + program + " killed by signal " + std::to_string(ans.value));
         break;
       case ExitHow::kSpawnFailed:
-        status = Status(Code::kTransport, "gateway helper cannot start " + program + ": " + trim_newlines(ans.err));
+        status = Status(Code::kTransport, "gateway helper cannot start " + program + ": " + stderr_shown(ans.err));
         break;
       case ExitHow::kOverflow:
         status = Status(Code::kTransport, program + " output exceeds " + std::to_string(options.max_output_bytes) + " bytes");
@@ -137,7 +137,7 @@ Status SshTransport::Impl::take_frames() {
       status = a.job.apkill ? judge_apkill(static_cast<int>(ans.value), a.out, ans.err)
                             : judge_apbasil_output("remote apbasil", output_of(a.job, a.out), static_cast<int>(ans.value),
                                                    "exit status " + std::to_string(ans.value));
-    if (!ans.err.empty() && ans.how != ExitHow::kSpawnFailed) diag += "; stderr: " + trim_newlines(ans.err);
+    if (!ans.err.empty() && ans.how != ExitHow::kSpawnFailed) diag += "; stderr: " + stderr_shown(ans.err);
     complete(a.job, std::move(status), std::move(a.out), std::move(diag));
   }
 }
@@ -181,7 +181,7 @@ void SshTransport::Impl::service_helper() {
     why = "gateway helper exited" + (code >= 0 ? " with status " + std::to_string(code) : std::string());
     if (code == 127) why = "gateway helper " + options.gateway_helper + " missing on the main system (exit 127)";
   }
-  if (!helper_err.empty()) why += ": " + trim_newlines(helper_err);
+  if (!helper_err.empty()) why += ": " + stderr_shown(helper_err);
   const bool never_started = !helper_ready;
   helper.reset();
   helper_ready = false;

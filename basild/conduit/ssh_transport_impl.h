@@ -30,7 +30,8 @@ using basil::Status;
 using std::chrono::milliseconds;
 using Clock = std::chrono::steady_clock;
 
-std::string trim_newlines(std::string s);
+// Remote stderr as diagnostics show it (core/apbasil_output.h's stderr_excerpt).
+std::string stderr_shown(std::string s);
 // apkill's word is its exit status; its output is not BASIL. BASIL XML in
 // it means something else ran: a forced command of a key restricted to
 // apbasil (ssh-exec), which may well exit 0.

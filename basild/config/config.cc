@@ -165,19 +165,27 @@ std::vector<std::string> config_warnings(const Config& c) {
   return w;
 }
 
-ConfigCheck check_config(std::string_view text, std::string_view origin) {
+namespace config_detail {
+
+ConfigCheck check_report(const ConfigParse& p, std::string_view origin, const std::vector<std::string>& more_errors,
+                         const std::vector<std::string>& more_warnings) {
   ConfigCheck out;
-  ConfigParse p = parse_config_all(text);
   std::ostringstream r;
-  if (!p.ok()) {
-    r << origin << ": " << p.errors.size() << (p.errors.size() == 1 ? " error" : " errors") << "\n";
+  const std::size_t n_errors = p.errors.size() + more_errors.size();
+  if (n_errors > 0) {
+    r << origin << ": " << n_errors << (n_errors == 1 ? " error" : " errors") << "\n";
     for (const auto& e : p.errors) r << e.to_string(origin) << "\n";
-    out.report = r.str();
-    return out;
+    for (const auto& e : more_errors) r << origin << ": " << e << "\n";
+    if (!p.ok()) {
+      out.report = r.str();
+      return out;
+    }
+  } else {
+    out.ok = true;
+    r << origin << ": OK\n";
   }
-  out.ok = true;
-  r << origin << ": OK\n";
   auto warnings = config_warnings(p.config);
+  warnings.insert(warnings.end(), more_warnings.begin(), more_warnings.end());
   if (!warnings.empty()) {
     r << "\nwarnings:\n";
     for (const auto& w : warnings) r << "  - " << w << "\n";
@@ -185,6 +193,12 @@ ConfigCheck check_config(std::string_view text, std::string_view origin) {
   r << "\n# effective configuration (defaults included)\n" << format_config(p.config);
   out.report = r.str();
   return out;
+}
+
+}  // namespace config_detail
+
+ConfigCheck check_config(std::string_view text, std::string_view origin) {
+  return config_detail::check_report(parse_config_all(text), origin, {}, {});
 }
 
 }  // namespace basild

@@ -63,7 +63,12 @@ struct Field {
 
 // ---------------------------------------------------------------- scalars (reader_fields.cc)
 
+// Why `text` is no acceptable path or command: its first control character
+// (a byte below 0x20, or 0x7f), named with its place; nullopt when none.
+std::optional<std::string> control_character_in(std::string_view text);
+
 std::optional<std::string> read_string(const Field& f);
+// A string that starts with '/' and holds no control character.
 std::optional<std::string> read_absolute_path(const Field& f);
 std::optional<bool> read_bool(const Field& f);
 std::optional<std::uint64_t> read_uint(const Field& f, std::uint64_t lo, std::uint64_t hi);
@@ -172,5 +177,12 @@ inline constexpr Word<JobSourceType> kJobSourceTypes[] = {
 void read_sections(const toml::table& root, Config& c, Errors& errors);
 // Checks across keys, reported at the later key's line.
 void cross_checks(const Config& c, Errors& errors);
+
+// The report of `basild --check-config` for a parse: "OK" or the errors
+// (the parse's, then `more_errors`, each after the origin), then the
+// warnings (config_warnings', then `more_warnings`) and the effective
+// configuration when the parse itself succeeded.
+ConfigCheck check_report(const ConfigParse& p, std::string_view origin, const std::vector<std::string>& more_errors,
+                         const std::vector<std::string>& more_warnings);
 
 }  // namespace basild::config_detail

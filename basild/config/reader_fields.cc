@@ -18,7 +18,29 @@ std::optional<std::uint32_t> parse_u32(std::string_view s) {
   return v;
 }
 
+// A string of more digits than parse_duration takes, with one of its units:
+// a duration too large to hold, not a malformed one.
+bool overlong_duration(std::string_view text) {
+  std::size_t digits = 0;
+  while (digits < text.size() && text[digits] >= '0' && text[digits] <= '9') ++digits;
+  const std::string_view unit = text.substr(digits);
+  return digits > 12 && (unit == "ms" || unit == "s" || unit == "m" || unit == "h");
+}
+
 }  // namespace
+
+std::optional<std::string> control_character_in(std::string_view text) {
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if (c >= 0x20 && c != 0x7f) continue;
+    const std::string what = c == '\n'   ? "a newline"
+                             : c == '\r' ? "a carriage return"
+                             : c == '\t' ? "a tab"
+                                         : "the control character " + std::to_string(c);
+    return "must not contain a control character (" + what + " at byte " + std::to_string(i) + ")";
+  }
+  return std::nullopt;
+}
 
 std::string_view type_word(const toml::node& n) {
   switch (n.type()) {
@@ -53,6 +75,10 @@ std::optional<std::string> read_string(const Field& f) {
 std::optional<std::string> read_absolute_path(const Field& f) {
   auto v = read_string(f);
   if (!v) return std::nullopt;
+  if (auto bad = control_character_in(*v)) {
+    f.fail(std::move(*bad));
+    return std::nullopt;
+  }
   if (v->empty() || v->front() != '/') {
     f.fail("must be an absolute path (got \"" + *v + "\")");
     return std::nullopt;
@@ -92,15 +118,28 @@ std::optional<std::uint32_t> read_u32(const Field& f, std::uint32_t lo, std::uin
 
 std::optional<Duration> read_duration(const Field& f, Duration lo, Duration hi) {
   std::optional<Duration> d;
+  auto out_of_range = [&](const char* which, const std::string& got) {
+    f.fail(std::string(which) + ": must be between " + format_duration(lo) + " and " + format_duration(hi) +
+           " (got " + got + ")");
+  };
   if (const auto* i = f.node.as_integer()) {
     const std::int64_t v = i->get();
-    if (v < 0 || v > std::numeric_limits<std::int64_t>::max() / 1000) {
-      f.fail("must be a non-negative number of seconds (got " + std::to_string(v) + ")");
+    if (v < 0) {
+      f.fail("must not be negative (got " + std::to_string(v) + ")");
+      return std::nullopt;
+    }
+    // Compared in seconds first: v * 1000 may not fit in milliseconds.
+    if (v > std::chrono::ceil<std::chrono::seconds>(hi).count()) {
+      out_of_range("is too large", std::to_string(v) + " seconds");
       return std::nullopt;
     }
     d = std::chrono::seconds(v);
   } else if (const auto* s = f.node.as_string()) {
     d = parse_duration(s->get());
+    if (!d && overlong_duration(s->get())) {
+      out_of_range("is too large", "\"" + s->get() + "\"");
+      return std::nullopt;
+    }
     if (!d) {
       f.fail("is not a duration: \"" + s->get() +
              "\" (an integer of seconds, or a string such as \"500ms\", \"30s\", \"5m\", \"1h\")");
@@ -111,8 +150,7 @@ std::optional<Duration> read_duration(const Field& f, Duration lo, Duration hi) 
     return std::nullopt;
   }
   if (*d < lo || *d > hi) {
-    f.fail("must be between " + format_duration(lo) + " and " + format_duration(hi) + " (got " +
-           format_duration(*d) + ")");
+    out_of_range(*d < lo ? "is too small" : "is too large", format_duration(*d));
     return std::nullopt;
   }
   return d;

@@ -162,6 +162,7 @@ void read_log(const toml::table& t, LogConfig& c, Errors& errors) {
   s.key("xml_log_loc", [&](const Field& f) {
     auto v = read_string(f);
     if (!v) return;
+    if (auto bad = control_character_in(*v)) return f.fail(std::move(*bad));
     if (!v->empty() && *v != "SLURM" && v->front() != '/') {
       f.fail("must be \"\" (basil_xml.log in log.directory), \"SLURM\" (the main log) or an absolute "
              "path (got \"" + *v + "\")");
@@ -254,6 +255,9 @@ void read_source(const Field& f, std::size_t index, std::vector<JobSource>& out)
     }
     auto argv = read_string_list(*command, true);
     if (!argv) return;
+    if (!argv->empty()) {
+      if (auto bad = control_character_in(argv->front())) return command->fail(std::move(*bad));
+    }
     if (argv->empty() || argv->front().empty() || argv->front().front() != '/') {
       command->fail("must start with the program's absolute path (it runs without a shell)");
       return;

@@ -4,7 +4,10 @@
 // decoder has the last word on the XML itself. Pure.
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 
 #include "basil_proto/status.h"
@@ -19,5 +22,15 @@ bool looks_like_xml(std::string_view s);
 // status 2"). Ok, or kTransport (transient) saying what is wrong.
 basil::Status judge_apbasil_output(std::string_view who, std::string_view stdout_text,
                                    std::optional<int> exit_code, std::string_view exit_text);
+
+// How much of a run's stderr goes into its diagnostics (and so the log).
+inline constexpr std::size_t kStderrExcerptBytes = 4096;
+
+// A run's stderr as its diagnostics show it: one line of at most `cap`
+// bytes, with every control character escaped (\n, \r, \t, \xHH; a
+// backslash as \\) and the trailing newlines dropped, then
+// " ... (N more bytes)" when less than `total` (what the run wrote; `kept`
+// is its start) is shown. Never cuts a UTF-8 sequence.
+std::string stderr_excerpt(std::string_view kept, std::uint64_t total, std::size_t cap = kStderrExcerptBytes);
 
 }  // namespace basild

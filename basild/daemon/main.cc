@@ -15,6 +15,7 @@
 
 #include "basild/asio/asio.h"
 #include "basild/config/config.h"
+#include "basild/config/principals.h"
 #include "basild/daemon/log.h"
 #include "basild/daemon/service.h"
 
@@ -74,7 +75,8 @@ int main(int argc, char** argv) {
     return 1;
   }
   if (vm.count("check-config") != 0) {
-    auto check = basild::check_config(text, config_path);
+    // Names are resolved as at start: an unknown allowed user is reported here too.
+    auto check = basild::check_config(text, config_path, basild::system_name_lookup());
     std::cout << check.report;
     return check.ok ? 0 : 1;
   }

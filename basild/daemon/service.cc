@@ -1,13 +1,12 @@
 #include "basild/daemon/service.h"
 
-#include <grp.h>
-#include <pwd.h>
-
+#include "basild/config/principals.h"
 #include "basild/control/registry.h"
 #include "basild/control/server.h"
 #include "basild/daemon/apkill_adapter.h"
 #include "basild/daemon/daemon_parts.h"
 #include "basild/daemon/routes.h"
+#include "basild/io/child_groups.h"
 #include "basild/io/job_sources.h"
 #include "basild/core/change_order.h"
 #include "basild/core/ordered_store.h"
@@ -17,44 +16,6 @@
 namespace basild {
 
 namespace asio = boost::asio;
-
-namespace {
-
-std::vector<std::uint32_t> resolve_users(const std::vector<Principal>& list, Logger& log) {
-  std::vector<std::uint32_t> out;
-  for (const auto& p : list) {
-    if (p.id) {
-      out.push_back(*p.id);
-    } else if (const passwd* pw = getpwnam(p.name.c_str())) {
-      out.push_back(pw->pw_uid);
-    } else {
-      log.warning("B0110", "control.allowed_users: no such user '" + p.name + "'");
-    }
-  }
-  return out;
-}
-
-basil::Result<std::uint32_t> resolve_group(const Principal& p) {
-  if (p.id) return *p.id;
-  if (const group* gr = getgrnam(p.name.c_str())) return static_cast<std::uint32_t>(gr->gr_gid);
-  return basil::Status(basil::Code::kInvalidValue, "control.group: no such group '" + p.name + "'");
-}
-
-std::vector<std::uint32_t> resolve_groups(const std::vector<Principal>& list, Logger& log) {
-  std::vector<std::uint32_t> out;
-  for (const auto& p : list) {
-    if (p.id) {
-      out.push_back(*p.id);
-    } else if (const group* gr = getgrnam(p.name.c_str())) {
-      out.push_back(gr->gr_gid);
-    } else {
-      log.warning("B0111", "control.allowed_groups: no such group '" + p.name + "'");
-    }
-  }
-  return out;
-}
-
-}  // namespace
 
 struct Service::Impl : std::enable_shared_from_this<Impl> {
   Impl(asio::io_context& io_, Config config_, Logger& log_) : io(io_), config(std::move(config_)), log(log_) {}
@@ -88,6 +49,7 @@ struct Service::Impl : std::enable_shared_from_this<Impl> {
 
   basil::Status start() {
     if (auto s = open_state(); !s) return s;
+    sweep_children();
     if (auto s = open_xml_log(); !s) return s;
     transport = make_conduit(io, config);
     remember_engine_answers();
@@ -114,6 +76,21 @@ struct Service::Impl : std::enable_shared_from_this<Impl> {
     return {};
   }
 
+  // Kills the process groups of the children a basild before this one left
+  // running (io/child_groups.h), then records this one's. Done once the
+  // database's lock is held: never another running basild's children.
+  void sweep_children() {
+    auto swept = asio::use_service<ChildGroups>(io).sweep_and_open(config.state.database + ".children");
+    if (!swept) {
+      log.warning("B0131", swept.status().message() + ": children's process groups are not recorded");
+      return;
+    }
+    for (const auto& g : *swept)
+      log.warning("B0130", "killed process group " + std::to_string(g.pgid) + " (" + std::to_string(g.processes) +
+                               (g.processes == 1 ? " process: " : " processes: ") + g.command +
+                               ") that a basild before this one left running");
+  }
+
   basil::Status open_xml_log() {
     XmlLogOptions xo;
     xo.enabled = config.log.xml_log;
@@ -122,12 +99,17 @@ struct Service::Impl : std::enable_shared_from_this<Impl> {
     xo.max_bytes = config.log.xml_log_max_bytes;
     xo.keep = config.log.xml_log_keep;
     xo = xml_log_options_from_env(xo);
-    auto xl = XmlLog::open(xo, [this](std::string_view record) { log.info("B0190", record); });
+    auto xl = XmlLog::open(xo, [this](std::string_view record) { log.info("B0190", record); },
+                           [this](const basil::Status& st) { log_xml_log_closed(st); });
     if (!xl) return xl.status();
     xml_log = std::move(*xl);
     if (xml_log->enabled())
       log.info("B0102", "XML log on: " + (xml_log->path().empty() ? std::string("the daemon's log") : xml_log->path()));
     return {};
+  }
+
+  void log_xml_log_closed(const basil::Status& st) {
+    log.error("B0490", st.message() + "; no XML records are written until a SIGHUP opens it again");
   }
 
   // The last good ENGINE answers a basild before this one kept, and this
@@ -174,15 +156,15 @@ struct Service::Impl : std::enable_shared_from_this<Impl> {
     control::ServerOptions so;
     so.socket_path = config.control.socket;
     so.socket_mode = config.control.mode;
-    so.allowed_uids = resolve_users(config.control.allowed_users, log);
-    so.allowed_gids = resolve_groups(config.control.allowed_groups, log);
-    if (config.control.group) {
-      // The scheduler's group must be able to open the socket: a group that
-      // does not resolve would lock it out, so basild does not start.
-      auto gid = resolve_group(*config.control.group);
-      if (!gid) return gid.status();
-      so.socket_gid = *gid;
-    }
+    const ControlIds ids = resolve_control_names(config.control, system_name_lookup());
+    for (const auto& m : ids.unknown_users) log.warning("B0110", m);
+    for (const auto& m : ids.unknown_groups) log.warning("B0111", m);
+    // The scheduler's group must be able to open the socket: a group that
+    // does not resolve would lock it out, so basild does not start.
+    if (ids.unknown_socket_group) return basil::Status(basil::Code::kInvalidValue, *ids.unknown_socket_group);
+    so.allowed_uids = ids.users;
+    so.allowed_gids = ids.groups;
+    so.socket_gid = ids.socket_gid;
     so.max_request_bytes = static_cast<std::size_t>(config.control.max_request_bytes);
     so.idle_timeout = config.control.idle_timeout;
     so.max_connections = static_cast<std::size_t>(config.control.max_connections);
@@ -231,20 +213,39 @@ struct Service::Impl : std::enable_shared_from_this<Impl> {
   }
 
 
+  // Stops within kStopLimit whatever apbasil does: calls still running after
+  // kCallGrace are killed (their process groups, the ssh exec channels'
+  // commands), so their callers are answered (a RESERVE's intent stays
+  // pending; the next start settles it from the first INVENTORY), and what
+  // still waits at kStopLimit is dropped with the control connections.
   void stop(std::function<void()> done) {
+    static constexpr std::chrono::milliseconds kCallGrace{1000}, kStopLimit{2000};
     if (stopping) return;
     stopping = true;
     if (poller) poller->stop();
     for (auto* c : command_sources) c->shutdown();
     if (apkill) apkill->shutdown();
     auto self = shared_from_this();
-    auto finish = [self, done = std::move(done)] {
+    auto finished = std::make_shared<bool>(false);
+    auto finish = [self, finished, done = std::move(done)] {
+      if (std::exchange(*finished, true)) return;
       if (self->transport) self->transport->shutdown();
       if (self->store)
         note_state_failure(self->log, self->store->save_timings({{"timings", self->timings.to_json().dump()}}));
       self->log.notice("B0109", "stopped");
       if (done) asio::post(self->io, done);
     };
+    auto grace = std::make_shared<asio::steady_timer>(io, kCallGrace);
+    grace->async_wait([self, grace](const boost::system::error_code&) {
+      if (self->transport && self->transport->running() > 0) {
+        self->log.notice("B0491", "stopping: killing " + std::to_string(self->transport->running()) +
+                                      " apbasil calls still running after " + std::to_string(kCallGrace.count()) +
+                                      " ms");
+      }
+      if (self->transport) self->transport->shutdown();
+    });
+    auto limit = std::make_shared<asio::steady_timer>(io, kStopLimit);
+    limit->async_wait([limit, finish](const boost::system::error_code&) { finish(); });
     if (server) {
       server->stop(finish);
     } else {
@@ -254,6 +255,7 @@ struct Service::Impl : std::enable_shared_from_this<Impl> {
 
   void reload(const Config& next) {
     log.set_level(next.log.level);
+    if (auto st = xml_log->reopen(); !st) log_xml_log_closed(st);
     std::vector<std::string> restart;
     if (!(next.apbasil == config.apbasil)) restart.push_back("[apbasil]");
     if (!(next.basil == config.basil)) restart.push_back("[basil]");

@@ -2,7 +2,6 @@
 
 #include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -16,8 +15,8 @@
 #include <unordered_set>
 
 #include "basild/core/apbasil_output.h"
-
-extern char** environ;
+#include "basild/io/child_groups.h"
+#include "basild/io/spawn.h"
 
 namespace basild {
 
@@ -107,7 +106,8 @@ struct LocalTransport::Impl::Call : std::enable_shared_from_this<Call> {
         out(impl->io_),
         err(impl->io_),
         deadline(impl->io_),
-        reap_timer(impl->io_) {}
+        reap_timer(impl->io_),
+        groups(&asio::use_service<ChildGroups>(impl->io_)) {}
 
   ~Call() {
     // Last resort (the io_context died with the call in flight): never
@@ -117,6 +117,7 @@ struct LocalTransport::Impl::Call : std::enable_shared_from_this<Call> {
       int st = 0;
       while (::waitpid(pid, &st, 0) < 0 && errno == EINTR) {
       }
+      groups->ended(pid);
     }
   }
 
@@ -137,6 +138,7 @@ struct LocalTransport::Impl::Call : std::enable_shared_from_this<Call> {
   Handler done;
   asio::posix::stream_descriptor in, out, err;
   asio::steady_timer deadline, reap_timer;
+  ChildGroups* groups;  // the io_context's registry of child process groups
   pid_t pid = -1;
   Clock::time_point started;
   std::string response;
@@ -224,44 +226,18 @@ void LocalTransport::Impl::Call::start() {
     return;
   }
 
-  posix_spawn_file_actions_t fa;
-  posix_spawnattr_t attr;
-  ::posix_spawn_file_actions_init(&fa);
-  ::posix_spawnattr_init(&attr);
-  ::posix_spawn_file_actions_adddup2(&fa, p_in[0], 0);
-  ::posix_spawn_file_actions_adddup2(&fa, p_out[1], 1);
-  ::posix_spawn_file_actions_adddup2(&fa, p_err[1], 2);
-#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 34))
-  // Belt and braces: also closes descriptors some library opened without
-  // O_CLOEXEC.
-  ::posix_spawn_file_actions_addclosefrom_np(&fa, 3);
-#endif
-  sigset_t none, all;
-  sigemptyset(&none);
-  sigfillset(&all);
-  ::posix_spawnattr_setsigmask(&attr, &none);
-  ::posix_spawnattr_setsigdefault(&attr, &all);
-  ::posix_spawnattr_setpgroup(&attr, 0);
-  ::posix_spawnattr_setflags(&attr, static_cast<short>(POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK |
-                                                       POSIX_SPAWN_SETSIGDEF));
-  std::vector<char*> argv;
-  argv.reserve(argv_s.size() + 1);
-  for (const auto& a : argv_s) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
-  pid_t child = -1;
-  e = ::posix_spawn(&child, argv_s.front().c_str(), &fa, &attr, argv.data(), environ);
-  ::posix_spawn_file_actions_destroy(&fa);
-  ::posix_spawnattr_destroy(&attr);
+  const auto not_before = ChildGroups::now_ticks();
+  auto child = spawn_child(argv_s, p_in[0], p_out[1], p_err[1]);
   close_fd(p_in[0]);
   close_fd(p_out[1]);
   close_fd(p_err[1]);
-  if (e != 0) {
+  if (!child) {
     close_all();
-    complete(Status(Code::kTransport,
-                    "cannot start apbasil '" + argv_s.front() + "': " + errno_text(e)));
+    complete(Status(Code::kTransport, "cannot start apbasil '" + argv_s.front() + "': " + child.status().message()));
     return;
   }
-  pid = child;
+  groups->started({*child, not_before, ChildGroups::now_ticks()});
+  pid = *child;
   in.assign(p_in[1]);
   out.assign(p_out[0]);
   err.assign(p_err[0]);
@@ -336,6 +312,7 @@ void LocalTransport::Impl::Call::reap() {
   } while (r < 0 && errno == EINTR);
   if (r == pid) {
     reaped = true;
+    groups->ended(pid);
     wait_status = st;
     deadline.cancel();
     reap_timer.cancel();
@@ -344,6 +321,7 @@ void LocalTransport::Impl::Call::reap() {
   }
   if (r < 0) {  // ECHILD: someone else reaped it (waitpid(-1) elsewhere)
     reaped = true;
+    groups->ended(pid);
     extra = "child reaped elsewhere: " + errno_text(errno);
     wait_status = -1;
     deadline.cancel();
@@ -428,10 +406,7 @@ void LocalTransport::Impl::Call::complete(Status status) {
   if (pid > 0 && reaped && wait_status >= 0) diag = describe_status(wait_status);
   if (!extra.empty()) diag += (diag.empty() ? "" : "; ") + extra;
   if (!errtext.empty()) {
-    std::string e = errtext;
-    while (!e.empty() && (e.back() == '\n' || e.back() == '\r')) e.pop_back();
-    diag += (diag.empty() ? "stderr: " : "; stderr: ") + e;
-    if (err_dropped > 0) diag += " (+" + std::to_string(err_dropped) + " bytes dropped)";
+    diag += (diag.empty() ? "stderr: " : "; stderr: ") + stderr_excerpt(errtext, errtext.size() + err_dropped);
   }
   o.diagnostics = std::move(diag);
   o.response = std::move(response);

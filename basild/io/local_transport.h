@@ -2,8 +2,10 @@
 // shell) as a child process per call, on the io_context's event loop.
 //
 // Per call: three pipes (all O_CLOEXEC; the child gets them as 0/1/2 and no
-// other descriptor), posix_spawn into a new process group with default
-// signal dispositions and an empty signal mask, the request written to stdin
+// other descriptor), spawn_child (spawn.h) into a new process group with
+// default signal dispositions, an empty signal mask and SIGKILL when basild
+// dies (its group recorded in the io_context's ChildGroups service:
+// child_groups.h), the request written to stdin
 // which is then closed, stdout and stderr read on the loop. When both reach
 // end of file the child is reaped with waitpid(pid, WNOHANG), polled on a
 // short timer (no SIGCHLD handler, no waitpid(-1): several transports, and
@@ -17,7 +19,8 @@
 // Outcomes: spawn failure, timeout (kTimeout), output over the limit, death
 // by a signal, empty or non-XML output, and a non-zero exit without a
 // complete-looking XML document are errors (kTransport unless timeout; both
-// transient) with the exit status and stderr in the diagnostics. A non-zero
+// transient) with the exit status and stderr in the diagnostics (its start,
+// escaped, as core/apbasil_output.h's stderr_excerpt shows it). A non-zero
 // exit after a complete XML answer is a success whose diagnostics say so (as
 // Slurm did: the answer is used, the status logged).
 //
@@ -31,6 +34,7 @@
 #include <string>
 #include <vector>
 
+#include "basild/core/apbasil_output.h"
 #include "basild/core/transport.h"
 
 namespace basild {
@@ -46,7 +50,7 @@ struct LocalTransportOptions {
   std::string label = "apbasil";                      // names the command in errors
   std::size_t max_concurrent = 4;                     // calls running at once
   std::size_t max_output_bytes = std::size_t{1} << 30;  // stdout limit (1 GiB)
-  std::size_t max_stderr_bytes = 64 * 1024;             // kept for diagnostics
+  std::size_t max_stderr_bytes = kStderrExcerptBytes;   // kept for diagnostics (the rest counted)
 };
 
 class LocalTransport final : public Transport {

@@ -12,6 +12,54 @@
 
 namespace basild {
 
+namespace {
+
+basil::Status refused(const std::string& path, const std::string& why) {
+  return basil::Status(basil::Code::kTransport, "refusing XML log " + path + ": " + why);
+}
+
+// Opens `path` for appending, never through a symbolic link: created
+// 0640 when it does not exist (the umask aside), else accepted only as a
+// regular file with one link that the effective uid owns. O_NONBLOCK on the
+// open only: a FIFO planted there must not block the daemon.
+basil::Result<int> open_append(const std::string& path) {
+  constexpr int kFlags = O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK;
+  int fd = -1;
+  bool created = false;
+  for (int attempt = 0; attempt < 3 && fd < 0; ++attempt) {
+    fd = ::open(path.c_str(), kFlags | O_CREAT | O_EXCL, 0640);
+    if (fd >= 0) {
+      created = true;
+      break;
+    }
+    if (errno != EEXIST) break;
+    fd = ::open(path.c_str(), kFlags);
+    if (fd < 0 && errno != ENOENT) break;  // ENOENT: removed meanwhile, try again
+  }
+  if (fd < 0) {
+    const int err = errno;
+    if (err == ELOOP) return refused(path, "it is a symbolic link");
+    return basil::Status(basil::Code::kTransport, "cannot open XML log " + path + ": " + std::strerror(err));
+  }
+  auto fail = [&](const std::string& why) {
+    ::close(fd);
+    return refused(path, why);
+  };
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) return fail(std::string("fstat: ") + std::strerror(errno));
+  if (!S_ISREG(st.st_mode)) return fail("it is not a regular file");
+  if (st.st_uid != ::geteuid()) {
+    return fail("it is owned by uid " + std::to_string(st.st_uid) + ", not by basild's uid " +
+                std::to_string(::geteuid()));
+  }
+  if (st.st_nlink != 1) return fail("it has " + std::to_string(st.st_nlink) + " hard links");
+  if (created && ::fchmod(fd, 0640) != 0) return fail(std::string("fchmod 0640: ") + std::strerror(errno));
+  if (::fcntl(fd, F_SETFL, O_WRONLY | O_APPEND) != 0) return fail(std::string("fcntl: ") + std::strerror(errno));
+  return fd;
+}
+
+}  // namespace
+
 XmlLogOptions xml_log_options_from_env(XmlLogOptions base) {
   if (std::getenv("XML_LOG") != nullptr) base.enabled = true;
   if (const char* loc = std::getenv("XML_LOG_LOC"); loc != nullptr) base.location = loc;
@@ -30,14 +78,15 @@ std::string format_log_time(std::chrono::system_clock::time_point t) {
   return buf;
 }
 
-XmlLog::XmlLog(XmlLogOptions options, Sink sink) : options_(std::move(options)), sink_(std::move(sink)) {}
+XmlLog::XmlLog(XmlLogOptions options, Sink sink, ErrorSink on_error)
+    : options_(std::move(options)), sink_(std::move(sink)), on_error_(std::move(on_error)) {}
 
 XmlLog::~XmlLog() {
   if (fd_ >= 0) ::close(fd_);
 }
 
-basil::Result<std::unique_ptr<XmlLog>> XmlLog::open(const XmlLogOptions& options, Sink sink) {
-  std::unique_ptr<XmlLog> log(new XmlLog(options, std::move(sink)));
+basil::Result<std::unique_ptr<XmlLog>> XmlLog::open(const XmlLogOptions& options, Sink sink, ErrorSink on_error) {
+  std::unique_ptr<XmlLog> log(new XmlLog(options, std::move(sink), std::move(on_error)));
   if (!options.enabled) return log;
   if (options.location == "SLURM") {
     if (!log->sink_) {
@@ -54,19 +103,18 @@ basil::Result<std::unique_ptr<XmlLog>> XmlLog::open(const XmlLogOptions& options
 }
 
 basil::Status XmlLog::open_file() {
-  fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0640);
-  if (fd_ < 0) {
-    return basil::Status(basil::Code::kTransport,
-                         "cannot open XML log " + path_ + ": " + std::strerror(errno));
-  }
+  auto fd = open_append(path_);
+  if (!fd) return fd.status();
+  fd_ = *fd;
   struct stat st {};
   size_ = ::fstat(fd_, &st) == 0 ? static_cast<std::uint64_t>(st.st_size) : 0;
   return basil::Status::ok();
 }
 
-void XmlLog::rotate() {
+basil::Status XmlLog::rotate() {
   if (fd_ >= 0) ::close(fd_);
   fd_ = -1;
+  size_ = 0;  // closed: no further rotation until a reopen succeeds
   if (options_.keep == 0) {
     ::unlink(path_.c_str());
   } else {
@@ -77,18 +125,36 @@ void XmlLog::rotate() {
     }
     ::rename(path_.c_str(), (path_ + ".1").c_str());
   }
-  if (!open_file()) ++write_errors_;
+  return open_file();
+}
+
+basil::Status XmlLog::reopen() {
+  if (!options_.enabled || path_.empty()) return basil::Status::ok();
+  std::lock_guard lock(mu_);
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = -1;
+  size_ = 0;
+  return open_file();
 }
 
 void XmlLog::write(const XmlLogRecord& record) {
   if (!options_.enabled) return;
   const std::string text = format_xml_log_record(record);
-  std::lock_guard lock(mu_);
+  std::unique_lock lock(mu_);
   if (sink_ && path_.empty()) {
     sink_(text);
     return;
   }
-  if (size_ > 0 && size_ + text.size() > options_.max_bytes) rotate();
+  if (size_ > 0 && size_ + text.size() > options_.max_bytes) {
+    if (auto st = rotate(); !st) {
+      ++write_errors_;
+      if (on_error_) {
+        lock.unlock();
+        on_error_(st);
+      }
+      return;
+    }
+  }
   if (fd_ < 0) {
     ++write_errors_;
     return;

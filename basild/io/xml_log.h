@@ -9,6 +9,14 @@
 // Files are size-capped: when a record would take the file past max_bytes it
 // is rotated (FILE -> FILE.1 -> ... -> FILE.<keep>, the oldest dropped).
 // Writes are synchronous appends (O_APPEND | O_CLOEXEC), serialised by a mutex.
+//
+// The file is opened (at open, rotation and reopen) without following a
+// symbolic link (O_NOFOLLOW), and refused unless it is a regular file with
+// one link owned by the process's effective uid: a log directory others can
+// write to cannot send the records to another file. A file it creates is
+// mode 0640 whatever the umask. A refused or failed reopen leaves the log
+// closed (records counted as write errors) until the next reopen succeeds,
+// and is told to the error sink.
 #pragma once
 
 #include <cstdint>
@@ -40,9 +48,14 @@ class XmlLog {
  public:
   // Receives whole records (several lines each) in SLURM mode.
   using Sink = std::function<void(std::string_view record)>;
+  // Told why the file could not be opened again at rotation (outside the
+  // log's lock, from the writing thread).
+  using ErrorSink = std::function<void(const basil::Status&)>;
 
-  // nullptr-free: a disabled log is a valid object that writes nothing.
-  static basil::Result<std::unique_ptr<XmlLog>> open(const XmlLogOptions& options, Sink sink = {});
+  // nullptr-free: a disabled log is a valid object that writes nothing. A
+  // file that cannot be opened, or is refused, is an error naming the path.
+  static basil::Result<std::unique_ptr<XmlLog>> open(const XmlLogOptions& options, Sink sink = {},
+                                                     ErrorSink on_error = {});
   ~XmlLog();
   XmlLog(const XmlLog&) = delete;
   XmlLog& operator=(const XmlLog&) = delete;
@@ -51,18 +64,22 @@ class XmlLog {
   const std::string& path() const { return path_; }  // "" unless writing a file
 
   void write(const XmlLogRecord& record);
+  // Closes the file and opens its path again (after an outside rotation, on
+  // SIGHUP); ok and nothing done when no file is written.
+  basil::Status reopen();
   // A CallObserver for basild::Client that writes one record per event.
   CallObserver observer();
   // Write errors since open (the log never stops the daemon).
   std::uint64_t write_errors() const { return write_errors_; }
 
  private:
-  XmlLog(XmlLogOptions options, Sink sink);
+  XmlLog(XmlLogOptions options, Sink sink, ErrorSink on_error);
   basil::Status open_file();
-  void rotate();
+  basil::Status rotate();
 
   XmlLogOptions options_;
   Sink sink_;
+  ErrorSink on_error_;
   std::string path_;
   int fd_ = -1;
   std::uint64_t size_ = 0;

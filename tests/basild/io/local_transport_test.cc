@@ -72,6 +72,20 @@ TEST(LocalTransportTest, NonZeroExitWithoutXmlIsTransientWithDiagnostics) {
   EXPECT_NE(out[0].diagnostics.find("stderr: apbasil: no ALPS"), std::string::npos) << out[0].diagnostics;
 }
 
+TEST(LocalTransportTest, SixtyFourKibOfStderrAreCappedEscapedOntoOneLineAndCounted) {
+  const auto script = write_script("lt-noise", "cat >/dev/null; yes 'apbasil: noise' | head -c 65536 >&2; exit 3");
+  boost::asio::io_context io;
+  LocalTransport t(io, {.argv = {script}});
+  auto out = run_calls(t, io, 1, kEngine, 5s);
+  ASSERT_EQ(out.size(), 1u);
+  const std::string& diag = out[0].diagnostics;
+  EXPECT_EQ(diag.find('\n'), std::string::npos);
+  EXPECT_LT(diag.size(), 4096u + 100u) << diag.size();
+  EXPECT_NE(diag.find("stderr: apbasil: noise\\napbasil: noise\\n"), std::string::npos) << diag.substr(0, 200);
+  // 256 lines of 15 bytes fill 4096 escaped ones: 65536 - 3840 are not shown.
+  EXPECT_NE(diag.find("apbasil: noise\\n ... (61696 more bytes)"), std::string::npos) << diag.substr(diag.size() > 200 ? diag.size() - 200 : 0);
+}
+
 TEST(LocalTransportTest, NonZeroExitAfterACompleteAnswerKeepsTheAnswer) {
   const auto script = write_script("lt-exit-xml", "cat >/dev/null; echo '<BasilResponse/>'; exit 1");
   boost::asio::io_context io;
