@@ -1,6 +1,6 @@
 // The control socket: HTTP/1.1 over a Unix stream socket, on the daemon's
-// io_context (no threads of its own). Only this file and server.cc touch
-// sockets; routing and handlers live in the Registry.
+// io_context (no threads of its own). Only this file, server.cc and
+// connection.cc touch sockets; routing and handlers live in the Registry.
 //
 // Access control, in order, for every accepted connection:
 //   1. the socket file's mode (and group, when set) decide who may connect;
@@ -109,7 +109,7 @@ class Server {
   ServerStats stats() const;
   const ServerOptions& options() const;
 
-  struct Impl;  // server.cc only; shared with the connections it owns
+  struct Impl;  // server_impl.h; shared with the connections it owns
 
  private:
   std::shared_ptr<Impl> impl_;
