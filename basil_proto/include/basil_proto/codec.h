@@ -95,6 +95,7 @@ std::optional<ResponseStatus> read_response_status(std::string_view xml);
 
 // Whole-buffer conveniences over Decoder.
 Result<Decoded> decode(std::string_view xml, const DecodeOptions& options = {});
+Result<Decoded> decode(std::string_view xml, const DecodeOptions& options, Decoder::Expect expect);
 Result<Response> decode_response(std::string_view xml, const DecodeOptions& options = {},
                                  std::vector<std::string>* warnings = nullptr);
 Result<Request> decode_request(std::string_view xml, const DecodeOptions& options = {},
