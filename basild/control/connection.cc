@@ -17,12 +17,13 @@ Connection::Connection(std::shared_ptr<Server::Impl> server, local::socket socke
     : server_(std::move(server)),
       socket_(std::move(socket)),
       timer_(server_->io),
+      accepted_(Clock::now()),
       buffer_(std::max<std::size_t>(server_->options.max_request_bytes, 1024) + 1),
       peer_(peer) {
-  server_->connections.insert(this);
+  server_->connection_opened(this, peer_.uid);
 }
 
-Connection::~Connection() { server_->connection_gone(this); }
+Connection::~Connection() { server_->connection_gone(this, peer_.uid); }
 
 const ServerOptions& Connection::options() const { return server_->options; }
 
@@ -71,6 +72,11 @@ void Connection::arm(std::chrono::milliseconds timeout) {
   });
 }
 
+void Connection::arm_until(Clock::time_point deadline) {
+  const auto now = Clock::now();
+  arm(std::chrono::ceil<std::chrono::milliseconds>(std::max(deadline, now) - now));
+}
+
 void Connection::disarm() {
   ++deadline_gen_;
   timer_.cancel();
@@ -79,10 +85,13 @@ void Connection::disarm() {
 void Connection::on_deadline() {
   switch (phase_) {
     case Phase::kIdle:
-      ++server_->stats.idle_timeouts;
+      ++(request_seq_ == 0 ? server_->stats.header_timeouts : server_->stats.idle_timeouts);
       close();
       break;
     case Phase::kReading:
+      ++(header_done_ ? server_->stats.request_timeouts : server_->stats.header_timeouts);
+      close();
+      break;
     case Phase::kWriting:
     case Phase::kStreaming:
       ++server_->stats.request_timeouts;
@@ -98,8 +107,9 @@ void Connection::on_deadline() {
   }
 }
 
-// Wait for the first byte of the next request under the idle timeout; the
-// request timeout starts with that byte.
+// Wait for the first byte of the next request under the idle timeout (the
+// header timeout from the accept for the first request); the header and
+// request timeouts start with that byte.
 void Connection::next_request() {
   if (phase_ == Phase::kClosed) return;
   if (server_->stopping) {
@@ -111,7 +121,11 @@ void Connection::next_request() {
     read_header();
     return;
   }
-  arm(options().idle_timeout);
+  if (request_seq_ == 0) {
+    arm_until(accepted_ + options().header_timeout);
+  } else {
+    arm(options().idle_timeout);
+  }
   socket_.async_wait(local::socket::wait_read, [self = shared_from_this()](error_code ec) {
     if (self->phase_ != Phase::kIdle) return;
     if (ec) {
@@ -126,7 +140,10 @@ void Connection::read_header() {
   phase_ = Phase::kReading;
   parser_.emplace();
   limit_parser(*parser_, options().max_request_bytes);
-  arm(options().request_timeout);
+  request_started_ = Clock::now();
+  header_done_ = false;
+  const auto header_from = request_seq_ == 0 ? accepted_ : request_started_;
+  arm_until(std::min(header_from + options().header_timeout, request_started_ + options().request_timeout));
   http::async_read_header(socket_, buffer_, *parser_,
                           [self = shared_from_this()](error_code ec, std::size_t header_bytes) {
                             self->on_header(ec, header_bytes);
@@ -139,6 +156,8 @@ void Connection::on_header(error_code ec, std::size_t header_bytes) {
     read_failed(ec);
     return;
   }
+  header_done_ = true;
+  arm_until(request_started_ + options().request_timeout);  // the body's time
   // One limit for header and body together.
   std::size_t body_limit = body_limit_after_header(options().max_request_bytes, header_bytes);
   parser_->body_limit(body_limit);

@@ -34,10 +34,12 @@ class Connection : public std::enable_shared_from_this<Connection> {
 
  private:
   enum class Phase { kIdle, kReading, kHandling, kWriting, kStreaming, kClosed };
+  using Clock = std::chrono::steady_clock;
 
   const ServerOptions& options() const;
 
   void arm(std::chrono::milliseconds timeout);
+  void arm_until(Clock::time_point deadline);
   void disarm();
   void on_deadline();
   void next_request();
@@ -63,6 +65,9 @@ class Connection : public std::enable_shared_from_this<Connection> {
   std::shared_ptr<Server::Impl> server_;
   local::socket socket_;
   asio::steady_timer timer_;
+  Clock::time_point accepted_;
+  Clock::time_point request_started_;  // the current request's first byte
+  bool header_done_ = false;           // the current request's headers are read
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
   http::response<http::string_body> response_;

@@ -20,26 +20,19 @@
 
 namespace basild::control {
 
-bool peer_allowed(const ServerOptions& options, const PeerCredentials& peer,
-                  std::uint32_t self_uid) {
-  if (options.trust_root_and_self && (peer.uid == 0 || peer.uid == self_uid)) return true;
-  const auto& uids = options.allowed_uids;
-  const auto& gids = options.allowed_gids;
-  return std::find(uids.begin(), uids.end(), peer.uid) != uids.end() ||
-         std::find(gids.begin(), gids.end(), peer.gid) != gids.end();
-}
-
 nlohmann::json to_json(const ServerStats& s) {
   return {{"connections_accepted", s.connections_accepted},
           {"connections_open", s.connections_open},
           {"connections_peak", s.connections_peak},
           {"refused_forbidden", s.refused_forbidden},
           {"refused_busy", s.refused_busy},
+          {"refused_busy_uid", s.refused_busy_uid},
           {"requests", s.requests},
           {"responses_error", s.responses_error},
           {"too_large", s.too_large},
           {"bad_requests", s.bad_requests},
           {"idle_timeouts", s.idle_timeouts},
+          {"header_timeouts", s.header_timeouts},
           {"request_timeouts", s.request_timeouts},
           {"handler_timeouts", s.handler_timeouts}};
 }
@@ -51,7 +44,8 @@ void write_metrics(MetricsText& m, const ServerStats& s) {
   m.gauge("basild_control_connections_peak", s.connections_peak, "Most control socket connections open at once.");
   m.family("basild_control_refused_total", "counter", "Connections refused at accept.")
       .sample("basild_control_refused_total", {{"reason", "forbidden"}}, s.refused_forbidden)
-      .sample("basild_control_refused_total", {{"reason", "busy"}}, s.refused_busy);
+      .sample("basild_control_refused_total", {{"reason", "busy"}}, s.refused_busy)
+      .sample("basild_control_refused_total", {{"reason", "busy_uid"}}, s.refused_busy_uid);
   m.counter("basild_control_requests_total", s.requests, "Complete requests handed to handlers.");
   m.counter("basild_control_error_responses_total", s.responses_error, "Responses with a status of 400 or more.");
   m.family("basild_control_rejected_requests_total", "counter", "Requests rejected before routing.")
@@ -59,6 +53,7 @@ void write_metrics(MetricsText& m, const ServerStats& s) {
       .sample("basild_control_rejected_requests_total", {{"reason", "malformed"}}, s.bad_requests);
   m.family("basild_control_timeouts_total", "counter", "Control socket timeouts.")
       .sample("basild_control_timeouts_total", {{"kind", "idle"}}, s.idle_timeouts)
+      .sample("basild_control_timeouts_total", {{"kind", "header"}}, s.header_timeouts)
       .sample("basild_control_timeouts_total", {{"kind", "request"}}, s.request_timeouts)
       .sample("basild_control_timeouts_total", {{"kind", "handler"}}, s.handler_timeouts);
 }
@@ -92,6 +87,12 @@ const std::string& forbidden_reply() {
 const std::string& busy_reply() {
   static const std::string s = canned(503, "Service Unavailable", ResultCode::kUnavailable,
                                       "too many connections to the control socket");
+  return s;
+}
+
+const std::string& busy_uid_reply() {
+  static const std::string s = canned(503, "Service Unavailable", ResultCode::kUnavailable,
+                                      "too many connections to the control socket from this uid");
   return s;
 }
 
@@ -138,21 +139,31 @@ void Server::Impl::on_accept(error_code ec, local::socket socket) {
     socket.shutdown(local::socket::shutdown_send, ignored);
     socket.close(ignored);
   };
-  if (!have_cred || !peer_allowed(options, peer, self_uid)) {
-    ++stats.refused_forbidden;
-    refuse(forbidden_reply());
-  } else if (connections.size() >= options.max_connections) {
-    ++stats.refused_busy;
-    refuse(busy_reply());
-  } else {
-    try {
-      auto c = std::make_shared<Connection>(shared_from_this(), std::move(socket), peer);
-      stats.connections_peak = std::max<std::uint64_t>(stats.connections_peak, connections.size());
-      c->start();
-    } catch (const std::exception&) {
-      error_code ignored;
-      socket.close(ignored);  // out of memory: drop this one, keep accepting
-    }
+  const auto it = have_cred ? per_uid.find(peer.uid) : per_uid.end();
+  const OpenConnections open{connections.size(), it == per_uid.end() ? 0 : it->second};
+  switch (admit(options, have_cred ? &peer : nullptr, self_uid, open)) {
+    case Admission::kForbidden:
+      ++stats.refused_forbidden;
+      refuse(forbidden_reply());
+      break;
+    case Admission::kBusy:
+      ++stats.refused_busy;
+      refuse(busy_reply());
+      break;
+    case Admission::kBusyUid:
+      ++stats.refused_busy_uid;
+      refuse(busy_uid_reply());
+      break;
+    case Admission::kAdmit:
+      try {
+        auto c = std::make_shared<Connection>(shared_from_this(), std::move(socket), peer);
+        stats.connections_peak = std::max<std::uint64_t>(stats.connections_peak, connections.size());
+        c->start();
+      } catch (const std::exception&) {
+        error_code ignored;
+        socket.close(ignored);  // out of memory: drop this one, keep accepting
+      }
+      break;
   }
   accept();
 }
@@ -167,8 +178,14 @@ void Server::Impl::remove_socket_file() {
   }
 }
 
-void Server::Impl::connection_gone(Connection* c) {
+void Server::Impl::connection_opened(Connection* c, std::uint32_t uid) {
+  connections.insert(c);
+  ++per_uid[uid];
+}
+
+void Server::Impl::connection_gone(Connection* c, std::uint32_t uid) {
   connections.erase(c);
+  if (auto it = per_uid.find(uid); it != per_uid.end() && --it->second == 0) per_uid.erase(it);
   if (stopping && connections.empty() && on_stopped) {
     stop_timer.cancel();
     auto done = std::move(on_stopped);

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <unordered_map>
 #include <unordered_set>
 
 #include "basild/asio/beast.h"
@@ -35,6 +36,7 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
   asio::steady_timer stop_timer;
   asio::steady_timer retry_timer;
   std::unordered_set<Connection*> connections;
+  std::unordered_map<std::uint32_t, std::size_t> per_uid;  // connections open, by peer uid
   ServerStats stats;
   std::uint32_t self_uid;
   bool started = false;
@@ -48,7 +50,8 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
   void accept();
   void on_accept(error_code ec, local::socket socket);
   void remove_socket_file();
-  void connection_gone(Connection* c);
+  void connection_opened(Connection* c, std::uint32_t uid);
+  void connection_gone(Connection* c, std::uint32_t uid);
   void close_all();
 };
 

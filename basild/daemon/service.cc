@@ -179,6 +179,8 @@ struct Service::Impl : std::enable_shared_from_this<Impl> {
     so.max_request_bytes = static_cast<std::size_t>(config.control.max_request_bytes);
     so.idle_timeout = config.control.idle_timeout;
     so.max_connections = static_cast<std::size_t>(config.control.max_connections);
+    so.max_connections_per_uid = static_cast<std::size_t>(config.control.max_connections_per_uid);
+    so.header_timeout = config.control.header_timeout;
     so.handler_timeout = std::max<std::chrono::milliseconds>(so.handler_timeout, config.apbasil.timeout * 3);
     server = std::make_unique<control::Server>(io, so, registry);
     parts.server = server.get();
