@@ -1,7 +1,10 @@
 #include "basild/control/connection.h"
 
 #include <algorithm>
+#include <array>
 #include <utility>
+
+#include <boost/beast/core/buffers_to_string.hpp>
 
 #include "basild/control/http_request.h"
 
@@ -26,6 +29,15 @@ Connection::Connection(std::shared_ptr<Server::Impl> server, local::socket socke
 Connection::~Connection() { server_->connection_gone(this, peer_.uid); }
 
 const ServerOptions& Connection::options() const { return server_->options; }
+
+// The output this connection holds is counted no longer: its response
+// written, or the connection closed (the buffers stay until the write
+// that may still refer to them has ended).
+void Connection::release_output() {
+  server_->give_output(owned_output_ + stream_queued_);
+  owned_output_ = 0;
+  stream_queued_ = 0;
+}
 
 // The handler's side of a streamed response; every call on the io_context.
 class Connection::Streamed final : public BodyStream {
@@ -56,6 +68,7 @@ void Connection::close() {
   if (phase_ == Phase::kClosed) return;
   phase_ = Phase::kClosed;
   if (auto sent = std::exchange(on_sent_, nullptr)) sent(false);  // closed mid-write
+  release_output();
   ++deadline_gen_;
   timer_.cancel();
   error_code ignored;
@@ -293,8 +306,18 @@ void Connection::start_stream(ResultCode result, const std::string& content_type
   });
 }
 
+// A piece beyond max_queued_bytes_per_connection (the peer does not read
+// as fast as the source writes) or beyond max_queued_bytes in all ends the
+// response cut: the connection closes.
 bool Connection::stream_write(std::string piece) {
   if (piece.empty()) return true;  // an empty chunk would end the body
+  if (stream_queued_ + piece.size() > options().max_queued_bytes_per_connection ||
+      !server_->take_output(piece.size(), /*any_size=*/true)) {
+    ++server_->stats.output_overflows;
+    close();
+    return false;
+  }
+  stream_queued_ += piece.size();
   stream_queue_.push_back(std::move(piece));
   stream_pump();
   return true;
@@ -322,6 +345,10 @@ void Connection::stream_pump() {
                         if (self->phase_ != Phase::kStreaming) return;
                         self->stream_writing_ = false;
                         if (ec) return self->close();
+                        std::size_t written = 0;
+                        for (std::size_t i = 0; i < pieces; ++i) written += self->stream_queue_[i].size();
+                        self->stream_queued_ -= written;
+                        self->server_->give_output(written);
                         self->stream_queue_.erase(self->stream_queue_.begin(),
                                                   self->stream_queue_.begin() + static_cast<std::ptrdiff_t>(pieces));
                         self->stream_pump();
@@ -340,35 +367,52 @@ void Connection::stream_pump() {
   });
 }
 
+// The header as text; the body (and a shared part after it) written
+// as they are, without a copy.
 void Connection::send(Response r) {
   if (phase_ == Phase::kClosed) {
     if (r.on_sent) r.on_sent(false);
     return;
   }
+  if (!server_->take_output(r.body.size())) {
+    // Too much output queued on the socket in all: a large answer is
+    // refused now rather than held.
+    ++server_->stats.refused_output;
+    if (r.on_sent) r.on_sent(false);
+    r = Response::error(ResultCode::kUnavailable, "too much output queued on the control socket; try again later");
+    (void)server_->take_output(r.body.size());  // small: always taken
+  }
+  owned_output_ = r.body.size();
   phase_ = Phase::kWriting;
   on_sent_ = std::move(r.on_sent);
   if (server_->stopping) keep_alive_ = false;
   unsigned status = http_status(r.result);
   if (status >= 400) ++server_->stats.responses_error;
-  response_ = {};
-  response_.version(11);
-  response_.result(status);
-  response_.set(http::field::server, "basild");
-  response_.set(http::field::content_type, r.content_type);
-  for (auto& [name, value] : r.headers) response_.set(name, value);
-  response_.body() = std::move(r.body);
-  response_.keep_alive(keep_alive_);
-  response_.prepare_payload();
+  http::response<http::empty_body> head;
+  head.version(11);
+  head.result(status);
+  head.set(http::field::server, "basild");
+  head.set(http::field::content_type, r.content_type);
+  for (auto& [name, value] : r.headers) head.set(name, value);
+  head.content_length(r.size());
+  head.keep_alive(keep_alive_);
+  http::fields::writer text{head, head.version(), head.result_int()};
+  head_ = beast::buffers_to_string(text.get());
+  body_ = std::move(r.body);
+  shared_ = std::move(r.shared);
+  const std::array<asio::const_buffer, 3> out{asio::buffer(head_), asio::buffer(body_),
+                                              shared_ ? asio::buffer(*shared_) : asio::const_buffer{}};
   arm(options().request_timeout);
-  http::async_write(socket_, response_, [self = shared_from_this()](error_code ec, std::size_t) {
-    self->on_written(ec);
-  });
+  asio::async_write(socket_, out, [self = shared_from_this()](error_code ec, std::size_t) { self->on_written(ec); });
 }
 
 void Connection::on_written(error_code ec) {
   if (phase_ != Phase::kWriting) return;
   disarm();
-  response_ = {};
+  release_output();
+  head_.clear();
+  body_ = {};
+  shared_.reset();
   if (auto sent = std::exchange(on_sent_, nullptr)) sent(!ec);
   if (ec || !keep_alive_) {
     // Half-close first so that the peer reads the whole response.

@@ -61,6 +61,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   void stream_pump();
   void send(Response r);
   void on_written(error_code ec);
+  void release_output();
 
   std::shared_ptr<Server::Impl> server_;
   local::socket socket_;
@@ -70,12 +71,18 @@ class Connection : public std::enable_shared_from_this<Connection> {
   bool header_done_ = false;           // the current request's headers are read
   beast::flat_buffer buffer_;
   std::optional<http::request_parser<http::string_body>> parser_;
-  http::response<http::string_body> response_;
+  // The response being written (Phase::kWriting): header text, body, and
+  // the shared part after it; owned_output_ is what the server counts.
+  std::string head_;
+  std::string body_;
+  std::shared_ptr<const std::string> shared_;
+  std::size_t owned_output_ = 0;
   std::function<void(bool)> on_sent_;  // the response being written's
   // A streamed response (Phase::kStreaming).
   http::response<http::empty_body> stream_head_;
   std::optional<http::response_serializer<http::empty_body>> stream_serializer_;
   std::deque<std::string> stream_queue_;  // pieces not yet written; the first ones may be being written
+  std::size_t stream_queued_ = 0;                 // bytes in stream_queue_
   std::vector<asio::const_buffer> stream_batch_;  // the pieces of the chunk being written
   bool stream_writing_ = false;
   bool stream_finished_ = false;

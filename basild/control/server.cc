@@ -34,7 +34,11 @@ nlohmann::json to_json(const ServerStats& s) {
           {"idle_timeouts", s.idle_timeouts},
           {"header_timeouts", s.header_timeouts},
           {"request_timeouts", s.request_timeouts},
-          {"handler_timeouts", s.handler_timeouts}};
+          {"handler_timeouts", s.handler_timeouts},
+          {"queued_bytes", s.queued_bytes},
+          {"queued_bytes_peak", s.queued_bytes_peak},
+          {"refused_output", s.refused_output},
+          {"output_overflows", s.output_overflows}};
 }
 
 void write_metrics(MetricsText& m, const ServerStats& s) {
@@ -56,6 +60,12 @@ void write_metrics(MetricsText& m, const ServerStats& s) {
       .sample("basild_control_timeouts_total", {{"kind", "header"}}, s.header_timeouts)
       .sample("basild_control_timeouts_total", {{"kind", "request"}}, s.request_timeouts)
       .sample("basild_control_timeouts_total", {{"kind", "handler"}}, s.handler_timeouts);
+  m.gauge("basild_control_queued_bytes", s.queued_bytes,
+          "Response bytes held for writing on the control socket now (shared bodies not counted).");
+  m.gauge("basild_control_queued_bytes_peak", s.queued_bytes_peak, "Most response bytes held for writing at once.");
+  m.family("basild_control_output_limited_total", "counter", "Responses refused or cut by the output bounds.")
+      .sample("basild_control_output_limited_total", {{"how", "refused"}}, s.refused_output)
+      .sample("basild_control_output_limited_total", {{"how", "cut"}}, s.output_overflows);
 }
 
 namespace {
@@ -177,6 +187,16 @@ void Server::Impl::remove_socket_file() {
     ::unlink(options.socket_path.c_str());
   }
 }
+
+bool Server::Impl::take_output(std::size_t n, bool any_size) {
+  constexpr std::size_t kSmall = std::size_t{64} << 10;  // errors, health, stats: always written
+  if ((any_size || n > kSmall) && queued_bytes + n > options.max_queued_bytes) return false;
+  queued_bytes += n;
+  stats.queued_bytes_peak = std::max<std::uint64_t>(stats.queued_bytes_peak, queued_bytes);
+  return true;
+}
+
+void Server::Impl::give_output(std::size_t n) { queued_bytes -= std::min(n, queued_bytes); }
 
 void Server::Impl::connection_opened(Connection* c, std::uint32_t uid) {
   connections.insert(c);
@@ -337,6 +357,7 @@ bool Server::running() const { return impl_->started && !impl_->stopping; }
 ServerStats Server::stats() const {
   ServerStats out = impl_->stats;
   out.connections_open = impl_->connections.size();
+  out.queued_bytes = impl_->queued_bytes;
   return out;
 }
 

@@ -26,6 +26,15 @@
 //   - request_timeout: from a request's first byte to its last, and for writing
 //     a response; a slow (or trickling) client is cut off, no response.
 //   - handler_timeout: a handler that has not replied by then -> 504.
+//   - max_queued_bytes: response bytes held for writing, over all
+//     connections (a body shared between responses counts once, where it
+//     is encoded, not here). A response over 64 KiB that would pass it is
+//     answered 503 instead; a client that does not read holds its own
+//     response until request_timeout closes it.
+//   - max_queued_bytes_per_connection: a streamed response's pieces not yet
+//     written; a peer reading slower than its source is cut off when they
+//     pass it (or max_queued_bytes): the response ends cut, the connection
+//     closes.
 //   - max_connections: connections open at once, of which a few are kept for
 //     root and basild's own uid, and max_connections_per_uid for any other
 //     uid (admission.h). Beyond them, a new connection is accepted, answered
@@ -65,6 +74,8 @@ struct ServerOptions {
   std::size_t max_connections_per_uid = 64;     // uids other than root and basild's own
   std::size_t reserved_connections = 8;         // for root and basild's own uid (at most max_connections / 4)
   std::chrono::milliseconds header_timeout{5'000};
+  std::size_t max_queued_bytes = std::size_t{64} << 20;                 // response bytes held, in all
+  std::size_t max_queued_bytes_per_connection = std::size_t{16} << 20;  // a streamed response's pieces
   std::chrono::milliseconds idle_timeout{60'000};
   std::chrono::milliseconds request_timeout{10'000};
   std::chrono::milliseconds handler_timeout{300'000};
@@ -87,6 +98,10 @@ struct ServerStats {
   std::uint64_t header_timeouts = 0;     // headers not complete within header_timeout
   std::uint64_t request_timeouts = 0;    // slow request or slow reader
   std::uint64_t handler_timeouts = 0;
+  std::uint64_t queued_bytes = 0;        // response bytes held for writing now (a gauge)
+  std::uint64_t queued_bytes_peak = 0;
+  std::uint64_t refused_output = 0;      // large responses answered 503: max_queued_bytes
+  std::uint64_t output_overflows = 0;    // streamed responses cut: a queue bound
 };
 
 // The counters as JSON (for /v1/stats: {"connections_open":..,...}) and as

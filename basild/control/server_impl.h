@@ -50,6 +50,12 @@ struct Server::Impl : std::enable_shared_from_this<Server::Impl> {
   void accept();
   void on_accept(error_code ec, local::socket socket);
   void remove_socket_file();
+  // Output held for writing, in all (a shared body not counted: it is held
+  // once, by whoever encoded it). take_output() refuses a large amount
+  // (over 64 KiB, or any with `any_size`) that would pass max_queued_bytes.
+  std::size_t queued_bytes = 0;
+  bool take_output(std::size_t n, bool any_size = false);
+  void give_output(std::size_t n);
   void connection_opened(Connection* c, std::uint32_t uid);
   void connection_gone(Connection* c, std::uint32_t uid);
   void close_all();

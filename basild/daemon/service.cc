@@ -8,6 +8,7 @@
 #include "basild/daemon/apkill_adapter.h"
 #include "basild/daemon/daemon_parts.h"
 #include "basild/daemon/routes.h"
+#include "basild/daemon/views.h"
 #include "basild/io/job_sources.h"
 #include "basild/io/store.h"
 #include "basild/io/xml_log.h"
@@ -75,6 +76,7 @@ struct Service::Impl : std::enable_shared_from_this<Impl> {
   std::shared_ptr<TypedCalls> typed;
   control::Registry registry;
   std::unique_ptr<control::Server> server;
+  SharedViews shared_views;
   bool stopping = false;
   WallTime started_at = clock.wall();
 
@@ -163,6 +165,7 @@ struct Service::Impl : std::enable_shared_from_this<Impl> {
     parts.forwarder = forwarder.get();
     parts.typed = typed.get();
     parts.stopping = &stopping;
+    parts.views = &shared_views;
     parts.started_at = started_at;
     control::ServerOptions so;
     so.socket_path = config.control.socket;

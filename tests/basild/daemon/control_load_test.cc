@@ -8,8 +8,13 @@
 #include <thread>
 #include <vector>
 
+#include <sys/socket.h>
+#include <unistd.h>
+
 #include "basild/control_client/client.h"
 #include "tests/basild/daemon/daemon_support.h"
+#include "tests/support/proc.h"
+#include "tests/support/unix_socket.h"
 
 namespace basild {
 namespace {
@@ -72,6 +77,54 @@ TEST(ForwardLoadTest, FourRequestsOfManyAttributesAreRefusedAndHealthIsAnsweredM
   }
   EXPECT_EQ(forwarded_calls(d), 0u) << "a request over the decoder's limits went on to apbasil";
   EXPECT_TRUE(d.alps_reservations().empty());
+}
+
+// A gauge's value in Prometheus text, or -1 when it is not there.
+double gauge(const std::string& metrics, const std::string& name) {
+  const auto at = metrics.find("\n" + name + " ");
+  return at == std::string::npos ? -1 : std::stod(metrics.substr(at + name.size() + 2));
+}
+
+TEST(ViewLoadTest, TwoHundredClientsThatDoNotReadTheInventoryLeaveHealthAndMemoryBounded) {
+  Daemon d("views-load", "xc30-2256");
+  const pid_t pid = d.start();
+  control::Client reader(d.socket());
+  const auto one = reader.request("GET", "/v1/inventory", "", "application/json", 30s);
+  ASSERT_TRUE(one.ok() && one.status == 200) << one.message;
+  ASSERT_GT(one.body.size(), 300'000u) << "the 2256-node inventory view";
+  const long rss_before = basil_test::status_kib(pid, "VmRSS:");
+  const auto requests_before = d.get("/v1/stats")["control"].value("requests", std::uint64_t{0});
+
+  constexpr int kClients = 200;
+  std::vector<int> fds;
+  for (int i = 0; i < kClients; ++i) {
+    const int fd = basil_test::connect_unix(d.socket());
+    ASSERT_GE(fd, 0);
+    const int small = 4096;
+    ::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof small);
+    const std::string get = "GET /v1/inventory HTTP/1.1\r\nHost: basild\r\n\r\n";
+    ASSERT_EQ(::send(fd, get.data(), get.size(), MSG_NOSIGNAL), static_cast<ssize_t>(get.size()));
+    fds.push_back(fd);
+  }
+  // Every request handed to the view (and its answer being written to a
+  // client that reads nothing), then health, then what basild holds.
+  EXPECT_TRUE(wait_until(
+      [&] { return d.get("/v1/stats")["control"].value("requests", std::uint64_t{0}) >= requests_before + kClients; },
+      60s));
+  unsigned status = 0;
+  const auto health = d.call("GET", "/v1/health", "", &status);
+  EXPECT_EQ(status, 200u) << health.dump();
+  control::Client metrics_client(d.socket());
+  const auto metrics = metrics_client.request("GET", "/metrics", "", "text/plain", 30s);
+  ASSERT_TRUE(metrics.ok()) << metrics.message;
+  const double queued = gauge(metrics.body, "basild_control_queued_bytes");
+  EXPECT_GE(queued, 0) << "no basild_control_queued_bytes gauge";
+  // The 200 answers share one encoded body: each holds its "age_s" only.
+  EXPECT_LT(queued, 64 * 1024) << "response bytes held for writing";
+  const long growth = basil_test::status_kib(pid, "VmRSS:") - rss_before;
+  EXPECT_LT(growth, 32 * 1024) << "VmRSS grew by " << growth << " KiB for " << kClients << " clients";
+  std::printf("campaign: views-not-read clients=%d queued_bytes=%.0f vmrss_growth_kib=%ld\n", kClients, queued, growth);
+  for (int fd : fds) ::close(fd);
 }
 
 }  // namespace
