@@ -78,6 +78,10 @@ Result<Decoded> decode(std::string_view xml, const DecodeOptions& options) {
   return decode_with(xml, options, Decoder::Expect::kAny);
 }
 
+Result<Decoded> decode(std::string_view xml, const DecodeOptions& options, Decoder::Expect expect) {
+  return decode_with(xml, options, expect);
+}
+
 Result<Response> decode_response(std::string_view xml, const DecodeOptions& options,
                                  std::vector<std::string>* warnings) {
   Result<Decoded> r = decode_with(xml, options, Decoder::Expect::kResponse);

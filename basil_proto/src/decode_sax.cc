@@ -23,6 +23,7 @@
 
 #include "basil_proto/codec.h"
 #include "basil_proto/status.h"
+#include "basil_proto/src/decode_prescan.h"
 #include "basil_proto/src/decode_walk.h"
 
 namespace basil {
@@ -47,8 +48,9 @@ struct Decoder::Impl : decode_detail::Walk {
   std::size_t fed = 0;       // bytes fed so far
   std::size_t depth = 0;     // open elements
   std::size_t text_run = 0;  // bytes of the current text node
+  AttributeScan attribute_scan;
 
-  Impl(DecodeOptions o, Expect e) : Walk(o, e) {
+  Impl(DecodeOptions o, Expect e) : Walk(o, e), attribute_scan(o.max_attributes) {
     std::call_once(g_libxml_init, [] { xmlInitParser(); });
 
     xmlSAXHandler sax;
@@ -117,6 +119,17 @@ struct Decoder::Impl : decode_detail::Walk {
     fail(Code::kLimitExceeded,
          "elements nested deeper than max_depth (" + std::to_string(opt.max_depth) + ")",
          skip > 0 ? std::string_view{} : name);
+  }
+
+  [[gnu::cold]] [[gnu::noinline]] void too_many_attributes(const AttributeScan::Excess& e) {
+    // Not fail_at(): the walk's path is where libxml2 has read to, which
+    // is before this tag.
+    if (failed) return;
+    failed = true;
+    failed_while_finishing = finishing;
+    status = Status(Code::kLimitExceeded, "element " + e.element + " has more than max_attributes (" +
+                                              std::to_string(opt.max_attributes) + ") attributes (byte " +
+                                              std::to_string(e.offset) + ")");
   }
 
   [[gnu::cold]] [[gnu::noinline]] void text_too_long() {
@@ -322,6 +335,11 @@ struct Decoder::Impl : decode_detail::Walk {
       return status;
     }
     fed += chunk.size();
+    if (auto excess = attribute_scan.feed(chunk)) {
+      too_many_attributes(*excess);
+      stop_if_failed();
+      return status;
+    }
     while (!chunk.empty()) {
       const std::size_t n = std::min(chunk.size(), kFeedPiece);
       const int rc = xmlParseChunk(ctxt.get(), chunk.data(), static_cast<int>(n), 0);

@@ -100,6 +100,8 @@ struct ControlConfig {
   std::uint64_t max_request_bytes = 1u << 20;   // headers and body; 1 KiB..64 MiB
   Duration idle_timeout = std::chrono::seconds(30);  // a connection idle this long is closed
   std::uint64_t max_connections = 1024;  // open at once; beyond it 503 and close; 1..60000
+  std::uint64_t max_connections_per_uid = 64;  // from one uid but root's and basild's; 1..60000
+  Duration header_timeout = std::chrono::seconds(5);  // to send a request's headers; 100ms..1h
   bool operator==(const ControlConfig&) const = default;
 };
 

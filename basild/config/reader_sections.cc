@@ -151,6 +151,9 @@ void read_control(const toml::table& t, ControlConfig& c, Errors& errors) {
   s.key("idle_timeout", [&](const Field& f) { assign(c.idle_timeout, read_duration(f, 100ms, 1h)); });
   s.key("max_connections",
         [&](const Field& f) { assign(c.max_connections, read_uint(f, 1, 60000)); });
+  s.key("max_connections_per_uid",
+        [&](const Field& f) { assign(c.max_connections_per_uid, read_uint(f, 1, 60000)); });
+  s.key("header_timeout", [&](const Field& f) { assign(c.header_timeout, read_duration(f, 100ms, 1h)); });
   s.finish();
 }
 

@@ -122,7 +122,9 @@ std::string format_config(const Config& c) {
     << "allowed_groups = " << principal_list(c.control.allowed_groups) << "\n"
     << "max_request_bytes = " << c.control.max_request_bytes << "\n"
     << "idle_timeout = " << dur(c.control.idle_timeout) << "\n"
-    << "max_connections = " << c.control.max_connections << "\n\n";
+    << "max_connections = " << c.control.max_connections << "\n"
+    << "max_connections_per_uid = " << c.control.max_connections_per_uid << "\n"
+    << "header_timeout = " << dur(c.control.header_timeout) << "\n\n";
   o << "[log]\n"
     << "level = " << quote(log_level_name(c.log.level)) << "\n"
     << "directory = " << quote(c.log.directory) << "\n"

@@ -71,6 +71,9 @@ struct Response {
   ResultCode result = ResultCode::kOk;
   std::string content_type = "application/json";
   std::string body;
+  // Written after `body`, never copied: a large view encoded once and
+  // held by every response that carries it until it is written.
+  std::shared_ptr<const std::string> shared;
   std::vector<std::pair<std::string, std::string>> headers;  // extra headers ("Allow", ...)
   // Called once on the server's io_context: true when the whole response
   // was written to the peer's socket, false when it could not be (the peer
@@ -84,6 +87,9 @@ struct Response {
                        ResultCode result = ResultCode::kOk);
   // {"result": N, "error": message}
   static Response error(ResultCode result, std::string_view message);
+
+  std::size_t size() const { return body.size() + (shared ? shared->size() : 0); }
+  std::string whole_body() const { return shared ? body + *shared : body; }
 };
 
 // A response whose body goes out in pieces as they come (HTTP/1.1 chunked

@@ -95,4 +95,55 @@ void BackgroundDecoder::run() {
   }
 }
 
+OffLoopDecoder::OffLoopDecoder(boost::asio::io_context& io, std::size_t inline_bytes)
+    : io_(io), inline_bytes_(inline_bytes), thread_([this] { run(); }) {}
+
+OffLoopDecoder::~OffLoopDecoder() {
+  {
+    std::lock_guard lock(mu_);
+    stopping_ = true;
+  }
+  cv_.notify_one();
+  thread_.join();
+}
+
+void OffLoopDecoder::decode(std::shared_ptr<const std::string> xml, basil::DecodeOptions options,
+                            basil::Decoder::Expect expect, Done done) {
+  if (xml->size() < inline_bytes_) {
+    auto result = std::make_shared<basil::Result<basil::Decoded>>(basil::decode(*xml, options, expect));
+    boost::asio::post(io_, [d = std::move(done), result] { d(std::move(*result)); });
+    return;
+  }
+  {
+    std::lock_guard lock(mu_);
+    queue_.push_back({std::move(xml), options, expect, std::move(done)});
+  }
+  cv_.notify_one();
+}
+
+std::uint64_t OffLoopDecoder::decoded_off_loop() const {
+  std::lock_guard lock(mu_);
+  return decoded_;
+}
+
+void OffLoopDecoder::run() {
+  for (;;) {
+    Job job;
+    {
+      std::unique_lock lock(mu_);
+      cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+      if (stopping_) return;
+      job = std::move(queue_.front());
+      queue_.pop_front();
+    }
+    auto result = std::make_shared<basil::Result<basil::Decoded>>(basil::decode(*job.xml, job.options, job.expect));
+    job.xml.reset();
+    {
+      std::lock_guard lock(mu_);
+      ++decoded_;
+    }
+    boost::asio::post(io_, [d = std::move(job.done), result] { d(std::move(*result)); });
+  }
+}
+
 }  // namespace basild

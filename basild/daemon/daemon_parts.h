@@ -21,6 +21,8 @@
 
 namespace basild {
 
+class SharedViews;
+
 struct DaemonParts {
   const Config* config = nullptr;  // as last reloaded
   const ClockPort* clock = nullptr;
@@ -35,6 +37,7 @@ struct DaemonParts {
   Forwarder* forwarder = nullptr;
   TypedCalls* typed = nullptr;
   const bool* stopping = nullptr;
+  SharedViews* views = nullptr;  // views.h; null: each view encoded for its response
   WallTime started_at{};
 };
 

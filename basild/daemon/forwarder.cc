@@ -12,23 +12,18 @@ void release_stray(ReconcileRunner& runner, const ReservationRecord& rec) {
                                    "the forwarded RESERVE's answer never reached its caller, who will reserve again"));
 }
 
-Forwarder::Forwarder(CallParts parts, bool strict_decode) : parts_(parts), learner_(parts.io) {
+Forwarder::Forwarder(CallParts parts, bool strict_decode) : parts_(parts), learner_(parts.io), decoder_(parts.io) {
   decode_options_.strict = strict_decode;
 }
 
 // A raw request forwarded for a scheduler (apbasil_proxy): basild learns
 // the job's reservation from a RESERVE it answered, so that a retried
 // RESERVE's first reservation is recognised as a stray.
-void Forwarder::learn_from_forward(const std::string& request_xml, const std::string& response_xml) {
-  auto req = basil::decode_request(request_xml);
-  if (!req) return;
-  const auto* confirm = std::get_if<basil::ConfirmRequest>(&req->body);
-  const auto* release = std::get_if<basil::ReleaseRequest>(&req->body);
-  if (confirm == nullptr && release == nullptr) return;
-  auto resp = basil::decode_response(response_xml);
-  if (!resp) return;
-  if (release != nullptr) return learn_forwarded_release(release->reservation_id, *resp);
-  if (!resp->ok() || confirm == nullptr) return;  // a RESERVE is recorded through its intent
+void Forwarder::learn_from_forward(const basil::Request& req, const basil::Response& resp) {
+  const auto* confirm = std::get_if<basil::ConfirmRequest>(&req.body);
+  const auto* release = std::get_if<basil::ReleaseRequest>(&req.body);
+  if (release != nullptr) return learn_forwarded_release(release->reservation_id, resp);
+  if (!resp.ok() || confirm == nullptr) return;  // a RESERVE is recorded through its intent
   auto rec = parts_.store.find(confirm->reservation_id);
   if (rec && *rec && !is_terminal((*rec)->state)) note(parts_.store.mark_confirmed(confirm->reservation_id, confirm->pagg_id));
 }
@@ -39,43 +34,83 @@ void Forwarder::learn_from_forward(const std::string& request_xml, const std::st
 // recorded before the caller hears of it; an answer that does not reach
 // the caller (basild killed mid-call, the caller gone) leaves a stray,
 // released as one: the caller was told the call failed and reserves again.
+//
+// Requests and answers are decoded off the event loop (OffLoopDecoder):
+// a large one does not hold health and the other clients meanwhile. A
+// request over the decoder's limits (size, depth, attributes per element)
+// is refused here; one that does not decode otherwise goes on untouched,
+// and apbasil says what is wrong with it.
 void Forwarder::forward(const control::Request& req, control::Responder reply) {
   const auto f = req.query.find("failures");
   const bool basil_failures = f != req.query.end() && f->second == "basil";
-  Fail fail = [request = req.body, basil_failures](const basil::Status& s) {
-    return basil_failures ? basil_failure_reply(request, s) : error_reply(s);
+  auto body = std::make_shared<const std::string>(req.body);
+  Fail fail = [body, basil_failures](const basil::Status& s) {
+    return basil_failures ? basil_failure_reply(*body, s) : error_reply(s);
   };
+  auto self = shared_from_this();
+  decoder_.decode(body, {}, basil::Decoder::Expect::kRequest,
+                  [self, body, reply, fail](basil::Result<basil::Decoded> decoded) {
+                    if (!decoded && decoded.status().code() == basil::Code::kLimitExceeded)
+                      return reply(fail(decoded.status()));
+                    std::shared_ptr<const basil::Request> request;
+                    if (decoded) request = std::make_shared<const basil::Request>(std::move(decoded->request()));
+                    self->forward_decoded(body, std::move(request), reply, fail);
+                  });
+}
+
+// The forwarded call once its request is decoded (`request` null when it
+// did not decode).
+void Forwarder::forward_decoded(std::shared_ptr<const std::string> body, std::shared_ptr<const basil::Request> request,
+                                control::Responder reply, Fail fail) {
   std::optional<std::int64_t> intent;
-  if (auto decoded = basil::decode_request(req.body)) {
-    if (decoded->query_type() == basil::QueryType::kInventory) return forward_streamed(req.body, reply, fail);
-    const auto* r = std::get_if<basil::ReserveRequest>(&decoded->body);
+  const basil::ReserveRequest* reserve = nullptr;
+  if (request) {
+    if (request->query_type() == basil::QueryType::kInventory) return forward_streamed(*body, reply, fail);
+    const auto* r = std::get_if<basil::ReserveRequest>(&request->body);
     if (r != nullptr && r->batch_id && !r->batch_id->empty()) {
-      auto id = parts_.store.record_intent(*r->batch_id, r->user_name, req.body, /*forwarded=*/true);
+      auto id = parts_.store.record_intent(*r->batch_id, r->user_name, *body, /*forwarded=*/true);
       if (!id) return reply(fail(basil::Status(basil::Code::kBusy, "the state database cannot record the RESERVE: " +
                                                                        id.status().to_string())));
       intent = *id;
+      reserve = r;
       parts_.poller.order().intent_started(*id);
     }
   }
   auto self = shared_from_this();
-  co_spawn_result<std::string>(parts_.io.get_executor(), parts_.client.forward(req.body), [self, reply, request = req.body, intent,
+  co_spawn_result<std::string>(parts_.io.get_executor(), parts_.client.forward(*body), [self, reply, request, reserve, intent,
                                                  fail](basil::Result<std::string> r) {
     if (intent) self->parts_.poller.order().intent_ended(*intent);
     if (!r) return reply(fail(r.status()));  // a pending intent: the next INVENTORY settles it
-    control::Response out = control::Response::text(std::move(*r), "application/xml");
-    if (intent) {
-      auto granted = self->record_forwarded_reserve(*intent, request, out.body);
-      if (!granted) return reply(fail(granted.status()));  // unrecorded: a stray at the next INVENTORY
-      if (*granted) {
-        out.on_sent = [self, rec = **granted](bool written) {
-          if (!written) release_stray(self->parts_.runner, rec);
-        };
-      }
-    } else {
-      self->learn_from_forward(request, out.body);
-    }
-    reply(std::move(out));
+    auto answer = std::make_shared<const std::string>(std::move(*r));
+    const bool learns = request && (intent || std::holds_alternative<basil::ConfirmRequest>(request->body) ||
+                                    std::holds_alternative<basil::ReleaseRequest>(request->body));
+    if (!learns) return reply(control::Response::text(*answer, "application/xml"));
+    self->decoder_.decode(answer, {}, basil::Decoder::Expect::kResponse,
+                          [self, reply, request, reserve, intent, fail, answer](basil::Result<basil::Decoded> decoded) {
+                            self->answer_decoded(*request, reserve, intent, *answer, decoded, reply, fail);
+                          });
   });
+}
+
+// A forwarded call's answer, decoded: learnt from (a RESERVE's grant
+// recorded before its caller hears of it), then passed on untouched.
+void Forwarder::answer_decoded(const basil::Request& request, const basil::ReserveRequest* reserve,
+                               std::optional<std::int64_t> intent, const std::string& answer,
+                               basil::Result<basil::Decoded>& decoded, control::Responder reply, Fail fail) {
+  control::Response out = control::Response::text(answer, "application/xml");
+  const basil::Response* resp = decoded && !decoded->is_request() ? &decoded->response() : nullptr;
+  if (intent) {
+    auto granted = record_forwarded_reserve(*intent, *reserve, resp);
+    if (!granted) return reply(fail(granted.status()));  // unrecorded: a stray at the next INVENTORY
+    if (*granted) {
+      out.on_sent = [self = shared_from_this(), rec = **granted](bool written) {
+        if (!written) release_stray(self->parts_.runner, rec);
+      };
+    }
+  } else if (resp != nullptr) {
+    learn_from_forward(request, *resp);
+  }
+  reply(std::move(out));
 }
 
 // A forwarded INVENTORY, the longest answer a scheduler asks for (8.9 MB
@@ -129,16 +164,13 @@ void Forwarder::forward_streamed(const std::string& request, control::Responder 
 // intent granted), or the intent dropped when ALPS refused. nullopt when
 // nothing was granted; an error when the record could not be written.
 basil::Result<std::optional<ReservationRecord>> Forwarder::record_forwarded_reserve(std::int64_t intent,
-                                                                                   const std::string& request_xml,
-                                                                                   const std::string& response_xml) {
-  auto req = basil::decode_request(request_xml);
-  auto resp = basil::decode_response(response_xml);
-  const auto* reserved = resp ? std::get_if<basil::Reserved>(&resp->body) : nullptr;
-  if (!req || reserved == nullptr || !resp->ok()) {
-    if (resp && !resp->ok()) note(parts_.store.settle_intent_dropped(intent, "ALPS refused the forwarded RESERVE"));
+                                                                                   const basil::ReserveRequest& reserve,
+                                                                                   const basil::Response* resp) {
+  const auto* reserved = resp != nullptr ? std::get_if<basil::Reserved>(&resp->body) : nullptr;
+  if (reserved == nullptr || !resp->ok()) {
+    if (resp != nullptr && !resp->ok()) note(parts_.store.settle_intent_dropped(intent, "ALPS refused the forwarded RESERVE"));
     return std::optional<ReservationRecord>();
   }
-  const auto& reserve = std::get<basil::ReserveRequest>(req->body);
   ReservationRecord rec;
   rec.res_id = reserved->reservation_id;
   rec.batch_id = *reserve.batch_id;

@@ -28,14 +28,20 @@ class Forwarder : public std::enable_shared_from_this<Forwarder> {
   void forward(const control::Request& req, control::Responder reply);
   void apkill(const nlohmann::json& body, control::Responder reply);
   std::uint64_t inventories_decoded() const { return learner_.decoded(); }
+  std::uint64_t decoded_off_loop() const { return decoder_.decoded_off_loop(); }
 
  private:
   using Fail = std::function<control::Response(const basil::Status&)>;
   void forward_streamed(const std::string& request, control::Responder reply, Fail fail);
-  void learn_from_forward(const std::string& request_xml, const std::string& response_xml);
+  void forward_decoded(std::shared_ptr<const std::string> body, std::shared_ptr<const basil::Request> request,
+                       control::Responder reply, Fail fail);
+  void answer_decoded(const basil::Request& request, const basil::ReserveRequest* reserve,
+                      std::optional<std::int64_t> intent, const std::string& answer,
+                      basil::Result<basil::Decoded>& decoded, control::Responder reply, Fail fail);
+  void learn_from_forward(const basil::Request& req, const basil::Response& resp);
   basil::Result<std::optional<ReservationRecord>> record_forwarded_reserve(std::int64_t intent,
-                                                                          const std::string& request_xml,
-                                                                          const std::string& response_xml);
+                                                                          const basil::ReserveRequest& reserve,
+                                                                          const basil::Response* resp);
   void learn_forwarded_release(std::uint64_t res_id, const basil::Response& resp);
   std::optional<basil::Reservation> batch_reservation_of(std::uint64_t apid) const;
   void note(const basil::Status& s);
@@ -46,6 +52,7 @@ class Forwarder : public std::enable_shared_from_this<Forwarder> {
   std::map<std::uint64_t, ChangeOrder::Ticket> learning_;
   std::uint64_t learning_key_ = 0;
   BackgroundDecoder learner_;
+  OffLoopDecoder decoder_;
   basil::DecodeOptions decode_options_;
 };
 

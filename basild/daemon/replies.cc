@@ -31,7 +31,8 @@ ResultCode result_of(const basil::Status& s) {
     case basil::Code::kNotInDialect:
     case basil::Code::kInvalidText:
     case basil::Code::kStructure:
-    case basil::Code::kUnknownName: return ResultCode::kBadRequest;
+    case basil::Code::kUnknownName:
+    case basil::Code::kLimitExceeded: return ResultCode::kBadRequest;
     default: return ResultCode::kError;
   }
 }

@@ -6,6 +6,7 @@
 #include "basild/daemon/apkill_adapter.h"
 #include "basild/daemon/daemon_parts.h"
 #include "basild/daemon/routes.h"
+#include "basild/daemon/views.h"
 #include "basild/io/child_groups.h"
 #include "basild/io/job_sources.h"
 #include "basild/core/change_order.h"
@@ -42,6 +43,7 @@ struct Service::Impl : std::enable_shared_from_this<Impl> {
   std::shared_ptr<TypedCalls> typed;
   control::Registry registry;
   std::unique_ptr<control::Server> server;
+  SharedViews shared_views;
   bool stopping = false;
   WallTime started_at = clock.wall();
 
@@ -152,6 +154,7 @@ struct Service::Impl : std::enable_shared_from_this<Impl> {
     parts.forwarder = forwarder.get();
     parts.typed = typed.get();
     parts.stopping = &stopping;
+    parts.views = &shared_views;
     parts.started_at = started_at;
     control::ServerOptions so;
     so.socket_path = config.control.socket;
@@ -168,6 +171,8 @@ struct Service::Impl : std::enable_shared_from_this<Impl> {
     so.max_request_bytes = static_cast<std::size_t>(config.control.max_request_bytes);
     so.idle_timeout = config.control.idle_timeout;
     so.max_connections = static_cast<std::size_t>(config.control.max_connections);
+    so.max_connections_per_uid = static_cast<std::size_t>(config.control.max_connections_per_uid);
+    so.header_timeout = config.control.header_timeout;
     so.handler_timeout = std::max<std::chrono::milliseconds>(so.handler_timeout, config.apbasil.timeout * 3);
     server = std::make_unique<control::Server>(io, so, registry);
     parts.server = server.get();

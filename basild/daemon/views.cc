@@ -56,35 +56,69 @@ std::string metrics_text(const DaemonParts& d) {
   return m.take();
 }
 
+namespace {
+
+// A view's response: {"age_s":AGE, then the rest of `encode()`'s object
+// (which has no "age_s"), from `slot` while `key` is the same, else encoded
+// now (and kept in the slot). The keys of a JSON object are written in
+// order, and "age_s" is the first.
+template <typename Encode>
+control::Response shared_view(SharedViews* views, SharedViews::Slot SharedViews::*slot, std::string key, double age,
+                              Encode encode) {
+  std::shared_ptr<const std::string> tail;
+  if (views != nullptr && (views->*slot).tail && (views->*slot).key == key) tail = (views->*slot).tail;
+  if (!tail) {
+    std::string text = encode().dump(-1, ' ', false, json::error_handler_t::replace);
+    text.erase(0, 1);  // the '{': "age_s" goes first
+    text += '\n';
+    tail = std::make_shared<const std::string>(std::move(text));
+    if (views != nullptr) {
+      views->*slot = {std::move(key), tail};
+      ++views->encoded;
+    }
+  }
+  control::Response r = control::Response::text("{\"age_s\":" + json(age).dump() + ",", "application/json");
+  r.shared = std::move(tail);
+  return r;
+}
+
+std::string time_key(WallTime t) { return std::to_string(t.time_since_epoch().count()); }
+
+}  // namespace
+
 control::Response inventory_view(const DaemonParts& d) {
   const auto& inventory = d.poller->inventory();
   if (!inventory) return control::Response::error(ResultCode::kUnavailable, "no INVENTORY yet");
-  json nodes = json::array();
-  for (const auto& n : inventory->nodes) nodes.push_back(inventory_node_json(n));
-  json res = json::array();
-  for (const auto& r : inventory->reservations)
-    res.push_back({{"reservation_id", r.reservation_id}, {"batch_id", r.batch_id.value_or("")},
-                   {"user", r.user_name}, {"nodes", shape_of(*inventory, r).nodes.format()}});
-  return control::Response::json(
-      {{"age_s", age_seconds(d.poller->inventory_at(), d.clock->wall())},
-       {"changecount", inventory->changecount ? json(*inventory->changecount) : json(nullptr)},
-       {"nodes", nodes},
-       {"reservations", res},
-       {"geometry_policy", policy_to_json(d.typed->geometry_policy())}});
+  json policy = policy_to_json(d.typed->geometry_policy());
+  const std::string key = time_key(d.poller->inventory_at()) + " " + policy.dump();
+  return shared_view(d.views, &SharedViews::inventory, key, age_seconds(d.poller->inventory_at(), d.clock->wall()), [&] {
+    json nodes = json::array();
+    for (const auto& n : inventory->nodes) nodes.push_back(inventory_node_json(n));
+    json res = json::array();
+    for (const auto& r : inventory->reservations)
+      res.push_back({{"reservation_id", r.reservation_id}, {"batch_id", r.batch_id.value_or("")},
+                     {"user", r.user_name}, {"nodes", shape_of(*inventory, r).nodes.format()}});
+    return json{{"changecount", inventory->changecount ? json(*inventory->changecount) : json(nullptr)},
+                {"nodes", std::move(nodes)},
+                {"reservations", std::move(res)},
+                {"geometry_policy", std::move(policy)}};
+  });
 }
 
 control::Response summary_view(const DaemonParts& d) {
   const auto& summary = d.poller->summary();
   if (!summary) return control::Response::error(ResultCode::kUnavailable, "no SUMMARY yet (it needs BASIL 1.3)");
-  json entries = json::array();
-  for (const auto& e : summary->nodes)
-    entries.push_back({{"up", e.up}, {"role", basil::to_string(e.role)},
-                       {"state", basil::to_string(e.up ? basil::NodeState::kUp : e.state)},
-                       {"count", e.count}, {"nids", e.nids.format()}});
-  return control::Response::json({{"age_s", age_seconds(d.poller->summary_at(), d.clock->wall())},
-                                  {"changecount", summary->changecount},
-                                  {"schedchangecount", summary->schedchangecount},
-                                  {"nodes", entries}});
+  return shared_view(d.views, &SharedViews::summary, time_key(d.poller->summary_at()),
+                     age_seconds(d.poller->summary_at(), d.clock->wall()), [&] {
+                       json entries = json::array();
+                       for (const auto& e : summary->nodes)
+                         entries.push_back({{"up", e.up}, {"role", basil::to_string(e.role)},
+                                            {"state", basil::to_string(e.up ? basil::NodeState::kUp : e.state)},
+                                            {"count", e.count}, {"nids", e.nids.format()}});
+                       return json{{"changecount", summary->changecount},
+                                   {"schedchangecount", summary->schedchangecount},
+                                   {"nodes", std::move(entries)}};
+                     });
 }
 
 }  // namespace basild

@@ -333,5 +333,79 @@ TEST(DecoderTest, RandomlyDamagedDocumentsNeverCrash) {
   EXPECT_GT(failures, 0);
 }
 
+// A start tag of `n` attributes in a forwarded RESERVE, as a hostile caller
+// writes it (well-formed, each name unique).
+std::string reserve_with_attributes(std::size_t n, std::string_view quote = "\"") {
+  std::string xml = "<?xml version=\"1.0\"?>\n<BasilRequest protocol=\"1.3\" method=\"RESERVE\">\n<ReserveParamArray";
+  for (std::size_t i = 0; i < n; ++i) {
+    xml += " a" + std::to_string(i) + "=";
+    xml += quote;
+    xml += "x";
+    xml += quote;
+  }
+  xml += " user_name=\"u\" batch_id=\"1\"><ReserveParam width=\"1\"/></ReserveParamArray></BasilRequest>";
+  return xml;
+}
+
+TEST(DecoderTest, ElementWithMoreThanMaxAttributesIsRefusedNamingIt) {
+  // 95,000 attributes: under 1 MiB, and seconds of libxml2's duplicate check
+  // if it ever read the tag.
+  const std::string xml = reserve_with_attributes(95'000);
+  ASSERT_LT(xml.size(), std::size_t{1} << 20);
+  for (std::size_t chunk : {xml.size(), std::size_t{4096}, std::size_t{7}}) {
+    auto r = testing::decode_in_chunks(xml, chunk);
+    ASSERT_FALSE(r.is_ok());
+    EXPECT_EQ(r.status().code(), Code::kLimitExceeded) << r.status().to_string();
+    EXPECT_NE(r.status().message().find("element ReserveParamArray"), std::string::npos) << r.status().to_string();
+    EXPECT_NE(r.status().message().find("max_attributes (64)"), std::string::npos) << r.status().to_string();
+  }
+}
+
+TEST(DecoderTest, AttributesUpToTheLimitDecode) {
+  DecodeOptions o;
+  o.max_attributes = 66;  // the 64 unknown ones, user_name and batch_id
+  auto ok = decode(reserve_with_attributes(64, "'"), o);
+  ASSERT_TRUE(ok.is_ok()) << ok.status().to_string();
+  EXPECT_EQ(std::get<ReserveRequest>(ok->request().body).user_name, "u");
+  o.max_attributes = 65;
+  auto over = decode(reserve_with_attributes(64, "'"), o);
+  ASSERT_FALSE(over.is_ok());
+  EXPECT_EQ(over.status().code(), Code::kLimitExceeded);
+}
+
+TEST(DecoderTest, AttributeCountIgnoresEqualsSignsInValuesCommentsAndCData) {
+  DecodeOptions o;
+  o.max_attributes = 3;
+  const std::string xml =
+      "<?xml version=\"1.0\"?><!-- a=1 b=2 c=3 d=4 --><BasilResponse protocol=\"1.3\">"
+      "<ResponseData status=\"FAILURE\" method=\"QUERY\" error_class=\"PERMANENT\">"
+      "<Message severity=\"ERROR\" x=\"a=b=c=d=e\"><![CDATA[<p a=1 b=2 c=3 d=4>]]> q=1 r=2 s=3 t=4"
+      "</Message></ResponseData></BasilResponse>";
+  for (std::size_t chunk : {xml.size(), std::size_t{1}, std::size_t{5}}) {
+    auto r = testing::decode_in_chunks(xml, chunk, o);
+    EXPECT_TRUE(r.is_ok()) << chunk << ": " << r.status().to_string();
+  }
+}
+
+TEST(DecoderTest, AttributeBoundHoldsForUtf16Documents) {
+  // UTF-16LE without a byte-order mark: each ASCII character and a NUL.
+  auto utf16 = [](std::string_view ascii) {
+    std::string out;
+    for (char c : ascii) {
+      out += c;
+      out += '\0';
+    }
+    return out;
+  };
+  const std::string xml = utf16(reserve_with_attributes(1000));
+  for (std::size_t chunk : {xml.size(), std::size_t{3}}) {
+    auto r = testing::decode_in_chunks(xml, chunk);
+    ASSERT_FALSE(r.is_ok());
+    EXPECT_EQ(r.status().code(), Code::kLimitExceeded) << r.status().to_string();
+  }
+  auto small = decode(utf16(reserve_with_attributes(10)));
+  EXPECT_TRUE(small.is_ok()) << small.status().to_string();
+}
+
 }  // namespace
 }  // namespace basil

@@ -37,6 +37,10 @@ struct DecodeOptions {
   std::size_t max_document_bytes = std::size_t{1} << 30;  // 1 GiB
   std::size_t max_depth = 64;
   std::size_t max_text_bytes = std::size_t{1} << 20;  // one attribute value or text node
+  // Attributes of one element, namespace declarations included. BASIL's
+  // largest element (ReserveParam) has 13; a start tag with more is refused
+  // before libxml2 reads it (its duplicate check is quadratic).
+  std::size_t max_attributes = 64;
 };
 
 enum class DocumentKind : std::uint8_t { kRequest, kResponse };
@@ -91,6 +95,7 @@ std::optional<ResponseStatus> read_response_status(std::string_view xml);
 
 // Whole-buffer conveniences over Decoder.
 Result<Decoded> decode(std::string_view xml, const DecodeOptions& options = {});
+Result<Decoded> decode(std::string_view xml, const DecodeOptions& options, Decoder::Expect expect);
 Result<Response> decode_response(std::string_view xml, const DecodeOptions& options = {},
                                  std::vector<std::string>* warnings = nullptr);
 Result<Request> decode_request(std::string_view xml, const DecodeOptions& options = {},

@@ -111,6 +111,8 @@ allowed_groups = ["wheel"]
 max_request_bytes = 65536
 idle_timeout = "2m"
 max_connections = 2000
+max_connections_per_uid = 16
+header_timeout = "750ms"
 
 [log]
 level = "debug"
@@ -185,6 +187,8 @@ query = "SELECT id FROM jobs"
   EXPECT_EQ(c->control.max_request_bytes, 65536u);
   EXPECT_EQ(c->control.idle_timeout, 2min);
   EXPECT_EQ(c->control.max_connections, 2000u);
+  EXPECT_EQ(c->control.max_connections_per_uid, 16u);
+  EXPECT_EQ(c->control.header_timeout, 750ms);
   EXPECT_EQ(c->log.level, LogLevel::kDebug);
   EXPECT_EQ(c->log.directory, "/var/tmp");
   EXPECT_TRUE(c->log.xml_log);

@@ -326,16 +326,28 @@ TEST(ServerStatsTest, JsonAndPrometheusCarryEveryCounter) {
   s.connections_accepted = 5;
   s.refused_busy = 2;
   s.handler_timeouts = 1;
+  s.refused_busy_uid = 3;
+  s.header_timeouts = 4;
+  s.queued_bytes = 5;
+  s.refused_output = 6;
   auto j = to_json(s);
   EXPECT_EQ(j["connections_accepted"], 5);
   EXPECT_EQ(j["refused_busy"], 2);
-  EXPECT_EQ(j.size(), 12u);
+  EXPECT_EQ(j["refused_busy_uid"], 3);
+  EXPECT_EQ(j["header_timeouts"], 4);
+  EXPECT_EQ(j["queued_bytes"], 5);
+  EXPECT_EQ(j["refused_output"], 6);
+  EXPECT_EQ(j.size(), 18u);
   basild::MetricsText metrics;
   write_metrics(metrics, s);
   const auto& text = metrics.text();
   EXPECT_NE(text.find("basild_control_connections_accepted_total 5\n"), std::string::npos) << text;
   EXPECT_NE(text.find("basild_control_refused_total{reason=\"busy\"} 2\n"), std::string::npos);
   EXPECT_NE(text.find("basild_control_timeouts_total{kind=\"handler\"} 1\n"), std::string::npos);
+  EXPECT_NE(text.find("basild_control_refused_total{reason=\"busy_uid\"} 3\n"), std::string::npos);
+  EXPECT_NE(text.find("basild_control_timeouts_total{kind=\"header\"} 4\n"), std::string::npos);
+  EXPECT_NE(text.find("basild_control_queued_bytes 5\n"), std::string::npos);
+  EXPECT_NE(text.find("basild_control_output_limited_total{how=\"refused\"} 6\n"), std::string::npos);
   EXPECT_NE(text.find("# TYPE basild_control_connections_open gauge\n"), std::string::npos);
 }
 

@@ -132,9 +132,10 @@ TEST(ServerTest, MalformedRequestIs400AndClosed) {
   EXPECT_TRUE(r.closed);
 }
 
-TEST(ServerTest, IdleConnectionClosedAfterIdleTimeout) {
+TEST(ServerTest, IdleConnectionClosedAfterHeaderTimeoutThenIdleTimeout) {
   ServerOptions o;
   o.idle_timeout = 200ms;
+  o.header_timeout = 200ms;
   TestServer s(o);
   ASSERT_TRUE(s.start().is_ok());
   int fd = connect_unix(s.path());
@@ -145,9 +146,10 @@ TEST(ServerTest, IdleConnectionClosedAfterIdleTimeout) {
   EXPECT_TRUE(r.data.empty());
   EXPECT_GE(r.elapsed, 150ms);
   EXPECT_LT(r.elapsed, 2s);
-  EXPECT_TRUE(s.wait_stats([](const ServerStats& st) { return st.idle_timeouts == 1; }));
+  // Before its first request a connection has the header timeout.
+  EXPECT_TRUE(s.wait_stats([](const ServerStats& st) { return st.header_timeouts == 1; }));
 
-  // Also after a request on a kept-alive connection.
+  // After a request on a kept-alive connection, the idle timeout.
   fd = connect_unix(s.path());
   send_all(fd, kHealthRequest);
   auto first = read_responses(fd, 1, 2s);
@@ -156,33 +158,46 @@ TEST(ServerTest, IdleConnectionClosedAfterIdleTimeout) {
   ::close(fd);
   EXPECT_TRUE(idle.closed);
   EXPECT_LT(idle.elapsed, 2s);
+  EXPECT_TRUE(s.wait_stats([](const ServerStats& st) { return st.idle_timeouts == 1; }));
+}
+
+// Sends `data` a byte every 50 ms until the server closes the connection
+// (true) or `data` is all sent.
+bool trickle_until_cut(int fd, std::string_view data) {
+  for (char c : data) {
+    if (!send_all(fd, std::string_view(&c, 1))) return true;
+    pollfd p{fd, POLLIN, 0};
+    if (::poll(&p, 1, 50) > 0) {
+      char b;
+      if (::recv(fd, &b, 1, 0) <= 0) return true;
+    }
+  }
+  return false;
 }
 
 TEST(ServerTest, SlowRequestCutOff) {
   ServerOptions o;
   o.idle_timeout = 10s;
-  o.request_timeout = 300ms;
+  o.header_timeout = 300ms;
+  o.request_timeout = 600ms;
   TestServer s(o);
   ASSERT_TRUE(s.start().is_ok());
+  // A trickling client: one byte every 50 ms never completes the header.
   int fd = connect_unix(s.path());
   ASSERT_GE(fd, 0);
-  // A trickling client: one byte every 50 ms never completes the header.
   auto start = std::chrono::steady_clock::now();
-  std::string req = "GET /v1/health HTTP/1.1\r\nHost: localhost\r\nX-Slow: ";
-  bool cut = false;
-  for (int i = 0; i < 200 && !cut; ++i) {
-    char c = i < static_cast<int>(req.size()) ? req[static_cast<std::size_t>(i)] : 'a';
-    if (!send_all(fd, std::string_view(&c, 1))) cut = true;
-    pollfd p{fd, POLLIN, 0};
-    if (::poll(&p, 1, 50) > 0) {
-      char b;
-      if (::recv(fd, &b, 1, 0) <= 0) cut = true;
-    }
-  }
-  auto elapsed = std::chrono::steady_clock::now() - start;
+  bool cut = trickle_until_cut(fd, "GET /v1/health HTTP/1.1\r\nHost: localhost\r\nX-Slow: " + std::string(150, 'a'));
   ::close(fd);
   EXPECT_TRUE(cut);
-  EXPECT_LT(elapsed, 3s);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, 3s);
+  EXPECT_TRUE(s.wait_stats([](const ServerStats& st) { return st.header_timeouts == 1; }));
+  // Headers in time, the body trickling: the request timeout.
+  fd = connect_unix(s.path());
+  ASSERT_GE(fd, 0);
+  ASSERT_TRUE(send_all(fd, "POST /v1/echo HTTP/1.1\r\nHost: localhost\r\nContent-Length: 150\r\n\r\n"));
+  cut = trickle_until_cut(fd, std::string(150, 'b'));
+  ::close(fd);
+  EXPECT_TRUE(cut);
   EXPECT_TRUE(s.wait_stats([](const ServerStats& st) { return st.request_timeouts == 1; }));
 }
 
