@@ -1,5 +1,6 @@
 // The state database under a running basild, as an operator on a bad day
-// meets it: the file replaced or truncated while basild runs, an empty file
+// meets it: its disk full during CONFIRM and RELEASE (a small tmpfs, root
+// only), the file replaced or truncated while basild runs, an empty file
 // at start, rows that do not decode, the mode of the files it creates, and
 // retention pruning what ended.
 #include <gtest/gtest.h>
@@ -14,11 +15,13 @@
 #include "tests/basild/daemon/daemon_support.h"
 #include "tests/basild/daemon/state_files.h"
 #include "tests/support/files.h"
+#include "tests/support/slurm_requests.h"
 
 namespace basild::testing {
 namespace {
 
 namespace fs = std::filesystem;
+namespace slurm = basil::testing::slurm;
 
 std::string sql(const std::string& db, const std::string& query) {
   return run_command("sqlite3 " + db + " \"" + query + "\"").out;
@@ -34,6 +37,85 @@ std::vector<std::uint64_t> reserve_jobs(const Daemon& d, const std::string& pref
     if (status == 200) ids.push_back(r["reservation_id"].get<std::uint64_t>());
   }
   return ids;
+}
+
+json reservation_in_basild(const Daemon& d, std::uint64_t id) {
+  for (const auto& r : d.get("/v1/reservations").value("reservations", json::array()))
+    if (r["reservation_id"] == id) return r;
+  return json();
+}
+
+// ------------------------------------------------------------ disk full
+
+TEST(StateDiskFullTest, ConfirmAndReleaseAreNotReportedDoneUnrecordedAndAreRecordedWhenSpaceReturns) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to mount a small tmpfs for the state database";
+  const std::string mnt = make_temp_dir("smallfs-confirm");
+  SmallFilesystem small(mnt);
+  if (!small.mounted()) GTEST_SKIP() << "cannot mount a tmpfs here: " << std::strerror(errno);
+  Daemon d("diskfull-confirm", "tds-8");
+  edit_conf(d, d.dir() + "/state.db", mnt + "/state.db");
+  d.start();
+  const auto ids = reserve_jobs(d, "held", 3);
+  ASSERT_EQ(ids.size(), 3u);
+  unsigned status = 0;
+  small.fill();
+  bool failing = false;
+  for (int n = 0; n < 20 && !failing; ++n) {  // the WAL may hold a few writes first
+    d.reserve("full" + std::to_string(n), &status, 1);
+    failing = status == 503;
+  }
+  ASSERT_TRUE(failing) << "no write failed with the disk full";
+  auto health = d.get("/v1/health");
+  EXPECT_EQ(health["status"], "degraded") << health.dump();
+  EXPECT_EQ(health["state"]["status"], "failing") << health.dump();
+  EXPECT_NE(health["state"]["problems"][0].get<std::string>().find("is full"), std::string::npos) << health.dump();
+
+  // CONFIRM and RELEASE go to ALPS, and are not reported done.
+  auto c = d.call("POST", "/v1/confirm", json({{"reservation_id", ids[0]}, {"pagg_id", 4242}}).dump(), &status);
+  EXPECT_EQ(status, 503u) << c.dump();
+  EXPECT_NE(c.value("error", "").find("ALPS confirmed reservation " + std::to_string(ids[0]) +
+                                      " but basild could not record it"),
+            std::string::npos)
+      << c.dump();
+  auto r = d.call("POST", "/v1/release", json({{"reservation_id", ids[1]}}).dump(), &status);
+  EXPECT_EQ(status, 503u) << r.dump();
+  EXPECT_NE(r.value("error", "").find("ALPS released reservation " + std::to_string(ids[1])), std::string::npos)
+      << r.dump();
+  EXPECT_EQ(d.alps_reservations().count(ids[1]), 0u);
+  // A forwarded CONFIRM gets ALPS's answer; the record that failed is logged.
+  control::Client client(d.socket());
+  auto fwd = client.request("POST", "/v1/basil", slurm::confirm(ids[2], "held2", 5151), "application/xml", 30s);
+  ASSERT_TRUE(fwd.ok()) << fwd.message;
+  EXPECT_EQ(fwd.status, 200u) << fwd.body;
+  EXPECT_NE(fwd.body.find("SUCCESS"), std::string::npos) << fwd.body;
+  EXPECT_TRUE(wait_until([&] { return d.log().find("B0250") != std::string::npos; }, 5s)) << d.log();
+  EXPECT_NE(d.log().find("B0251"), std::string::npos) << d.log();
+  const auto stats = d.get("/v1/stats");
+  EXPECT_GE(stats["state"]["write_failures"].get<int>(), 3) << stats["state"].dump();
+  EXPECT_GE(stats["state"]["changes_waiting"].get<int>(), 2) << stats["state"].dump();
+  EXPECT_NE(client.request("GET", "/metrics", "", "", 10s).body.find("basild_state_write_failures_total "),
+            std::string::npos);
+  // Meanwhile basild shows what ALPS did: the released one is not active.
+  EXPECT_EQ(d.basild_reservations().count(ids[1]), 0u);
+  EXPECT_EQ(reservation_in_basild(d, ids[0]).value("state", ""), "confirmed");
+
+  small.free_space();
+  EXPECT_TRUE(wait_until([&] { return d.get("/v1/health")["state"]["status"] == "ok"; }, 20s))
+      << d.get("/v1/health").dump() << d.log();
+  const std::string db = mnt + "/state.db";
+  EXPECT_EQ(sql(db, "SELECT state, pagg_id FROM reservations WHERE res_id = " + std::to_string(ids[0])),
+            "confirmed|4242\n");
+  EXPECT_EQ(sql(db, "SELECT state, pagg_id FROM reservations WHERE res_id = " + std::to_string(ids[2])),
+            "confirmed|5151\n");
+  EXPECT_EQ(sql(db, "SELECT state FROM reservations WHERE res_id = " + std::to_string(ids[1])), "released\n");
+  // The watch says so at its next look (every 10 s).
+  EXPECT_TRUE(wait_until([&] { return d.log().find("B0252") != std::string::npos; }, 20s)) << d.log();
+  // Later INVENTORYs do not take basild's own release for a vanishing.
+  d.wait_for_poll();
+  EXPECT_EQ(d.log().find("B0232"), std::string::npos) << d.log();
+  EXPECT_EQ(sql(db, "SELECT count(*) FROM reservations WHERE state = 'gone'"), "0\n");
+  EXPECT_EQ(integrity_check(db), "ok\n");
+  d.stop(SIGTERM);
 }
 
 // ------------------------------------------------------------ the file while basild runs
