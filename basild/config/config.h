@@ -76,9 +76,14 @@ struct ConduitConfig {
   bool operator==(const ConduitConfig&) const = default;
 };
 
-// [state]: the SQLite state database.
+// [state]: the SQLite state database, how long it keeps what ended, and how
+// often basild checks it while running.
 struct StateConfig {
   std::string database = "/var/lib/basild/state.db";  // "<database>.lock" beside it
+  // Days kept (fractions allowed: 0.5 is 12 hours; 0: for ever).
+  double audit_days = 30;    // audit entries and node events
+  double released_days = 7;  // released or gone reservations, settled intents, ended jobs
+  Duration quick_check_interval = std::chrono::minutes(10);  // PRAGMA quick_check while running; 0: at start only
   bool operator==(const StateConfig&) const = default;
 };
 

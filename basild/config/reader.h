@@ -73,6 +73,8 @@ std::optional<std::string> read_absolute_path(const Field& f);
 std::optional<bool> read_bool(const Field& f);
 std::optional<std::uint64_t> read_uint(const Field& f, std::uint64_t lo, std::uint64_t hi);
 std::optional<std::uint32_t> read_u32(const Field& f, std::uint32_t lo, std::uint32_t hi);
+// An integer or a floating-point number; `what` names it in a type error.
+std::optional<double> read_number(const Field& f, std::string_view what);
 std::optional<Duration> read_duration(const Field& f, Duration lo, Duration hi);
 std::optional<std::vector<std::string>> read_string_list(const Field& f, bool allow_empty_items);
 // A name or a numeric id: "alice", "1000" or 1000.

@@ -116,6 +116,13 @@ std::optional<std::uint32_t> read_u32(const Field& f, std::uint32_t lo, std::uin
   return static_cast<std::uint32_t>(*v);
 }
 
+std::optional<double> read_number(const Field& f, std::string_view what) {
+  if (const auto* d = f.node.as_floating_point()) return d->get();
+  if (const auto* i = f.node.as_integer()) return static_cast<double>(i->get());
+  f.wrong_type(what);
+  return std::nullopt;
+}
+
 std::optional<Duration> read_duration(const Field& f, Duration lo, Duration hi) {
   std::optional<Duration> d;
   auto out_of_range = [&](const char* which, const std::string& got) {

@@ -118,9 +118,26 @@ void read_conduit(const toml::table& t, ConduitConfig& c, Errors& errors) {
   s.finish();
 }
 
+// A number of days, whole or not, from 0 (for ever) to 100 years.
+std::optional<double> read_days(const Field& f) {
+  auto v = read_number(f, "a number of days");
+  if (v && !(*v >= 0.0 && *v <= 36500.0)) {
+    f.fail("must be between 0 (for ever) and 36500 days (got " + std::to_string(*v) + ")");
+    return std::nullopt;
+  }
+  return v;
+}
+
 void read_state(const toml::table& t, StateConfig& c, Errors& errors) {
   Section s("state", t, errors);
   s.key("database", [&](const Field& f) { assign(c.database, read_absolute_path(f)); });
+  s.key("audit_days", [&](const Field& f) { assign(c.audit_days, read_days(f)); });
+  s.key("released_days", [&](const Field& f) { assign(c.released_days, read_days(f)); });
+  s.key("quick_check_interval", [&](const Field& f) {
+    auto d = read_duration(f, 0ms, 168h);
+    if (d && d->count() != 0 && *d < 1min) return f.fail("must be 0 (at start only) or at least 1m");
+    assign(c.quick_check_interval, d);
+  });
   s.finish();
 }
 
@@ -315,20 +332,10 @@ void read_reconcile(const toml::table& t, ReconcileConfig& c, Errors& errors) {
   s.key("max_releases_per_cycle",
         [&](const Field& f) { assign(c.max_releases_per_cycle, read_u32(f, 1, 100000)); });
   s.key("max_release_share", [&](const Field& f) {
-    double v = 0;
-    if (const auto* d = f.node.as_floating_point()) {
-      v = d->get();
-    } else if (const auto* i = f.node.as_integer()) {
-      v = static_cast<double>(i->get());
-    } else {
-      f.wrong_type("a number between 0 and 1");
-      return;
-    }
-    if (!(v > 0.0 && v <= 1.0)) {
-      f.fail("must be greater than 0 and at most 1 (got " + std::to_string(v) + ")");
-      return;
-    }
-    c.max_release_share = v;
+    auto v = read_number(f, "a number between 0 and 1");
+    if (v && !(*v > 0.0 && *v <= 1.0))
+      return f.fail("must be greater than 0 and at most 1 (got " + std::to_string(*v) + ")");
+    assign(c.max_release_share, v);
   });
   s.key("dry_run", [&](const Field& f) { assign(c.dry_run, read_bool(f)); });
   s.key("interactive_batch_ids",

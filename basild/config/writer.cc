@@ -1,5 +1,8 @@
 // The configuration written back as TOML (format_config): every key with
 // its effective value, defaults included, in the order of the man page.
+#include <charconv>
+#include <cmath>
+#include <cstdint>
 #include <sstream>
 #include <string_view>
 
@@ -67,6 +70,14 @@ std::string principal_list(const std::vector<Principal>& v) {
   return out + "]";
 }
 
+// Whole days as an integer, others as the shortest decimal that reads back.
+std::string days(double v) {
+  if (v == std::floor(v)) return std::to_string(static_cast<std::int64_t>(v));
+  char buf[32];
+  const auto r = std::to_chars(buf, buf + sizeof buf, v);
+  return std::string(buf, r.ptr);
+}
+
 std::string share(double v) {
   std::ostringstream os;
   os.precision(17);
@@ -113,7 +124,10 @@ std::string format_config(const Config& c) {
     << "reconnect_min = " << dur(c.conduit.reconnect_min) << "\n"
     << "reconnect_max = " << dur(c.conduit.reconnect_max) << "\n\n";
   o << "[state]\n"
-    << "database = " << quote(c.state.database) << "\n\n";
+    << "database = " << quote(c.state.database) << "\n"
+    << "audit_days = " << days(c.state.audit_days) << "\n"
+    << "released_days = " << days(c.state.released_days) << "\n"
+    << "quick_check_interval = " << dur(c.state.quick_check_interval) << "\n\n";
   o << "[control]\n"
     << "socket = " << quote(c.control.socket) << "\n"
     << "mode = " << quote(octal(c.control.mode)) << "\n"

@@ -121,6 +121,52 @@ class StateStore {
   StateStore& operator=(const StateStore&) = default;
 };
 
+// ---- upkeep: what a store keeps and for how long, and whether its file is sound
+
+// What pruning may delete: records that ended, and history, older than these.
+struct RetentionCutoffs {
+  WallTime history_before{};  // audit entries and node events written before this
+  WallTime ended_before{};    // reservations released or gone, intents settled, jobs ended before this
+};
+
+// Rows one prune deleted, per table.
+struct PruneCounts {
+  std::uint64_t audit = 0;
+  std::uint64_t node_events = 0;
+  std::uint64_t reservations = 0;
+  std::uint64_t intents = 0;
+  std::uint64_t jobs = 0;
+  std::uint64_t total() const { return audit + node_events + reservations + intents + jobs; }
+};
+
+// How big the store is: its database, the part of it that is free pages,
+// and its write-ahead log (all 0 for a store without a file).
+struct StoreSpace {
+  std::uint64_t bytes = 0;
+  std::uint64_t free_bytes = 0;
+  std::uint64_t wal_bytes = 0;
+};
+
+// The store's upkeep, apart from the StateStore port that the daemon's parts
+// record through: the daemon's state watch (basild/daemon/state_watch.h)
+// runs it on a timer, never during a call.
+class StoreUpkeep {
+ public:
+  virtual ~StoreUpkeep() = default;
+  // Deletes at most `limit` rows older than the cutoffs, in one operation
+  // (all or nothing), oldest first, in this order: audit entries, node
+  // events, ended reservations, settled intents, ended jobs. Never an active
+  // reservation, a pending intent or a live job.
+  virtual basil::Result<PruneCounts> prune(const RetentionCutoffs& cutoffs, std::size_t limit) = 0;
+  // Gives up to `max_bytes` of free pages back to the file system; the bytes
+  // the file shrank by (0 when the store cannot shrink).
+  virtual basil::Result<std::uint64_t> reclaim(std::uint64_t max_bytes) = 0;
+  virtual basil::Result<StoreSpace> space() = 0;
+  // The store's file is still the one it opened: OK, or kMalformed naming
+  // what happened to it (removed, replaced, truncated).
+  virtual basil::Status check_file() = 0;
+};
+
 // The reservation state machine every store enforces: ended reservations
 // stay ended; everything else follows INVENTORY (the authority).
 bool transition_allowed(ResState from, ResState to);

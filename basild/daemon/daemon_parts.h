@@ -15,6 +15,7 @@
 #include "basild/daemon/alps_poller.h"
 #include "basild/daemon/forwarder.h"
 #include "basild/daemon/reconcile_runner.h"
+#include "basild/daemon/state_watch.h"
 #include "basild/daemon/typed_calls.h"
 #include "basild/core/state_store.h"
 #include "basild/transport/conduit.h"
@@ -27,6 +28,7 @@ struct DaemonParts {
   const Config* config = nullptr;  // as last reloaded
   const ClockPort* clock = nullptr;
   StateStore* store = nullptr;
+  const StateWatch* state_watch = nullptr;
   const Client* client = nullptr;
   const Conduit* transport = nullptr;
   const EngineMemory* engine_memory = nullptr;

@@ -1,6 +1,7 @@
 #include "basild/daemon/forwarder.h"
 
 #include "basil_proto/codec.h"
+#include "basild/core/state_store_replay.h"
 #include "basild/daemon/replies.h"
 
 namespace basild {
@@ -25,7 +26,9 @@ void Forwarder::learn_from_forward(const basil::Request& req, const basil::Respo
   if (release != nullptr) return learn_forwarded_release(release->reservation_id, resp);
   if (!resp.ok() || confirm == nullptr) return;  // a RESERVE is recorded through its intent
   auto rec = parts_.store.find(confirm->reservation_id);
-  if (rec && *rec && !is_terminal((*rec)->state)) note(parts_.store.mark_confirmed(confirm->reservation_id, confirm->pagg_id));
+  if (rec && *rec && !is_terminal((*rec)->state))
+    note_recorded("CONFIRM", confirm->reservation_id,
+                  parts_.store.mark_confirmed(confirm->reservation_id, confirm->pagg_id));
 }
 
 // POST /v1/basil: a scheduler's request, sent on untouched; its answer
@@ -255,21 +258,32 @@ void Forwarder::learn_forwarded_release(std::uint64_t res_id, const basil::Respo
   if (!rec || !*rec || is_terminal((*rec)->state)) return;
   if (!resp.ok()) {
     if (resp.error().code() == basil::Code::kReservationGone)
-      note(parts_.store.mark_released(res_id, "forwarded RELEASE: ALPS has no entry for it"));
+      note_recorded("RELEASE", res_id,
+                    parts_.store.mark_released(res_id, "forwarded RELEASE: ALPS has no entry for it"));
     return;
   }
   const auto* released = std::get_if<basil::Released>(&resp.body);
   if (released != nullptr && released->claims && *released->claims == 0) {
-    note(parts_.store.mark_released(res_id, "forwarded RELEASE: claims 0"));
+    note_recorded("RELEASE", res_id, parts_.store.mark_released(res_id, "forwarded RELEASE: claims 0"));
     parts_.log.info("B0307", "reservation " + std::to_string(res_id) + " released by the scheduler (forwarded RELEASE)");
   } else if ((*rec)->state != ResState::kReleasing) {
-    note(parts_.store.mark_releasing(res_id, "forwarded RELEASE: claims remain"));
+    note_recorded("RELEASE", res_id, parts_.store.mark_releasing(res_id, "forwarded RELEASE: claims remain"));
   }
 }
 
 
 void Forwarder::note(const basil::Status& s) {
   note_state_failure(parts_.log, s);
+}
+
+// A forwarded CONFIRM's or RELEASE's outcome, recorded: the caller has
+// ALPS's answer either way; a record the database failed is kept and
+// written when it takes writes again (basild/core/state_store_replay.h).
+void Forwarder::note_recorded(std::string_view call, std::uint64_t res_id, const basil::Status& s) {
+  if (!is_database_failure(s)) return note(s);
+  parts_.log.error("B0250", "forwarded " + std::string(call) + " of reservation " + std::to_string(res_id) +
+                                ": ALPS's answer passed on, but basild could not record it (" + s.to_string() +
+                                "); basild records it when the state database takes writes again");
 }
 
 }  // namespace basild

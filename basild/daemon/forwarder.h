@@ -12,6 +12,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
@@ -45,6 +46,7 @@ class Forwarder : public std::enable_shared_from_this<Forwarder> {
   void learn_forwarded_release(std::uint64_t res_id, const basil::Response& resp);
   std::optional<basil::Reservation> batch_reservation_of(std::uint64_t apid) const;
   void note(const basil::Status& s);
+  void note_recorded(std::string_view call, std::uint64_t res_id, const basil::Status& s);
 
   CallParts parts_;
   // The tickets of the forwarded INVENTORYs being decoded, by a key the

@@ -1,5 +1,5 @@
 // basild: the daemon between a batch scheduler and Cray ALPS.
-//   basild [--config FILE] [--check-config]
+//   basild [--config FILE] [--check-config] [--accept-empty-state]
 #include <signal.h>
 
 // GCC 12 reports -Wnull-dereference inside libstdc++'s std::string when it
@@ -56,7 +56,8 @@ int main(int argc, char** argv) {
   po::options_description desc("basild options");
   desc.add_options()("help,h", "show this help")(
       "config,c", po::value<std::string>(&config_path), "configuration file (default /etc/basild/basild.conf)")(
-      "check-config", "parse the configuration, print it with defaults filled in, and exit");
+      "check-config", "parse the configuration, print it with defaults filled in, and exit")(
+      "accept-empty-state", "start with an empty state database when the file exists but is empty (0 bytes)");
   po::variables_map vm;
   try {
     po::store(po::parse_command_line(argc, argv, desc), vm);
@@ -90,7 +91,9 @@ int main(int argc, char** argv) {
 
   ::signal(SIGPIPE, SIG_IGN);
   boost::asio::io_context io;
-  basild::Service service(io, *parsed, log);
+  basild::ServiceFlags flags;
+  flags.accept_empty_state = vm.count("accept-empty-state") != 0;
+  basild::Service service(io, *parsed, log, flags);
   if (auto s = service.start(); !s) {
     log.error("B0001", "cannot start: " + s.to_string());
     return 1;

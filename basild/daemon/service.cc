@@ -6,11 +6,13 @@
 #include "basild/daemon/apkill_adapter.h"
 #include "basild/daemon/daemon_parts.h"
 #include "basild/daemon/routes.h"
+#include "basild/daemon/state_watch.h"
 #include "basild/daemon/views.h"
 #include "basild/io/child_groups.h"
 #include "basild/io/job_sources.h"
 #include "basild/core/change_order.h"
 #include "basild/core/ordered_store.h"
+#include "basild/core/state_store_replay.h"
 #include "basild/io/store.h"
 #include "basild/io/xml_log.h"
 
@@ -19,17 +21,21 @@ namespace basild {
 namespace asio = boost::asio;
 
 struct Service::Impl : std::enable_shared_from_this<Impl> {
-  Impl(asio::io_context& io_, Config config_, Logger& log_) : io(io_), config(std::move(config_)), log(log_) {}
+  Impl(asio::io_context& io_, Config config_, Logger& log_, ServiceFlags flags_)
+      : io(io_), config(std::move(config_)), log(log_), flags(flags_) {}
 
   asio::io_context& io;
   Config config;
   Logger& log;
+  ServiceFlags flags;
   SystemClock clock;
   // Declared before every part that holds an INVENTORY's ticket, so that it
   // outlives them all.
   ChangeOrder order;
   std::unique_ptr<Store> store;
-  std::unique_ptr<OrderedStore> state;  // the store every part changes through
+  std::unique_ptr<ReplayingStore> writes;  // keeps what the database could not record (state_store_replay.h)
+  std::unique_ptr<OrderedStore> state;     // the store every part changes through, over `writes`
+  std::shared_ptr<StateWatch> state_watch;
   std::unique_ptr<Conduit> transport;  // [conduit]: local apbasil or the ssh conduit
   EngineMemory engine_memory;          // the last good ENGINE answers (persisted)
   Timings timings;
@@ -60,6 +66,7 @@ struct Service::Impl : std::enable_shared_from_this<Impl> {
     if (!speaks_for_scheduler(config.reconcile))
       log.notice("B0104", "reconcile: no command or sqlite job-table source: orphans are reported, never released");
     if (auto s = start_control(); !s) return s;
+    state_watch->start();
     auto self = shared_from_this();
     asio::co_spawn(io, poller->run(), [self](std::exception_ptr e) {
       if (e) self->log.error("B0901", "ALPS loop ended by an exception");
@@ -68,14 +75,30 @@ struct Service::Impl : std::enable_shared_from_this<Impl> {
   }
 
   basil::Status open_state() {
-    auto opened = Store::open(config.state.database);
+    StoreOptions so;
+    so.accept_empty = flags.accept_empty_state;
+    auto opened = Store::open(config.state.database, so);
     if (!opened) return opened.status();
     store = std::move(*opened);
-    state = std::make_unique<OrderedStore>(*store, order);
+    writes = std::make_unique<ReplayingStore>(*store);
+    state = std::make_unique<OrderedStore>(*writes, order);
     const auto& report = store->open_report();
     log.info("B0101", "state database " + config.state.database + " open (schema " +
                           std::to_string(report.schema_from) + " -> " + std::to_string(report.schema_to) + ")");
+    log_quarantined(report);
+    if (!report.shrinks)
+      log.notice("B0122", "state database " + config.state.database + " was made without incremental vacuum: "
+                          "pruned pages are reused but the file does not shrink (stop basild and run sqlite3 on "
+                          "it: PRAGMA auto_vacuum=INCREMENTAL; VACUUM)");
     return {};
+  }
+
+  void log_quarantined(const OpenReport& report) {
+    if (report.quarantined == 0) return;
+    log.warning("B0120", "state database " + config.state.database + ": " + std::to_string(report.quarantined) +
+                             " rows that do not decode moved to its table quarantine");
+    constexpr std::size_t kShown = 10;
+    for (std::size_t i = 0; i < report.notes.size() && i < kShown; ++i) log.warning("B0121", report.notes[i]);
   }
 
   // Kills the process groups of the children a basild before this one left
@@ -118,13 +141,13 @@ struct Service::Impl : std::enable_shared_from_this<Impl> {
   // one's kept for the next.
   void remember_engine_answers() {
     EngineMemory::Answers known;
-    if (auto kept = store->load_engine_answers()) {
+    if (auto kept = state->load_engine_answers()) {
       for (auto& [protocol, xml] : *kept) known.emplace(std::move(protocol), std::move(xml));
     } else {
       log.warning("B0105", "cannot read the last good QUERY ENGINE answers: " + kept.status().to_string());
     }
     engine_memory = EngineMemory(std::move(known), [this](const std::string& protocol, const std::string& xml) {
-      if (auto st = store->save_engine_answer(protocol, xml); !st)
+      if (auto st = state->save_engine_answer(protocol, xml); !st)
         log.warning("B0106", "cannot keep the QUERY ENGINE answer (protocol " + protocol + "): " + st.to_string());
     });
   }
@@ -145,6 +168,7 @@ struct Service::Impl : std::enable_shared_from_this<Impl> {
     parts.config = &config;
     parts.clock = &clock;
     parts.store = state.get();
+    parts.state_watch = state_watch.get();
     parts.client = client.get();
     parts.transport = transport.get();
     parts.engine_memory = &engine_memory;
@@ -215,6 +239,13 @@ struct Service::Impl : std::enable_shared_from_this<Impl> {
     CallParts cp{io, log, *state, *client, clock, *poller, *runner, *apkill};
     forwarder = std::make_shared<Forwarder>(cp, config.basil.strict_decode);
     typed = std::make_shared<TypedCalls>(cp, config.geometry);
+
+    StateWatchPorts wp;
+    wp.writes = writes.get();
+    wp.upkeep = store.get();
+    wp.clock = &clock;
+    wp.probe = [this] { return state->save_timings({{"timings", timings.to_json().dump()}}); };
+    state_watch = std::make_shared<StateWatch>(io, state_watch_settings(config.state), log, std::move(wp));
   }
 
 
@@ -228,6 +259,7 @@ struct Service::Impl : std::enable_shared_from_this<Impl> {
     if (stopping) return;
     stopping = true;
     if (poller) poller->stop();
+    if (state_watch) state_watch->stop();
     for (auto* c : command_sources) c->shutdown();
     if (apkill) apkill->shutdown();
     auto self = shared_from_this();
@@ -235,8 +267,8 @@ struct Service::Impl : std::enable_shared_from_this<Impl> {
     auto finish = [self, finished, done = std::move(done)] {
       if (std::exchange(*finished, true)) return;
       if (self->transport) self->transport->shutdown();
-      if (self->store)
-        note_state_failure(self->log, self->store->save_timings({{"timings", self->timings.to_json().dump()}}));
+      if (self->state)
+        note_state_failure(self->log, self->state->save_timings({{"timings", self->timings.to_json().dump()}}));
       self->log.notice("B0109", "stopped");
       if (done) asio::post(self->io, done);
     };
@@ -292,8 +324,8 @@ struct Service::Impl : std::enable_shared_from_this<Impl> {
   }
 };
 
-Service::Service(asio::io_context& io, Config config, Logger& log)
-    : impl_(std::make_shared<Impl>(io, std::move(config), log)) {}
+Service::Service(asio::io_context& io, Config config, Logger& log, ServiceFlags flags)
+    : impl_(std::make_shared<Impl>(io, std::move(config), log, flags)) {}
 
 Service::~Service() = default;
 

@@ -17,9 +17,14 @@ class io_context;
 
 namespace basild {
 
+// What the command line says besides the configuration.
+struct ServiceFlags {
+  bool accept_empty_state = false;  // --accept-empty-state: an empty state.db starts as a new one
+};
+
 class Service {
  public:
-  Service(boost::asio::io_context& io, Config config, Logger& log);
+  Service(boost::asio::io_context& io, Config config, Logger& log, ServiceFlags flags = {});
   ~Service();
   Service(const Service&) = delete;
   Service& operator=(const Service&) = delete;

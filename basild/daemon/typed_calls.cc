@@ -1,6 +1,7 @@
 #include "basild/daemon/typed_calls.h"
 
 #include "basild/core/job_json.h"
+#include "basild/core/state_store_replay.h"
 #include "basild/daemon/replies.h"
 
 namespace basild {
@@ -156,7 +157,9 @@ void TypedCalls::confirm(const json& body, control::Responder reply) {
   auto self = shared_from_this();
   co_spawn_result<basil::Confirmed>(parts_.io.get_executor(), parts_.client.confirm(q), [self, q, reply](basil::Result<basil::Confirmed> r) {
     if (!r) return reply(error_reply(r.status()));
-    self->note(self->parts_.store.mark_confirmed(q.reservation_id, q.pagg_id));
+    auto st = self->parts_.store.mark_confirmed(q.reservation_id, q.pagg_id);
+    if (is_database_failure(st)) return reply(self->unrecorded("CONFIRM", q.reservation_id, "confirmed", st));
+    self->note(st);
     reply(control::Response::json({{"reservation_id", q.reservation_id}, {"pagg_id", q.pagg_id}, {"state", "confirmed"}}));
   });
 }
@@ -170,26 +173,48 @@ void TypedCalls::release(const json& body, control::Responder reply) {
   // ALPS's to answer for. A store that cannot say counts as holding it.
   auto record = parts_.store.find(id);
   const bool live = !record || (*record && !is_terminal((**record).state));
-  if (live) note(parts_.store.mark_releasing(id, "release requested"));
+  basil::Status releasing;
+  if (live) releasing = parts_.store.mark_releasing(id, "release requested");
+  if (!is_database_failure(releasing)) note(releasing);
   auto self = shared_from_this();
   // The first answer goes to the caller; outstanding claims keep the loop
   // going in the background until ALPS proves the reservation gone.
-  co_spawn_result<basil::Released>(parts_.io.get_executor(), parts_.client.release_once(q), [self, id, live, reply](basil::Result<basil::Released> r) {
+  co_spawn_result<basil::Released>(parts_.io.get_executor(), parts_.client.release_once(q), [self, id, live, releasing, reply](basil::Result<basil::Released> r) {
     bool gone = (!r && r.status().code() == basil::Code::kReservationGone) ||
                 (r && r->claims && *r->claims == 0);
     if (gone) {
       // ALPS has no entry and basild never recorded it: neither knew it.
       if (auto now = self->parts_.store.find(id); !r && now && !*now) return reply(unknown_release_reply(id));
-      if (live) self->note(self->parts_.store.mark_released(id, "RELEASE proved it gone"));
+      auto st = live ? self->parts_.store.mark_released(id, "RELEASE proved it gone") : basil::Status::ok();
+      if (is_database_failure(st)) return reply(self->unrecorded("RELEASE", id, "released", st));
+      self->note(st);
       return reply(control::Response::json({{"reservation_id", id}, {"state", "released"}, {"claims", 0}}));
     }
     if (!r && !r.status().transient()) return reply(error_reply(r.status()));
     json j = {{"reservation_id", id}, {"state", "releasing"}};
     if (r && r->claims) j["claims"] = *r->claims;
-    reply(control::Response::json(j));
+    reply(is_database_failure(releasing) ? self->unrecorded("RELEASE", id, "is releasing", releasing)
+                                         : control::Response::json(j));
     // One loop per reservation: the reconciler sees it and does not start another.
     if (!self->parts_.runner.release_loop_running(id)) self->parts_.runner.start_release_loop(id);
   });
+}
+
+// ALPS did what the call asked, but the state database did not record it:
+// not reported as done. The change is kept and written when the database
+// takes writes again (basild/core/state_store_replay.h).
+control::Response TypedCalls::unrecorded(std::string_view call, std::uint64_t res_id, std::string_view done,
+                                         const basil::Status& why) {
+  const std::string what = "ALPS " + std::string(done) + " reservation " + std::to_string(res_id) +
+                           " but basild could not record it (" + why.to_string() +
+                           "); basild records it when the state database takes writes again";
+  parts_.log.error("B0251", std::string(call) + ": " + what);
+  return control::Response::json({{"error", what},
+                                  {"code", basil::code_name(why.code())},
+                                  {"transient", true},
+                                  {"reservation_id", res_id},
+                                  {"recorded", false}},
+                                 ResultCode::kUnavailable);
 }
 
 void TypedCalls::note(const basil::Status& s) {

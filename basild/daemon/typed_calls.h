@@ -9,6 +9,7 @@
 
 #include <memory>
 #include <optional>
+#include <string_view>
 
 #include <nlohmann/json.hpp>
 
@@ -34,6 +35,8 @@ class TypedCalls : public std::enable_shared_from_this<TypedCalls> {
  private:
   std::optional<control::Response> reserve_from_job(const nlohmann::json& body, basil::ReserveRequest& out);
   void note(const basil::Status& s);
+  control::Response unrecorded(std::string_view call, std::uint64_t res_id, std::string_view done,
+                               const basil::Status& why);
 
   CallParts parts_;
   GeometryConfig geometry_;

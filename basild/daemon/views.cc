@@ -29,8 +29,12 @@ json health_json(const DaemonParts& d) {
   j["releases_running"] = d.runner->releases_running();
   j["poll_mode"] = poll_mode_name(d.config->poll.mode);
   j["reconcile"] = d.runner->health_json();
-  if (d.runner->alarm()) j["status"] = "alarm";
   j["state_database"] = d.config->state.database;
+  if (d.state_watch) {
+    j["state"] = d.state_watch->health_json();
+    if (j["state"]["status"] != "ok" && j["status"] == "ok") j["status"] = "degraded";
+  }
+  if (d.runner->alarm()) j["status"] = "alarm";
   return j;
 }
 
@@ -41,6 +45,7 @@ json stats_json(const DaemonParts& d) {
   j["poll_errors"] = d.poller->poll_errors();
   j["poll"] = d.poller->poll_json();
   j["reconcile"] = d.runner->stats_json();
+  if (d.state_watch) j["state"] = d.state_watch->stats_json();
   return j;
 }
 
@@ -53,6 +58,7 @@ std::string metrics_text(const DaemonParts& d) {
             "QUERY ENGINE calls answered with the last good answer while ALPS could not answer");
   d.poller->write_metrics(m);
   d.runner->write_metrics(m);
+  if (d.state_watch) d.state_watch->write_metrics(m);
   return m.take();
 }
 

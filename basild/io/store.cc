@@ -21,7 +21,7 @@ namespace store_detail {
 basil::Result<LockFile> LockFile::acquire(const std::string& db_path) {
   const std::string path = db_path + ".lock";
   LockFile lock;
-  lock.fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+  lock.fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0640);
   if (lock.fd_ < 0) {
     return Status(Code::kInternal, "cannot open the lock file " + path + ": " + std::strerror(errno));
   }
@@ -154,11 +154,30 @@ basil::Result<std::unique_ptr<Store>> Store::open(const std::string& path, Store
   if (!lock) return lock.status();
   impl->lock = std::move(*lock);
 
+  auto created = prepare_database_file(path, impl->db.options().accept_empty);
+  if (!created) return created.status();
+  // A file made here and left unwritten would be refused as empty next time.
+  auto opened = open_database(impl);
+  if (!opened && *created) {
+    impl->db.close();  // the lock is still held
+    for (const char* suffix : {"", "-wal", "-shm"}) ::unlink((path + suffix).c_str());
+  }
+  return opened;
+}
+
+basil::Result<std::unique_ptr<Store>> Store::open_database(std::unique_ptr<Impl>& impl) {
+  const std::string& path = impl->db.path();
   Db& db = impl->db;
   if (auto st = db.open(); !st) return st;
+  auto identity = identify_file(path);
+  if (!identity) return identity.status();
+  impl->file = *identity;
+  // auto_vacuum first: it takes effect only before the first table exists.
+  if (auto st = db.exec(sql::kAutoVacuumIncremental, "set auto_vacuum"); !st) return st;
   // The first statements read the header: a file that is not a database fails here.
   if (auto st = db.exec(sql::kJournalWal, "set WAL mode"); !st) return st;
   if (auto st = db.exec(sql::kSynchronousNormal, "set synchronous=NORMAL"); !st) return st;
+  if (auto st = db.exec(sql::kJournalSizeLimit, "set journal_size_limit"); !st) return st;
 
   {
     Stmt s(db, sql::kQuickCheck, "PRAGMA quick_check");
@@ -194,6 +213,12 @@ basil::Result<std::unique_ptr<Store>> Store::open(const std::string& path, Store
     auto row = s.step();
     if (!row) return row.status();
     if (*row) impl->report.pending_intents = s.i64(0);
+  }
+  {
+    Stmt s(db, sql::kAutoVacuum, "read auto_vacuum");
+    auto row = s.step();
+    if (!row) return row.status();
+    impl->report.shrinks = *row && s.i64(0) == 2;  // INCREMENTAL
   }
   return std::unique_ptr<Store>(new Store(std::move(impl)));
 }

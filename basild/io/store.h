@@ -8,6 +8,16 @@
 // - One basild per database: open() takes an exclusive flock on
 //   "<database>.lock" for the Store's lifetime and writes its pid there; a
 //   second process (or a second Store) is refused with kBusy naming the pid.
+// - open() refuses a database file that exists but is empty (0 bytes: a
+//   truncated state.db would otherwise start as a new one) unless
+//   StoreOptions::accept_empty says so. A new file is created 0640 whatever
+//   the process's umask; SQLite gives its -wal and -shm files the same mode.
+// - A new database vacuums incrementally (auto_vacuum=INCREMENTAL): pages
+//   freed by prune() go back to the file system with reclaim(). One created
+//   before keeps auto_vacuum=NONE: its freed pages are reused, so the file
+//   stops growing, but it does not shrink (OpenReport::shrinks is false).
+// - check_file() compares the path with the file open() opened (device and
+//   inode) and its size with the SQLite header's 100 bytes.
 // - open() runs the schema migrations (table schema_version) and
 //   `PRAGMA quick_check`; a database that fails it is refused (kMalformed) with
 //   a message that says what to do. Rows that do not decode (an unknown state,
@@ -54,6 +64,8 @@ struct StoreOptions {
   // run, with its text; returning true makes that statement fail with
   // kInternal "injected failure" as if SQLite had failed it.
   std::function<bool(std::string_view sql)> fail_statement;
+  // Open a database file that exists but is empty as a new one.
+  bool accept_empty = false;
 };
 
 // What open() found and did, for the daemon to log.
@@ -63,9 +75,10 @@ struct OpenReport {
   std::uint64_t quarantined = 0;  // bad rows moved to table quarantine
   std::vector<std::string> notes;  // one line per quarantined row
   std::int64_t pending_intents = 0;
+  bool shrinks = false;  // auto_vacuum=INCREMENTAL: reclaim() can shrink the file
 };
 
-class Store final : public StateStore {
+class Store final : public StateStore, public StoreUpkeep {
  public:
   ~Store() override;
   Store(const Store&) = delete;
@@ -119,9 +132,17 @@ class Store final : public StateStore {
   // PRAGMA quick_check now (open() already ran it): "ok" or the problems.
   basil::Result<std::vector<std::string>> quick_check() override;
 
+  // ---- StoreUpkeep (basild/core/state_store.h)
+  basil::Result<PruneCounts> prune(const RetentionCutoffs& cutoffs, std::size_t limit) override;
+  basil::Result<std::uint64_t> reclaim(std::uint64_t max_bytes) override;
+  basil::Result<StoreSpace> space() override;
+  basil::Status check_file() override;
+
  private:
   struct Impl;
   explicit Store(std::unique_ptr<Impl> impl);
+  // open() once the file is there: the connection, the checks, the schema.
+  static basil::Result<std::unique_ptr<Store>> open_database(std::unique_ptr<Impl>& impl);
   std::unique_ptr<Impl> impl_;
 };
 

@@ -162,6 +162,10 @@ class Db {
   }
 
   void finalize_all() { stmts_.clear(); }
+  void close() {
+    finalize_all();
+    db_.reset();
+  }
 
  private:
   std::string path_;
@@ -273,6 +277,20 @@ inline Stmt& bind_reservation_columns(Stmt& s, const ReservationRecord& r) {
       .bind(9, r.nppcu);
 }
 
+// ---------------------------------------------------------------- the file (store_upkeep.cc)
+
+// Which file a path names.
+struct FileIdentity {
+  std::uint64_t device = 0;
+  std::uint64_t inode = 0;
+};
+
+// The database file before SQLite opens it: one that exists must not be
+// empty unless `accept_empty`; a missing one is created 0640 whatever the
+// umask. True when it was created now.
+basil::Result<bool> prepare_database_file(const std::string& path, bool accept_empty);
+basil::Result<FileIdentity> identify_file(const std::string& path);
+
 // ---------------------------------------------------------------- row codecs (store_rows.cc)
 
 basil::Result<std::uint32_t> u32_of(std::int64_t v, const char* what);
@@ -292,6 +310,7 @@ struct Store::Impl {
   store_detail::LockFile lock;  // first member: released last, after the database is closed
   store_detail::Db db;
   OpenReport report;
+  store_detail::FileIdentity file;  // what the path named when it was opened
 
   basil::Status migrate();
   basil::Status quarantine_bad_rows();

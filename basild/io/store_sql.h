@@ -16,6 +16,16 @@ inline constexpr char kJournalWal[] = "PRAGMA journal_mode=WAL";
 inline constexpr char kSynchronousNormal[] = "PRAGMA synchronous=NORMAL";
 inline constexpr char kQuickCheck[] = "PRAGMA quick_check";
 inline constexpr char kPageCount[] = "PRAGMA page_count";
+inline constexpr char kPageSize[] = "PRAGMA page_size";
+inline constexpr char kFreelistCount[] = "PRAGMA freelist_count";
+inline constexpr char kAutoVacuum[] = "PRAGMA auto_vacuum";
+// Before the first table is created (a new database): pages freed by
+// pruning can then be given back to the file system (incremental_vacuum).
+// An existing database keeps the mode it was created with.
+inline constexpr char kAutoVacuumIncremental[] = "PRAGMA auto_vacuum=INCREMENTAL";
+// After a checkpoint the WAL file is cut back to this size, so that a burst
+// of writes does not leave it large for good.
+inline constexpr char kJournalSizeLimit[] = "PRAGMA journal_size_limit=16777216";
 
 inline constexpr char kCreateSchemaVersion[] =
     "CREATE TABLE IF NOT EXISTS schema_version ("
@@ -216,6 +226,22 @@ inline constexpr char kUpsertEngineAnswer[] =
     "INSERT INTO engine_answers (protocol, xml, updated_ms) VALUES (?1, ?2, ?3)"
     " ON CONFLICT (protocol) DO UPDATE SET xml = ?2, updated_ms = ?3";
 inline constexpr char kSelectEngineAnswers[] = "SELECT protocol, xml FROM engine_answers ORDER BY protocol";
+
+// Retention: at most ?2 rows older than ?1 per statement, oldest first.
+// Never an active reservation, a pending intent or a live job.
+inline constexpr char kPruneAudit[] =
+    "DELETE FROM audit WHERE id IN (SELECT id FROM audit WHERE time_ms < ?1 ORDER BY id LIMIT ?2)";
+inline constexpr char kPruneNodeEvents[] =
+    "DELETE FROM node_events WHERE id IN (SELECT id FROM node_events WHERE time_ms < ?1 ORDER BY id LIMIT ?2)";
+inline constexpr char kPruneReservations[] =
+    "DELETE FROM reservations WHERE res_id IN (SELECT res_id FROM reservations WHERE state IN ('released', 'gone')"
+    " AND released_ms < ?1 ORDER BY released_ms LIMIT ?2)";
+inline constexpr char kPruneIntents[] =
+    "DELETE FROM intents WHERE id IN (SELECT id FROM intents WHERE state <> 'pending' AND settled_ms < ?1"
+    " ORDER BY id LIMIT ?2)";
+inline constexpr char kPruneJobs[] =
+    "DELETE FROM jobs WHERE rowid IN (SELECT rowid FROM jobs WHERE state = 'ended' AND ended_ms < ?1"
+    " ORDER BY ended_ms LIMIT ?2)";
 
 // Quarantine.
 inline constexpr char kInsertQuarantine[] =

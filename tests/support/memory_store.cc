@@ -51,8 +51,31 @@ std::vector<T> since_limited(const std::vector<T>& all, WallTime since, std::siz
 
 }  // namespace
 
+ReservationRecord job_reservation(std::uint64_t res_id, const std::string& batch_id) {
+  ReservationRecord r;
+  r.res_id = res_id;
+  r.batch_id = batch_id;
+  r.user = "alice";
+  r.nodes = basil::NidList::from_nids({40, 41});
+  r.width = 64;
+  return r;
+}
+
 MemoryStore::MemoryStore(Clock clock) : clock_(std::move(clock)) {
   if (!clock_) clock_ = [] { return basild::WallClock::now(); };
+}
+
+Status MemoryStore::disk_full() {
+  return Status(Code::kLimitExceeded, "state database (memory) is full (no space left on its disk, or its page "
+                                      "limit reached): the write was not written");
+}
+
+void MemoryStore::fail_writes(Status why) { write_failure_ = std::move(why); }
+
+Status MemoryStore::refuse_write() {
+  if (write_failure_) return Status::ok();
+  ++writes_refused_;
+  return write_failure_;
 }
 
 WallTime MemoryStore::now() const { return to_ms(clock_()); }
@@ -78,6 +101,7 @@ std::optional<Intent> MemoryStore::intent(std::int64_t id) const {
 
 basil::Result<std::int64_t> MemoryStore::record_intent(const std::string& batch_id, const std::string& user,
                                                        const std::string& params, bool forwarded) {
+  if (auto st = refuse_write(); !st) return st;
   Intent i;
   i.id = ++last_intent_id_;
   i.batch_id = batch_id;
@@ -101,6 +125,7 @@ void MemoryStore::settle(Intent& intent, IntentState to, std::optional<std::uint
 
 Status MemoryStore::settle_intent_found(std::int64_t intent_id, ReservationRecord record, IntentState to,
                                         const std::string& detail, std::string_view what) {
+  if (auto st = refuse_write(); !st) return st;
   if (auto st = basild::check_intent_pending(intent(intent_id), intent_id, what); !st) return st;
   record.origin = ResOrigin::kAdopted;
   record.intent_id = intent_id;
@@ -121,6 +146,7 @@ Status MemoryStore::settle_intent_stray(std::int64_t intent_id, ReservationRecor
 }
 
 Status MemoryStore::settle_intent_dropped(std::int64_t intent_id, const std::string& detail) {
+  if (auto st = refuse_write(); !st) return st;
   if (auto st = basild::check_intent_pending(intent(intent_id), intent_id, "settle_intent_dropped"); !st) return st;
   Intent& i = intents_.at(intent_id);
   settle(i, IntentState::kDropped, std::nullopt, detail);
@@ -168,6 +194,7 @@ void MemoryStore::put_reservation(ReservationRecord r, std::string_view audit_ki
 }
 
 Status MemoryStore::record_reserved(std::optional<std::int64_t> intent_id, ReservationRecord record) {
+  if (auto st = refuse_write(); !st) return st;
   if (intent_id) {
     if (auto st = basild::check_intent_pending(intent(*intent_id), *intent_id, "record_reserved"); !st) return st;
   }
@@ -179,6 +206,7 @@ Status MemoryStore::record_reserved(std::optional<std::int64_t> intent_id, Reser
 }
 
 Status MemoryStore::record_seen(ReservationRecord record) {
+  if (auto st = refuse_write(); !st) return st;
   const WallTime t = now();
   auto it = reservations_.find(record.res_id);
   if (it != reservations_.end() && !is_terminal(it->second.state)) {
@@ -199,6 +227,7 @@ Status MemoryStore::record_seen(ReservationRecord record) {
 }
 
 Status MemoryStore::mark_confirmed(std::uint64_t res_id, std::uint64_t pagg_id) {
+  if (auto st = refuse_write(); !st) return st;
   auto it = reservations_.find(res_id);
   if (it == reservations_.end()) return no_reservation("mark_confirmed", res_id);
   ReservationRecord& r = it->second;
@@ -215,6 +244,7 @@ Status MemoryStore::mark_confirmed(std::uint64_t res_id, std::uint64_t pagg_id) 
 }
 
 Status MemoryStore::change_state(std::uint64_t res_id, ResState to, const std::string& detail, std::string_view what) {
+  if (auto st = refuse_write(); !st) return st;
   auto it = reservations_.find(res_id);
   if (it == reservations_.end()) return no_reservation(what, res_id);
   ReservationRecord& r = it->second;
@@ -246,6 +276,7 @@ Status MemoryStore::mark_gone(std::uint64_t res_id, const std::string& detail) {
 }
 
 Status MemoryStore::adopt_for_job(std::uint64_t res_id, const std::string& detail) {
+  if (auto st = refuse_write(); !st) return st;
   auto it = reservations_.find(res_id);
   if (it == reservations_.end() || is_terminal(it->second.state)) {
     return no_reservation("adopt_for_job", res_id, "active ");
@@ -260,6 +291,7 @@ Status MemoryStore::adopt_for_job(std::uint64_t res_id, const std::string& detai
 }
 
 Status MemoryStore::touch_seen(const std::vector<std::uint64_t>& res_ids) {
+  if (auto st = refuse_write(); !st) return st;
   const WallTime t = now();
   for (auto id : res_ids) {
     auto it = reservations_.find(id);
@@ -290,6 +322,7 @@ basil::Result<std::vector<ReservationRecord>> MemoryStore::list_active() {
 // ---- jobs
 
 Status MemoryStore::sync_jobs(const std::string& source, const std::vector<std::string>& live_ids) {
+  if (auto st = refuse_write(); !st) return st;
   const WallTime t = now();
   const std::set<std::string> now_live(live_ids.begin(), live_ids.end());
   for (auto& [key, job] : jobs_) {
@@ -322,7 +355,8 @@ basil::Result<std::vector<JobRecord>> MemoryStore::list_jobs(bool live_only) {
 // ---- audit, node events, timings, engine answers
 
 Status MemoryStore::audit(AuditEntry entry) {
-  entry.id = static_cast<std::int64_t>(audit_.size()) + 1;
+  if (auto st = refuse_write(); !st) return st;
+  entry.id = ++last_audit_id_;
   entry.time = now();
   entry.detail = detail_or_empty_object(entry.detail);
   audit_.push_back(std::move(entry));
@@ -334,9 +368,10 @@ basil::Result<std::vector<AuditEntry>> MemoryStore::list_audit(WallTime since, s
 }
 
 Status MemoryStore::record_node_events(std::vector<NodeEvent> events) {
+  if (auto st = refuse_write(); !st) return st;
   const WallTime t = now();
   for (auto& e : events) {
-    e.id = static_cast<std::int64_t>(node_events_.size()) + 1;
+    e.id = ++last_node_event_id_;
     e.time = t;
     e.detail = detail_or_empty_object(e.detail);
     node_events_.push_back(std::move(e));
@@ -349,6 +384,7 @@ basil::Result<std::vector<NodeEvent>> MemoryStore::list_node_events(WallTime sin
 }
 
 Status MemoryStore::save_timings(const std::vector<std::pair<std::string, std::string>>& snapshots) {
+  if (auto st = refuse_write(); !st) return st;
   for (const auto& [key, json] : snapshots) timings_[key] = json;
   return Status::ok();
 }
@@ -358,6 +394,7 @@ basil::Result<std::vector<std::pair<std::string, std::string>>> MemoryStore::loa
 }
 
 Status MemoryStore::save_engine_answer(const std::string& protocol, const std::string& xml) {
+  if (auto st = refuse_write(); !st) return st;
   engine_answers_[protocol] = xml;
   return Status::ok();
 }
@@ -366,6 +403,61 @@ basil::Result<std::vector<std::pair<std::string, std::string>>> MemoryStore::loa
   return std::vector<std::pair<std::string, std::string>>(engine_answers_.begin(), engine_answers_.end());
 }
 
-basil::Result<std::vector<std::string>> MemoryStore::quick_check() { return std::vector<std::string>{"ok"}; }
+basil::Result<std::vector<std::string>> MemoryStore::quick_check() {
+  ++quick_checks_;
+  return quick_check_;
+}
+
+// ---- upkeep: the SQLite store's order, oldest first, at most `limit` rows in all
+
+namespace {
+
+// Erases from `rows` (in the order given by `older`) at most `left` of those
+// `old` says may go; returns how many.
+template <typename Map, typename Old, typename Older>
+std::uint64_t prune_map(Map& rows, std::uint64_t left, Old old, Older older) {
+  std::vector<typename Map::iterator> gone;
+  for (auto it = rows.begin(); it != rows.end(); ++it)
+    if (old(it->second)) gone.push_back(it);
+  std::stable_sort(gone.begin(), gone.end(), [&](auto a, auto b) { return older(a->second, b->second); });
+  if (gone.size() > left) gone.resize(left);
+  for (auto it : gone) rows.erase(it);
+  return gone.size();
+}
+
+template <typename T>
+std::uint64_t prune_log(std::vector<T>& log, std::uint64_t left, WallTime before) {
+  std::uint64_t n = 0;
+  while (n < log.size() && n < left && log[n].time < before) ++n;
+  log.erase(log.begin(), log.begin() + static_cast<std::ptrdiff_t>(n));
+  return n;
+}
+
+}  // namespace
+
+basil::Result<basild::PruneCounts> MemoryStore::prune(const basild::RetentionCutoffs& c, std::size_t limit) {
+  if (auto st = refuse_write(); !st) return st;
+  basild::PruneCounts n;
+  std::uint64_t left = limit;
+  auto take = [&left](std::uint64_t done) {
+    left -= done;
+    return done;
+  };
+  n.audit = take(prune_log(audit_, left, to_ms(c.history_before)));
+  n.node_events = take(prune_log(node_events_, left, to_ms(c.history_before)));
+  const WallTime ended = to_ms(c.ended_before);
+  n.reservations = take(prune_map(
+      reservations_, left,
+      [&](const ReservationRecord& r) { return is_terminal(r.state) && r.released && *r.released < ended; },
+      [](const ReservationRecord& a, const ReservationRecord& b) { return *a.released < *b.released; }));
+  n.intents = take(prune_map(
+      intents_, left,
+      [&](const Intent& i) { return i.state != IntentState::kPending && i.settled && *i.settled < ended; },
+      [](const Intent& a, const Intent& b) { return a.id < b.id; }));
+  n.jobs = take(prune_map(
+      jobs_, left, [&](const JobRecord& j) { return j.state == "ended" && j.ended && *j.ended < ended; },
+      [](const JobRecord& a, const JobRecord& b) { return *a.ended < *b.ended; }));
+  return n;
+}
 
 }  // namespace basild_test

@@ -5,7 +5,10 @@
 // list orders and limits, every time from the clock it is given and kept to
 // the millisecond. tests/basild/io/store_test.cc runs the store's contract
 // tests against both. It never fails on its own: no locks, no disk, no
-// corruption (those are the SQLite store's own tests).
+// corruption (those are the SQLite store's own tests); a test makes its
+// writes fail with fail_writes(), as a full disk fails the SQLite store's.
+// Its upkeep prunes as the SQLite store does; it has no file to check or
+// shrink.
 #pragma once
 
 #include <cstdint>
@@ -23,11 +26,28 @@
 
 namespace basild_test {
 
-class MemoryStore final : public basild::StateStore {
+// A reservation basild reserved for job `batch_id`: alice's, 64 wide on
+// nodes 40-41, for a test to record.
+basild::ReservationRecord job_reservation(std::uint64_t res_id, const std::string& batch_id);
+
+class MemoryStore final : public basild::StateStore, public basild::StoreUpkeep {
  public:
   using Clock = std::function<basild::WallTime()>;
   // Every time the store records is clock()'s (the system clock's by default).
   explicit MemoryStore(Clock clock = {});
+
+  // From now on every write (and prune) fails with `why` and changes
+  // nothing, until accept_writes(); reads go on. The default is what the
+  // SQLite store says when its disk is full.
+  void fail_writes(basil::Status why = disk_full());
+  void accept_writes() { write_failure_ = basil::Status::ok(); }
+  std::uint64_t writes_refused() const { return writes_refused_; }
+  static basil::Status disk_full();
+  // What quick_check() answers ({"ok"} by default) and check_file() (OK by
+  // default), as a damaged or replaced file would make the SQLite store's.
+  void set_quick_check(std::vector<std::string> answer) { quick_check_ = std::move(answer); }
+  void set_file_problem(basil::Status problem) { file_problem_ = std::move(problem); }
+  int quick_checks() const { return quick_checks_; }
 
   basil::Result<std::int64_t> record_intent(const std::string& batch_id, const std::string& user,
                                             const std::string& params, bool forwarded = false) override;
@@ -66,10 +86,18 @@ class MemoryStore final : public basild::StateStore {
   basil::Status save_engine_answer(const std::string& protocol, const std::string& xml) override;
   basil::Result<std::vector<std::pair<std::string, std::string>>> load_engine_answers() override;
 
-  // Always {"ok"}: nothing here can be damaged.
+  // {"ok"} unless set_quick_check() said otherwise.
   basil::Result<std::vector<std::string>> quick_check() override;
 
+  basil::Result<basild::PruneCounts> prune(const basild::RetentionCutoffs& cutoffs, std::size_t limit) override;
+  basil::Result<std::uint64_t> reclaim(std::uint64_t) override { return std::uint64_t{0}; }
+  basil::Result<basild::StoreSpace> space() override { return basild::StoreSpace{}; }
+  basil::Status check_file() override { return file_problem_; }
+
  private:
+  // OK, or the failure fail_writes() set (counted).
+  basil::Status refuse_write();
+
   basild::WallTime now() const;
   void add_audit(std::string_view kind, std::optional<std::uint64_t> res_id, const std::string& batch_id,
                  const std::string& user, const basil::NidList& nodes, const nlohmann::json& detail);
@@ -92,9 +120,16 @@ class MemoryStore final : public basild::StateStore {
   std::int64_t last_intent_id_ = 0;
   std::map<std::pair<std::string, std::string>, basild::JobRecord> jobs_;  // by (source, job_id)
   std::vector<basild::AuditEntry> audit_;                                  // by id
+  std::int64_t last_audit_id_ = 0;
+  std::int64_t last_node_event_id_ = 0;
   std::vector<basild::NodeEvent> node_events_;                             // by id
   std::map<std::string, std::string> timings_;
   std::map<std::string, std::string> engine_answers_;
+  basil::Status write_failure_;
+  std::uint64_t writes_refused_ = 0;
+  std::vector<std::string> quick_check_{"ok"};
+  int quick_checks_ = 0;
+  basil::Status file_problem_;
 };
 
 }  // namespace basild_test

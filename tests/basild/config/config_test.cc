@@ -278,6 +278,31 @@ TEST(ConfigTest, OutOfRangeNumbersAreErrors) {
   EXPECT_TRUE(parse_config("[reconcile]\nmax_release_share = 1\n"));
 }
 
+TEST(ConfigTest, StateRetentionIsDaysFractionsAllowedAndQuickCheckIsZeroOrAMinuteOrMore) {
+  auto c = parse_config("[state]\naudit_days = 0.5\nreleased_days = 0\nquick_check_interval = \"1h\"\n");
+  ASSERT_TRUE(c) << c.status().message();
+  EXPECT_DOUBLE_EQ(c->state.audit_days, 0.5);
+  EXPECT_DOUBLE_EQ(c->state.released_days, 0.0);
+  EXPECT_EQ(c->state.quick_check_interval, 1h);
+  EXPECT_DOUBLE_EQ(Config{}.state.audit_days, 30.0);
+  EXPECT_DOUBLE_EQ(Config{}.state.released_days, 7.0);
+  EXPECT_EQ(Config{}.state.quick_check_interval, 10min);
+  EXPECT_TRUE(parse_config("[state]\nquick_check_interval = 0\n"));
+  EXPECT_EQ(only_error("[state]\naudit_days = -1\n").key, "state.audit_days");
+  EXPECT_EQ(only_error("[state]\nreleased_days = 40000\n").key, "state.released_days");
+  EXPECT_EQ(only_error("[state]\nreleased_days = \"7\"\n").key, "state.released_days");
+  ConfigError e = only_error("[state]\nquick_check_interval = \"30s\"\n");
+  EXPECT_EQ(e.key, "state.quick_check_interval");
+  EXPECT_NE(e.message.find("0 (at start only) or at least 1m"), std::string::npos) << e.message;
+  Config odd;
+  odd.state.audit_days = 0.005;
+  odd.state.released_days = 1.25;
+  auto back = parse_config(format_config(odd));
+  ASSERT_TRUE(back) << format_config(odd);
+  EXPECT_EQ(back->state, odd.state);
+  EXPECT_NE(format_config(odd).find("audit_days = 0.005\n"), std::string::npos) << format_config(odd);
+}
+
 TEST(ConfigTest, WrongTypesAreErrors) {
   ConfigError e = only_error("[apbasil]\nmax_concurrent = \"4\"\n");
   EXPECT_NE(e.message.find("must be an integer, not a string"), std::string::npos) << e.message;

@@ -61,11 +61,15 @@ class Daemon {
   std::string socket() const { return dir_ + "/control.sock"; }
   std::string log() const { return basil_test::read_file(dir_ + "/basild.log"); }
 
-  // Starts basild; with `wait`, until it answers health with ALPS reachable
-  // (a failure of the test if it does not within 20 s).
-  pid_t start(bool wait = true, bool xml_log = false) {
+  // Starts basild (`args` after its --config); with `wait`, until it
+  // answers health with ALPS reachable (a failure of the test if it does
+  // not within 20 s).
+  pid_t start(bool wait = true, bool xml_log = false, const std::vector<std::string>& args = {}) {
+    std::vector<std::string> argv = {std::string(BASIL_BINARY_DIR) + "/basild/basild", "--config",
+                                     dir_ + "/basild.conf"};
+    argv.insert(argv.end(), args.begin(), args.end());
     basild_ = basil_test::Subprocess(
-        {std::string(BASIL_BINARY_DIR) + "/basild/basild", "--config", dir_ + "/basild.conf"},
+        argv,
         {.err = basil_test::Redirect::file(dir_ + "/basild.log", /*append=*/true),
          .env = xml_log ? std::vector<std::string>{"XML_LOG=1"} : std::vector<std::string>{}});
     EXPECT_TRUE(basild_.started()) << basild_.error();

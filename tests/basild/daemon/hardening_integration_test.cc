@@ -8,7 +8,6 @@
 // Each test prints one "campaign:" line with its figures.
 #include <gtest/gtest.h>
 #include <signal.h>
-#include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -24,6 +23,7 @@
 #include <thread>
 
 #include "tests/basild/daemon/daemon_support.h"
+#include "tests/basild/daemon/state_files.h"
 #include "tests/support/files.h"
 #include "tests/support/proc.h"
 #include "tests/support/sshd_fixture.h"
@@ -35,12 +35,15 @@ namespace {
 using nlohmann::json;
 using namespace std::chrono_literals;
 using testing::Daemon;
+using testing::edit_conf;
 using testing::emulator_admin;
 using testing::fast_polls;
+using testing::integrity_check;
 using testing::JobTable;
 using testing::make_temp_dir;
 using testing::reconcile;
 using testing::run_command;
+using testing::SmallFilesystem;
 using basil_test::read_file;
 using testing::wait_until;
 using testing::write_script;
@@ -69,18 +72,6 @@ double seconds(std::chrono::steady_clock::duration d) { return std::chrono::dura
 long peak_rss_kib(pid_t pid) { return basil_test::status_kib(pid, "VmHWM:"); }
 
 // Replaces `from` by `to` in the daemon's config file (before start()).
-void edit_conf(const Daemon& d, const std::string& from, const std::string& to) {
-  std::string conf = read_file(d.dir() + "/basild.conf");
-  auto at = conf.find(from);
-  ASSERT_NE(at, std::string::npos) << from;
-  conf.replace(at, from.size(), to);
-  std::ofstream(d.dir() + "/basild.conf") << conf;
-}
-
-std::string integrity_check(const Daemon& d) {
-  return run_command("sqlite3 " + d.dir() + "/state.db 'PRAGMA integrity_check'").out;
-}
-
 // Waits until every reservation ALPS holds is known to basild; `known` is
 // basild's list at the last look.
 bool alps_all_known(const Daemon& d, std::set<std::uint64_t>& known, std::chrono::milliseconds limit) {
@@ -354,25 +345,6 @@ TEST(LinkCutCampaignTest, CuttingTheSshLinkDuringLoadHangsNoCallAndLosesNoReserv
 }
 
 // ------------------------------------------------------------ disk full
-
-// A small tmpfs for the state database (root only), filled with a file.
-class SmallFilesystem {
- public:
-  explicit SmallFilesystem(const std::string& dir) : dir_(dir) {
-    mounted_ = ::mount("tmpfs", dir.c_str(), "tmpfs", 0, "size=4m,mode=0755") == 0;
-  }
-  ~SmallFilesystem() {
-    if (mounted_) ::umount2(dir_.c_str(), MNT_DETACH);
-    ::rmdir(dir_.c_str());
-  }
-  bool mounted() const { return mounted_; }
-  void fill() const { run_command("dd if=/dev/zero of=" + dir_ + "/filler bs=64k 2>/dev/null"); }
-  void free_space() const { ::unlink((dir_ + "/filler").c_str()); }
-
- private:
-  std::string dir_;
-  bool mounted_ = false;
-};
 
 TEST(DiskFullTest, FullStateDatabaseRefusesReservesKeepsServingAndRecovers) {
   if (::geteuid() != 0) GTEST_SKIP() << "needs root to mount a small tmpfs for the state database";
