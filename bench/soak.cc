@@ -10,7 +10,10 @@
 // while basild polls every second (the orphan check's INVENTORY too), so
 // that its INVENTORYs are in flight across the jobs' RELEASEs.
 //
-//   build/bench/soak [SECONDS] [RATE] [JOBS]        (defaults 1200 146 4)
+//   build/bench/soak [SECONDS] [RATE] [JOBS] [KEEP_DAYS]   (defaults 1200 146 4 -)
+//
+// KEEP_DAYS, when given, is basild's [state] audit_days and released_days
+// (0.002 is about 3 minutes), so that the database's bound shows within the run.
 //
 // Prints a line a minute (calls, errors, basild's RSS and descriptors, the
 // state database's size) and the totals: false "vanished" events (B0232
@@ -124,6 +127,7 @@ int main(int argc, char** argv) {
   const int seconds = argc > 1 ? std::atoi(argv[1]) : 1200;
   const int rate = argc > 2 ? std::atoi(argv[2]) : 146;
   const int job_threads = argc > 3 ? std::atoi(argv[3]) : 4;
+  const std::string keep_days = argc > 4 ? argv[4] : "";
 
   const basil_test::TempDir scratch("basild-soak", "/tmp");
   const std::string& dir = scratch.path();
@@ -134,7 +138,9 @@ int main(int argc, char** argv) {
   {
     std::ofstream conf(dir + "/basild.conf");
     conf << "[apbasil]\npath = \"" << g_bin << "/emulator/basil-emulator\"\nargs = [\"--state\", \"" << emu
-         << "\"]\n[state]\ndatabase = \"" << dir << "/state.db\"\n[control]\nsocket = \"" << dir
+         << "\"]\n[state]\ndatabase = \"" << dir << "/state.db\"\n"
+         << (keep_days.empty() ? "" : "audit_days = " + keep_days + "\nreleased_days = " + keep_days + "\n")
+         << "[control]\nsocket = \"" << dir
          << "/control.sock\"\n[log]\ndirectory = \"" << dir
          << "\"\n[poll]\nmode = \"summary-hybrid\"\ninterval = \"1s\"\ninventory_max_age = \"10s\"\n"
             "orphan_check_interval = \"1s\"\n"
