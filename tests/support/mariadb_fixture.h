@@ -103,7 +103,9 @@ class MariaDb {
   bool install() {
     const auto ran = run({kInstallDb, "--no-defaults", "--datadir=" + dir_ + "/data", "--user=" + os_user(),
                           "--auth-root-authentication-method=socket", "--skip-test-db", "--skip-name-resolve"},
-                         "", {.err = Redirect::pipe()}, std::chrono::seconds(120));
+                         // Its temporary tables in the test's own directory: a
+                         // sweep of /tmp by anything else running must not break it.
+                         "", {.err = Redirect::pipe(), .env = {"TMPDIR=" + dir_}}, std::chrono::seconds(120));
     if (ran.exit_code == 0) return true;
     error_ = "mariadb-install-db failed: " + (ran.error.empty() ? ran.out + ran.err : ran.error);
     return false;
