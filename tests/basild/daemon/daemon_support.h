@@ -94,6 +94,16 @@ class Daemon {
     return st;
   }
 
+  // basild's wait status once it has ended by itself within `limit`, or
+  // -1 if it is still running then (and is left running).
+  int exit_within(std::chrono::milliseconds limit) {
+    if (!basild_.started()) return -1;
+    const auto ended = basild_.wait_for(limit);
+    if (!ended) return -1;
+    basild_ = basil_test::Subprocess();
+    return ended->status;
+  }
+
   json call(const std::string& method, const std::string& path, const std::string& body = "",
             unsigned* status = nullptr) const {
     control::Client c(socket());
