@@ -87,10 +87,12 @@ void read_rule(const toml::node& n, const std::string& key, Errors& e, HookConfi
   c.node_name_rule = std::move(*rule);
 }
 
-void read_syslog(const toml::node& n, const std::string& key, Errors& e, HookConfig& c) {
-  const auto* b = n.as_boolean();
-  if (!b) return e.add(n.source(), key, "must be true or false");
-  c.syslog = b->get();
+Reader flag(bool HookConfig::*field) {
+  return [field](const toml::node& n, const std::string& key, Errors& e, HookConfig& c) {
+    const auto* b = n.as_boolean();
+    if (!b) return e.add(n.source(), key, "must be true or false");
+    c.*field = b->get();
+  };
 }
 
 struct Key {
@@ -102,12 +104,13 @@ const std::vector<Key>& keys() {
   static const std::vector<Key> k = {
       {"basild", "socket", path(&HookConfig::socket)},
       {"basild", "timeout", duration(&HookConfig::basild_timeout, 100ms, 1h)},
+      {"basild", "confirm", flag(&HookConfig::confirm)},
       {"slurm", "scontrol", path(&HookConfig::scontrol)},
       {"slurm", "slurm_conf", optional_path(&HookConfig::slurm_conf)},
       {"slurm", "timeout", duration(&HookConfig::scontrol_timeout, 100ms, 1h)},
       {"slurm", "node_name_rule", read_rule},
       {"log", "file", optional_path(&HookConfig::log_file)},
-      {"log", "syslog", read_syslog},
+      {"log", "syslog", flag(&HookConfig::syslog)},
   };
   return k;
 }

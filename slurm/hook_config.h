@@ -24,6 +24,7 @@ struct HookConfig {
   // [basild]
   std::string socket = "/run/basild/control.sock";    // basild's control socket
   std::chrono::milliseconds basild_timeout = std::chrono::seconds(60);  // per call (RESERVE waits for ALPS)
+  bool confirm = true;  // CONFIRM with the job id as pagg_id; false: the site confirms on the node
   // [slurm]
   std::string scontrol = "/usr/bin/scontrol";         // absolute: Slurm gives its hooks no PATH
   std::optional<std::string> slurm_conf;              // SLURM_CONF for scontrol; unset: scontrol's default

@@ -79,11 +79,13 @@ class Prolog {
   }
 
  private:
-  // CONFIRM with the job id as pagg_id, unless a repeated prolog finds the
+  // CONFIRM with the job id as pagg_id, unless the site confirms on the
+  // node ([basild] confirm = false) or a repeated prolog finds the
   // reservation confirmed so already.
   Outcome confirm(const json& record) {
     const std::uint64_t id = res_id_.value_or(0);
     const std::uint64_t pagg = std::stoull(env_.job_id);
+    if (!config_.confirm) return {};
     if (string_of(record, "state") == "confirmed" && uint_of(record, "pagg_id") == pagg) {
       log(LogLevel::kInfo, "reservation " + std::to_string(id) + " is confirmed already");
       return {};

@@ -15,6 +15,7 @@ TEST(HookConfigTest, AnEmptyFileIsEveryDefault) {
   ASSERT_TRUE(c) << c.status().message();
   EXPECT_EQ(c->socket, "/run/basild/control.sock");
   EXPECT_EQ(c->basild_timeout, 60s);
+  EXPECT_TRUE(c->confirm);
   EXPECT_EQ(c->scontrol, "/usr/bin/scontrol");
   EXPECT_FALSE(c->slurm_conf);
   EXPECT_EQ(c->scontrol_timeout, 20s);
@@ -37,6 +38,7 @@ TEST(HookConfigTest, ReadsEveryKey) {
 [basild]
 socket = "/tmp/b.sock"
 timeout = "90s"
+confirm = false
 [slurm]
 scontrol = "/opt/slurm/bin/scontrol"
 slurm_conf = "/opt/slurm/etc/slurm.conf"
@@ -50,6 +52,7 @@ syslog = false
   ASSERT_TRUE(c) << c.status().message();
   EXPECT_EQ(c->socket, "/tmp/b.sock");
   EXPECT_EQ(c->basild_timeout, 90s);
+  EXPECT_FALSE(c->confirm);
   EXPECT_EQ(c->scontrol, "/opt/slurm/bin/scontrol");
   EXPECT_EQ(c->slurm_conf, "/opt/slurm/etc/slurm.conf");
   EXPECT_EQ(c->scontrol_timeout, 5s);

@@ -159,6 +159,18 @@ TEST(PrologTest, ARepeatedPrologDoesNotConfirmTwice) {
   EXPECT_EQ(p.calls.size(), 3u);  // show, reserve, update: no CONFIRM
 }
 
+TEST(PrologTest, ASiteThatConfirmsOnTheNodeGetsOnlyTheReservation) {
+  FakePorts p;
+  p.show(fixture("n4"));
+  p.answer("POST /v1/reserve", 200, kReserved);
+  p.scontrol_ok();
+  HookConfig c;
+  c.confirm = false;
+  EXPECT_EQ(run_prolog(job15(), c, p), kExitOk) << p.log_text();
+  EXPECT_EQ(p.calls, (std::vector<std::string>{"scontrol -o show job 15", kReserveCall,
+                                               "scontrol update JobId=15 AdminComment=basil: reservation 3"}));
+}
+
 TEST(PrologTest, ScontrolThatFailsIsTransient) {
   FakePorts p;
   p.scontrol_runs.push_back({true, "", 1, false, "", "slurm_load_jobs error: Unable to contact slurm controller\n"});
