@@ -28,13 +28,13 @@ std::string run_failure(const ProgramRun& r) {
   return "exited " + std::to_string(r.exit_code) + (err.empty() ? "" : ": " + err);
 }
 
-// `scontrol -o show job ID`: its output, or why there is none.
+// `scontrol -o show job SPEC`: its output, or why there is none.
 struct Shown {
   std::string output;
   std::string failure;
 };
-Shown show_job(Ports& ports, const std::string& job_id) {
-  const auto r = ports.scontrol({"-o", "show", "job", job_id});
+Shown show_job(Ports& ports, const JobEnv& env) {
+  const auto r = ports.scontrol({"-o", "show", "job", env.spec()});
   return {r.out, run_failure(r)};
 }
 
@@ -52,9 +52,9 @@ class Prolog {
   Prolog(const JobEnv& env, const HookConfig& config, Ports& ports) : env_(env), config_(config), ports_(ports) {}
 
   int run() {
-    const auto shown = show_job(ports_, env_.job_id);
+    const auto shown = show_job(ports_, env_);
     if (!shown.failure.empty())
-      return fail(Verdict::kTransient, "scontrol show job " + env_.job_id + " failed: " + shown.failure);
+      return fail(Verdict::kTransient, "scontrol show job " + env_.spec() + " failed: " + shown.failure);
     auto shape = parse_job_shape(shown.output, env_.job_id, env_.node_list);
     if (!shape) return fail(Verdict::kPermanent, "cannot read the job's shape: " + shape.status().message());
     auto nids = nids_of(env_.node_list, config_.node_name_rule);
@@ -62,7 +62,8 @@ class Prolog {
     nids_ = std::move(*nids);
     auto body = reserve_body(env_, *shape, config_.node_name_rule);
     if (!body) return fail(Verdict::kPermanent, body.status().message());
-    log(LogLevel::kInfo, "RESERVE " + body->dump());
+    log(LogLevel::kInfo, "RESERVE " + body->dump() +
+                             (env_.restart_count > 0 ? " (restart " + std::to_string(env_.restart_count) + ")" : ""));
     const Outcome reserved = classify(ports_.basild("POST", "/v1/reserve", body->dump()));
     if (reserved.verdict != Verdict::kOk) return fail(reserved.verdict, reserved.sentence);
     auto id = uint_of(reserved.body, "reservation_id");
@@ -118,12 +119,12 @@ class Prolog {
   // the comment a started job's tasks cannot learn their reservation: the
   // start is then a transient failure.
   int end(const PrologEnd& e) {
-    std::vector<std::string> args = {"update", "JobId=" + env_.job_id};
+    std::vector<std::string> args = {"update", "JobId=" + env_.spec()};
     if (e.no_requeue) args.push_back("Requeue=0");
     args.push_back("AdminComment=" + e.admin_comment);
     const std::string failure = run_failure(ports_.scontrol(args));
     if (!failure.empty()) {
-      log(LogLevel::kError, "scontrol update JobId=" + env_.job_id + " failed: " + failure);
+      log(LogLevel::kError, "scontrol update JobId=" + env_.spec() + " failed: " + failure);
       if (e.exit_code == kExitOk) {
         if (res_id_) release(*res_id_);
         return kExitTransient;
@@ -179,9 +180,9 @@ int run_task_prolog(const JobEnv& env, Ports& ports, std::string& out) {
   auto log = [&](LogLevel level, const std::string& line) {
     ports.log(level, "job " + env.job_id + " task-prolog: " + line);
   };
-  const auto shown = show_job(ports, env.job_id);
+  const auto shown = show_job(ports, env);
   if (!shown.failure.empty()) {
-    log(LogLevel::kError, "scontrol show job " + env.job_id + " failed: " + shown.failure);
+    log(LogLevel::kError, "scontrol show job " + env.spec() + " failed: " + shown.failure);
     return kExitOk;
   }
   auto id = parse_reservation_comment(shown.output, env.job_id);

@@ -67,6 +67,15 @@ Result<JobEnv> read_job_env(const Getenv& get, Hook hook) {
   if (!id) return id.status();
   if (!digits(**id)) return invalid("SLURM_JOB_ID=" + **id + " is not a job id");
   env.job_id = **id;
+  auto array = value(get, "SLURM_ARRAY_JOB_ID", false);
+  auto task = value(get, "SLURM_ARRAY_TASK_ID", false);
+  if (!array) return array.status();
+  if (!task) return task.status();
+  if (*array && *task) {
+    if (!digits(**array) || !digits(**task))
+      return invalid("SLURM_ARRAY_JOB_ID=" + **array + " and SLURM_ARRAY_TASK_ID=" + **task + " are not a job array's task");
+    env.array_task = **array + "_" + **task;
+  }
   const bool prolog = hook == Hook::kProlog;
   auto user = value(get, "SLURM_JOB_USER", prolog);
   if (!user) return user.status();

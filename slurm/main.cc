@@ -164,11 +164,16 @@ std::optional<std::string> environment(std::string_view name) {
   return std::string(v);
 }
 
+// What a failure before the hook's work ends with: non-zero (a batch job is
+// requeued while the set-up is wrong), but 0 for the task prolog, whose
+// failure would kill the task.
+int setup_failure(std::optional<Hook> hook) { return hook == Hook::kTaskProlog ? kExitOk : kExitUsage; }
+
 int run_hook(Hook hook, const HookConfig& config, Logger& logger) {
   auto env = read_job_env(environment, hook);
   if (!env) {
     logger.log(LogLevel::kError, std::string(hook_name(hook)) + ": " + env.status().message());
-    return kExitUsage;
+    return setup_failure(hook);
   }
   RealPorts ports(config, logger);
   switch (hook) {
@@ -178,7 +183,8 @@ int run_hook(Hook hook, const HookConfig& config, Logger& logger) {
       std::string out;
       const int rc = run_task_prolog(*env, ports, out);
       std::fputs(out.c_str(), stdout);
-      return std::fflush(stdout) == 0 ? rc : kExitOk;
+      std::fflush(stdout);
+      return rc;
     }
   }
   return kExitUsage;
@@ -190,24 +196,22 @@ int main(int argc, char** argv) {
   int exit_code = kExitOk;
   auto args = parse_args(argc, argv, exit_code);
   if (!args) return exit_code;
+  const auto context = environment("SLURM_SCRIPT_CONTEXT");
+  if (!args->hook && context) args->hook = hook_from_context(*context);
+  if (!args->hook && !args->check_config)
+    return usage(context ? "SLURM_SCRIPT_CONTEXT=" + *context + " is no hook basil-slurm serves"
+                         : "no subcommand and no SLURM_SCRIPT_CONTEXT");
   Logger logger;
   auto config = load_config(*args);
   if (!config) {
     logger.log(LogLevel::kError, "configuration: " + config.status().message());
-    return kExitUsage;
+    return args->check_config ? kExitUsage : setup_failure(args->hook);
   }
   if (args->check_config) {
     std::cout << "OK " << args->config << "\n";
     return kExitOk;
   }
   logger.configure(*config);
-  if (!args->hook) {
-    const auto context = environment("SLURM_SCRIPT_CONTEXT");
-    args->hook = context ? hook_from_context(*context) : std::nullopt;
-    if (!args->hook)
-      return usage(context ? "SLURM_SCRIPT_CONTEXT=" + *context + " is no hook basil-slurm serves"
-                           : "no subcommand and no SLURM_SCRIPT_CONTEXT");
-  }
   // scontrol's configuration: Slurm gives its hooks no SLURM_CONF.
   if (config->slurm_conf) ::setenv("SLURM_CONF", config->slurm_conf->c_str(), 1);
   return run_hook(*args->hook, *config, logger);

@@ -171,6 +171,19 @@ TEST(PrologTest, ASiteThatConfirmsOnTheNodeGetsOnlyTheReservation) {
                                                "scontrol update JobId=15 AdminComment=basil: reservation 3"}));
 }
 
+TEST(PrologTest, AJobArraysTaskIsShownAndUpdatedAlone) {
+  FakePorts p;
+  JobEnv e = job15();
+  e.array_task = "15_3";
+  p.show(fixture("n4"));
+  p.answer("POST /v1/reserve", 200, kReserved);
+  p.answer("POST /v1/confirm", 200, {{"reservation_id", 3}, {"pagg_id", 15}, {"state", "confirmed"}});
+  p.scontrol_ok();
+  EXPECT_EQ(run_prolog(e, HookConfig{}, p), kExitOk) << p.log_text();
+  EXPECT_EQ(p.calls.front(), "scontrol -o show job 15_3");
+  EXPECT_EQ(p.calls.back(), "scontrol update JobId=15_3 AdminComment=basil: reservation 3");
+}
+
 TEST(PrologTest, ScontrolThatFailsIsTransient) {
   FakePorts p;
   p.scontrol_runs.push_back({true, "", 1, false, "", "slurm_load_jobs error: Unable to contact slurm controller\n"});

@@ -38,6 +38,19 @@ TEST(JobEnvTest, ReadsWhatSlurmctldGivesThePrologSlurmctld) {
   EXPECT_EQ(env->restart_count, 1u);
 }
 
+TEST(JobEnvTest, AJobArraysTaskIsNamedByArrayAndTask) {
+  EXPECT_EQ(read_job_env(from(kProlog), Hook::kProlog)->spec(), "16");
+  Env e = kProlog;
+  e["SLURM_ARRAY_JOB_ID"] = "16";
+  e["SLURM_ARRAY_TASK_ID"] = "5";
+  auto env = read_job_env(from(e), Hook::kProlog);
+  ASSERT_TRUE(env);
+  EXPECT_EQ(env->job_id, "16");
+  EXPECT_EQ(env->spec(), "16_5");
+  e["SLURM_ARRAY_TASK_ID"] = "5;x";
+  EXPECT_FALSE(read_job_env(from(e), Hook::kProlog));
+}
+
 TEST(JobEnvTest, TakesAnAccount) {
   Env e = kProlog;
   e["SLURM_JOB_ACCOUNT"] = "proj1";

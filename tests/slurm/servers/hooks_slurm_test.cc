@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include <regex>
+#include <set>
 #include <string>
 
 #include "tests/basild/daemon/daemon_support.h"
@@ -88,7 +89,7 @@ std::uint64_t confirmed_reservation(const Daemon& d, std::uint32_t job) {
   return 0;
 }
 
-TEST(SlurmHooksServerTest, BatchAndSrunJobsRunInTheirReservationsWhichTheEpilogReleases) {
+TEST(SlurmHooksServerTest, BatchSrunAndArrayJobsRunInTheirReservationsWhichTheEpilogReleases) {
   if (auto why = basil_test::slurm_unavailable()) GTEST_SKIP() << *why;
   Site site;
   ASSERT_TRUE(site.start()) << site.slurm.error();
@@ -119,7 +120,26 @@ TEST(SlurmHooksServerTest, BatchAndSrunJobsRunInTheirReservationsWhichTheEpilogR
   EXPECT_EQ(reserve_param(site.basild, *batch), R"(<ReserveParam architecture="XT" width="32" depth="1" nppn="16" nppcu="1")");
   EXPECT_EQ(reserve_param(site.basild, srun_job), R"(<ReserveParam architecture="XT" width="32" depth="1" nppn="32" nppcu="2")");
 
-  // The epilogs released both: ALPS holds nothing, basild agrees.
+  // A job array's tasks: each its own reservation (scontrol addresses the
+  // task whose job id is the array's as ARRAY_TASK, not the whole array).
+  const auto array = site.slurm.sbatch({"--array=0-2", "-n1", "-o", site.hooks.dir() + "/array-%a.out", "--wrap",
+                                        "echo $SLURM_JOB_ID $BASIL_RESERVATION_ID"});
+  ASSERT_TRUE(array) << site.slurm.error();
+  std::set<std::string> seen;
+  for (int task = 0; task < 3; ++task) {
+    const std::string file = site.hooks.dir() + "/array-" + std::to_string(task) + ".out";
+    ASSERT_TRUE(wait_until([&] { return basil_test::read_file(file).find('\n') != std::string::npos; }, 60s))
+        << file << site.why();
+    std::smatch a;
+    const std::string line = basil_test::read_file(file);
+    ASSERT_TRUE(std::regex_match(line, a, std::regex("([0-9]+) ([0-9]+)\n"))) << line << site.why();
+    EXPECT_EQ(a[2].str(), std::to_string(confirmed_reservation(site.basild, static_cast<std::uint32_t>(std::stoul(a[1]))))) << line;
+    seen.insert(a[2].str());
+  }
+  EXPECT_EQ(seen.size(), 3u);
+  EXPECT_TRUE(site.slurm.wait_queue_empty(60s));
+
+  // The epilogs released them all: ALPS holds nothing, basild agrees.
   EXPECT_TRUE(wait_until([&] { return site.basild.alps_reservations().empty(); }, 20s)) << site.why();
   EXPECT_TRUE(site.basild.basild_reservations().empty()) << site.basild.get("/v1/reservations").dump();
   EXPECT_EQ(site.basild.events_of("release", r_batch).size(), 1u);
