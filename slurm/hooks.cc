@@ -68,6 +68,9 @@ class Prolog {
     if (reserved.verdict != Verdict::kOk) return fail(reserved.verdict, reserved.sentence);
     auto id = uint_of(reserved.body, "reservation_id");
     if (!id) return fail(Verdict::kTransient, "basild's RESERVE answer has no reservation_id: " + reserved.body.dump());
+    if (string_of(reserved.body, "state") == "releasing")  // an earlier start's, not gone yet: not ours to use
+      return fail(Verdict::kTransient, "reservation " + std::to_string(*id) + " of job " + env_.job_id +
+                                           " is still being released (an earlier start's)");
     res_id_ = *id;
     const std::string nodes = string_of(reserved.body, "nodes");
     auto held = basil::NidList::parse(nodes);

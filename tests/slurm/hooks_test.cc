@@ -146,6 +146,20 @@ TEST(PrologTest, AnEarlierStartsReservationOnOtherNodesIsReleasedAndTheJobRequeu
   EXPECT_NE(p.calls[3].find("holds nodes 11, not the job's 8"), std::string::npos) << p.calls[3];
 }
 
+TEST(PrologTest, AnEarlierStartsReservationStillBeingReleasedIsNotUsed) {
+  FakePorts p;
+  p.show(fixture("n4"));
+  json releasing = kReserved;
+  releasing["state"] = "releasing";
+  releasing["existing"] = true;
+  p.answer("POST /v1/reserve", 200, releasing);
+  p.scontrol_ok();
+  EXPECT_EQ(run_prolog(job15(), HookConfig{}, p), kExitTransient);
+  EXPECT_EQ(p.calls.size(), 3u);  // show, reserve, update: no CONFIRM, no second RELEASE
+  EXPECT_NE(p.calls.back().find("reservation 3 of job 15 is still being released"), std::string::npos)
+      << p.calls.back();
+}
+
 TEST(PrologTest, ARepeatedPrologDoesNotConfirmTwice) {
   FakePorts p;
   p.show(fixture("n4"));
