@@ -100,7 +100,8 @@ class Basild {
   }
   // The median transport time of basild's own `kind` calls, in ms.
   double median_ms(const std::string& kind) const {
-    for (const auto& c : get("/v1/stats")["calls"])
+    const json stats = get("/v1/stats");  // kept: a range over a temporary's member dangles
+    for (const auto& c : stats["calls"])
       if (c.value("caller", "") == "basild" && c.value("kind", "") == kind)
         return c["transport"].value("p50", 0.0) * 1e3;
     return 0;

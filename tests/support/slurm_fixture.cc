@@ -78,7 +78,8 @@ bool SlurmCluster::write_config(const std::string& topology) {
     << "JobCompType=jobcomp/none\nMpiDefault=none\nSwitchType=switch/none\n"
     << "SelectType=select/cons_tres\nSelectTypeParameters=CR_Core_Memory\n"
     << "SlurmdParameters=config_overrides\nReturnToService=2\n"
-    << "KillWait=2\nMessageTimeout=20\nInactiveLimit=0\n";
+    << "KillWait=2\nMessageTimeout=20\nInactiveLimit=0\n"
+    << "SchedulerParameters=batch_sched_delay=0\n";
   if (!topology.empty()) {
     write_file(dir() + "/topology.conf", topology);
     c << "TopologyPlugin=topology/tree\n";

@@ -11,65 +11,23 @@
 #include <set>
 #include <string>
 
-#include "tests/basild/daemon/daemon_support.h"
-#include "tests/support/slurm_fixture.h"
+#include "tests/slurm/servers/site.h"
 
 namespace {
 
 using namespace std::chrono_literals;
-using basil_test::SlurmCluster;
+using basil_slurm_test::Site;
+using basil_slurm_test::SiteOptions;
 using basild::testing::Daemon;
 using basild::testing::emulator_admin;
 using basild::testing::json;
 using basild::testing::wait_until;
 
-std::string slurm_parent() { return std::string(BASIL_BINARY_DIR) + "/slurm-tests"; }
-
-// The hooks' directory: one wrapper Slurm names three times (Slurm runs
-// hooks without arguments; the wrapper adds --config), the configuration
-// written once basild's socket and Slurm's configuration are known.
-class Hooks {
- public:
-  Hooks() : dir_("basil-slurm", slurm_parent()) {
-    basil_test::write_file(program(), "#!/bin/sh\nexec " + std::string(BASIL_BINARY_DIR) +
-                                          "/slurm/basil-slurm --config " + dir() + "/basil-slurm.conf\n");
-    ::chmod(program().c_str(), 0755);
-    ::chmod(dir().c_str(), 0755);
-  }
-  std::string dir() const { return dir_.path(); }
-  std::string program() const { return dir() + "/basil-slurm"; }
-  std::string slurm_conf() const {
-    return "PrologSlurmctld=" + program() + "\nEpilogSlurmctld=" + program() + "\nTaskProlog=" + program() + "\n";
-  }
-  void configure(const std::string& socket, const std::string& slurm_conf) const {
-    basil_test::write_file(dir() + "/basil-slurm.conf",
-                           "[basild]\nsocket = \"" + socket + "\"\n[slurm]\nscontrol = \"/usr/bin/scontrol\"\n" +
-                               "slurm_conf = \"" + slurm_conf + "\"\n[log]\nfile = \"" + dir() +
-                               "/hooks.log\"\nsyslog = false\n");
-  }
-  std::string log() const { return basil_test::read_file(dir() + "/hooks.log"); }
-
- private:
-  basil_test::TempDir dir_;
-};
-
 // A real Slurm on nid00008-nid00011 with the hooks, and basild on tds-8
-// (NIDs 8-15, 2x8x2 nodes).
-struct Site {
-  Hooks hooks;
-  SlurmCluster slurm{{.nodes = {"nid00008", "nid00009", "nid00010", "nid00011"},
-                      .extra_conf = hooks.slurm_conf(),
-                      .parent = slurm_parent()}};
-  Daemon basild{"slurm-hooks-site"};
-
-  bool start() {
-    hooks.configure(basild.socket(), slurm.conf());
-    basild.start(true, /*xml_log=*/true);
-    return slurm.start();
-  }
-  std::string show_job(std::uint32_t id) const { return slurm.client({"scontrol", "-o", "show", "job", std::to_string(id)}).out; }
-  std::string why() const { return hooks.log() + slurm.controller_log(); }
-};
+// (NIDs 8-15, 2x8x2 nodes), no job table.
+SiteOptions four_nodes() {
+  return {.nodes = {"nid00008", "nid00009", "nid00010", "nid00011"}, .job_table = false, .tag = "slurm-hooks-site"};
+}
 
 // The first <ReserveParam ...> of the RESERVE for `batch_id` in basild's XML log.
 std::string reserve_param(const Daemon& d, std::uint32_t batch_id) {
@@ -80,18 +38,9 @@ std::string reserve_param(const Daemon& d, std::uint32_t batch_id) {
   return param == std::string::npos ? "" : xml.substr(param, xml.find('>', param) - param);
 }
 
-// The reservation CONFIRMed for the job with its id as pagg_id, from basild's audit log; 0 when none.
-std::uint64_t confirmed_reservation(const Daemon& d, std::uint32_t job) {
-  for (const auto& e : d.get("/v1/events?limit=1000").value("events", json::array()))
-    if (e.value("batch_id", "") == std::to_string(job) && e["detail"].is_object() &&
-        e["detail"].value("to", "") == "confirmed" && e["detail"].value("pagg_id", 0u) == job)
-      return e["reservation_id"].get<std::uint64_t>();
-  return 0;
-}
-
 TEST(SlurmHooksServerTest, BatchSrunAndArrayJobsRunInTheirReservationsWhichTheEpilogReleases) {
   if (auto why = basil_test::slurm_unavailable()) GTEST_SKIP() << *why;
-  Site site;
+  Site site(four_nodes());
   ASSERT_TRUE(site.start()) << site.slurm.error();
   const std::string out = site.hooks.dir() + "/batch.out";
   const auto batch = site.slurm.sbatch(
@@ -104,7 +53,7 @@ TEST(SlurmHooksServerTest, BatchSrunAndArrayJobsRunInTheirReservationsWhichTheEp
   ASSERT_TRUE(site.slurm.wait_job_state(*batch, "COMPLETED", 60s)) << site.slurm.job_state(*batch) << site.why();
 
   // Each job's reservation, confirmed with its job id, seen by its tasks.
-  const auto r_batch = confirmed_reservation(site.basild, *batch);
+  const auto r_batch = site.confirmed_reservation(*batch);
   ASSERT_NE(r_batch, 0u) << site.basild.get("/v1/events").dump();
   const std::string R = std::to_string(r_batch);
   EXPECT_EQ(basil_test::read_file(out), "script=" + R + "\ntask=" + R + "\ntask=" + R + "\ntask=" + R + "\ntask=" +
@@ -112,7 +61,7 @@ TEST(SlurmHooksServerTest, BatchSrunAndArrayJobsRunInTheirReservationsWhichTheEp
   std::smatch m;
   ASSERT_TRUE(std::regex_search(srun.out, m, std::regex("srun=([0-9]+) ([0-9]+)"))) << srun.out;
   const auto srun_job = static_cast<std::uint32_t>(std::stoul(m[2]));
-  const auto r_srun = confirmed_reservation(site.basild, srun_job);
+  const auto r_srun = site.confirmed_reservation(srun_job);
   EXPECT_EQ(srun.out, "srun=" + std::to_string(r_srun) + " " + m[2].str() + "\nsrun=" + std::to_string(r_srun) +
                           " " + m[2].str() + "\n");
 
@@ -133,7 +82,7 @@ TEST(SlurmHooksServerTest, BatchSrunAndArrayJobsRunInTheirReservationsWhichTheEp
     std::smatch a;
     const std::string line = basil_test::read_file(file);
     ASSERT_TRUE(std::regex_match(line, a, std::regex("([0-9]+) ([0-9]+)\n"))) << line << site.why();
-    EXPECT_EQ(a[2].str(), std::to_string(confirmed_reservation(site.basild, static_cast<std::uint32_t>(std::stoul(a[1]))))) << line;
+    EXPECT_EQ(a[2].str(), std::to_string(site.confirmed_reservation(static_cast<std::uint32_t>(std::stoul(a[1]))))) << line;
     seen.insert(a[2].str());
   }
   EXPECT_EQ(seen.size(), 3u);
@@ -148,7 +97,7 @@ TEST(SlurmHooksServerTest, BatchSrunAndArrayJobsRunInTheirReservationsWhichTheEp
 
 TEST(SlurmHooksServerTest, AJobBasildRefusesIsCancelledWithItsSentenceAndOneAlpsCannotRunNowIsRequeued) {
   if (auto why = basil_test::slurm_unavailable()) GTEST_SKIP() << *why;
-  Site site;
+  Site site(four_nodes());
   emulator_admin(site.basild.emu(), "node --nids 11 --role INTERACTIVE");
   emulator_admin(site.basild.emu(), "node --nids 10 --set-state DOWN");
   ASSERT_TRUE(site.start()) << site.slurm.error();

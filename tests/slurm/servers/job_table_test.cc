@@ -7,8 +7,7 @@
 
 #include <string>
 
-#include "tests/basild/daemon/daemon_support.h"
-#include "tests/support/slurm_fixture.h"
+#include "tests/slurm/servers/site.h"
 
 namespace {
 
@@ -18,18 +17,7 @@ using basild::testing::Daemon;
 using basild::testing::emulator_admin;
 using basild::testing::wait_until;
 
-std::string slurm_parent() { return std::string(BASIL_BINARY_DIR) + "/slurm-tests"; }
-
-// The squeue source exactly as conf/basild.conf ships it (its command line).
-std::string squeue_source() {
-  const std::string example = basil_test::read_file(std::string(BASIL_TEST_DATA) + "/../../conf/basild.conf");
-  const auto at = example.find("command = [\"/usr/bin/squeue\"");
-  EXPECT_NE(at, std::string::npos) << "conf/basild.conf has no squeue source";
-  const std::string command = at == std::string::npos ? "" : example.substr(at, example.find('\n', at) - at);
-  return "[reconcile]\ngrace = \"2s\"\nconsecutive = 2\n"
-         "[[reconcile.source]]\ntype = \"command\"\nname = \"squeue\"\ntimeout = \"15s\"\n" +
-         command + "\n";
-}
+using basil_slurm_test::slurm_parent;
 
 std::uint64_t reserve_in_alps(const Daemon& d, const std::string& batch_id) {
   return std::stoull(emulator_admin(d.emu(), "reserve --user root --width 1 --batch-id " + batch_id));
@@ -45,7 +33,7 @@ TEST(SlurmJobTableTest, AReservationWhoseJobSlurmForgotIsReleasedAndALiveJobsNev
   if (auto why = basil_test::slurm_unavailable()) GTEST_SKIP() << *why;
   SlurmCluster slurm({.nodes = {"nid00008", "nid00009"}, .parent = slurm_parent()});
   ASSERT_TRUE(slurm.start()) << slurm.error();
-  Daemon d("slurm-jobs", "tds-8", "", squeue_source());
+  Daemon d("slurm-jobs", "tds-8", "", basil_slurm_test::squeue_source("2s"));
   d.set_env(slurm.env());
   d.start();
 

@@ -1,0 +1,147 @@
+// A site as the Slurm tests set it up: a real Slurm 22.05
+// (tests/support/slurm_fixture.h) whose PrologSlurmctld, EpilogSlurmctld
+// and TaskProlog are basil-slurm, and basild on the emulated system (tds-8:
+// NIDs 8-15, 2x8x2 nodes of 64 GiB) with squeue as its job table, its
+// apbasil run locally or, as on an external login node, through the ssh
+// gateway to a real sshd.
+#pragma once
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tests/basild/daemon/daemon_support.h"
+#include "tests/support/slurm_fixture.h"
+#include "tests/support/sshd_fixture.h"
+
+namespace basil_slurm_test {
+
+using basild::testing::json;
+
+inline std::string slurm_parent() { return std::string(BASIL_BINARY_DIR) + "/slurm-tests"; }
+
+inline std::vector<std::string> tds8_nodes() {
+  return {"nid00008", "nid00009", "nid00010", "nid00011", "nid00012", "nid00013", "nid00014", "nid00015"};
+}
+
+// The hooks' directory: one wrapper Slurm names three times (Slurm runs
+// hooks without arguments; the wrapper adds --config), the configuration
+// written once basild's socket and Slurm's configuration are known.
+class Hooks {
+ public:
+  Hooks() : dir_("basil-slurm", slurm_parent()) {
+    basil_test::write_file(program(), "#!/bin/sh\nexec " + std::string(BASIL_BINARY_DIR) +
+                                          "/slurm/basil-slurm --config " + dir() + "/basil-slurm.conf\n");
+    ::chmod(program().c_str(), 0755);
+    ::chmod(dir().c_str(), 0755);
+  }
+  std::string dir() const { return dir_.path(); }
+  std::string program() const { return dir() + "/basil-slurm"; }
+  std::string slurm_conf() const {
+    return "PrologSlurmctld=" + program() + "\nEpilogSlurmctld=" + program() + "\nTaskProlog=" + program() + "\n";
+  }
+  void configure(const std::string& socket, const std::string& slurm_conf) const {
+    basil_test::write_file(dir() + "/basil-slurm.conf",
+                           "[basild]\nsocket = \"" + socket + "\"\n[slurm]\nscontrol = \"/usr/bin/scontrol\"\n" +
+                               "slurm_conf = \"" + slurm_conf + "\"\n[log]\nfile = \"" + dir() +
+                               "/hooks.log\"\nsyslog = false\n");
+  }
+  std::string log() const { return basil_test::read_file(dir() + "/hooks.log"); }
+
+ private:
+  basil_test::TempDir dir_;
+};
+
+// basild's job table: squeue as conf/basild.conf ships it, with a short grace.
+inline std::string squeue_source(const std::string& grace = "3s") {
+  const std::string example = basil_test::read_file(std::string(BASIL_TEST_DATA) + "/../../conf/basild.conf");
+  const auto at = example.find("command = [\"/usr/bin/squeue\"");
+  EXPECT_NE(at, std::string::npos) << "conf/basild.conf has no squeue source";
+  const std::string command = at == std::string::npos ? "" : example.substr(at, example.find('\n', at) - at);
+  return "[reconcile]\ngrace = \"" + grace +
+         "\"\nconsecutive = 2\n"
+         "[[reconcile.source]]\ntype = \"command\"\nname = \"squeue\"\ntimeout = \"15s\"\n" +
+         command + "\n";
+}
+
+struct SiteOptions {
+  std::vector<std::string> nodes = tds8_nodes();
+  bool gateway = false;         // apbasil through the ssh gateway
+  bool job_table = true;        // squeue as basild's [[reconcile.source]]
+  std::string basild_conf = {};  // more of basild.conf
+  std::string slurm_conf = {};   // more of slurm.conf
+  std::string preset = "tds-8";
+  std::string tag = "slurm-site";
+};
+
+class Site {
+ public:
+  explicit Site(SiteOptions o = {})
+      : options_(std::move(o)),
+        slurm({.nodes = options_.nodes,
+               .extra_conf = hooks.slurm_conf() + options_.slurm_conf,
+               .parent = slurm_parent(),
+               .tag = options_.tag}),
+        basild(options_.tag, options_.preset, "",
+               (options_.job_table ? squeue_source() : std::string()) + options_.basild_conf) {}
+
+  // basild first (with SLURM_CONF for its squeue and scontrol), then Slurm.
+  bool start() {
+    hooks.configure(basild.socket(), slurm.conf());
+    if (options_.gateway) {
+      sshd.emplace();
+      if (!sshd->Start()) {
+        ADD_FAILURE() << sshd->error();
+        return false;
+      }
+      std::ofstream(basild.dir() + "/basild.conf", std::ios::app)
+          << basil_test::conduit_conf(*sshd, "ssh-gateway", basild::testing::emulator_path(), basild.emu(),
+                                      BASIL_BINARY_DIR);
+    }
+    basild.set_env(slurm.env());
+    basild.start(true, /*xml_log=*/true);
+    return slurm.start();
+  }
+
+  std::string show_job(std::uint32_t id) const {
+    return slurm.client({"scontrol", "-o", "show", "job", std::to_string(id)}).out;
+  }
+  std::string why() const { return hooks.log() + slurm.controller_log() + basild.log(); }
+
+  // The reservation CONFIRMed for the job with its id as pagg_id, from
+  // basild's audit log; 0 when none.
+  std::uint64_t confirmed_reservation(std::uint32_t job) const {
+    for (const auto& e : basild.get("/v1/events?limit=1000").value("events", json::array()))
+      if (e.value("batch_id", "") == std::to_string(job) && e["detail"].is_object() &&
+          e["detail"].value("to", "") == "confirmed" && e["detail"].value("pagg_id", 0u) == job)
+        return e["reservation_id"].get<std::uint64_t>();
+    return 0;
+  }
+
+  // The RESERVE requests for `batch_id` in basild's XML log, each from its
+  // <BasilRequest to its </BasilRequest>.
+  std::vector<std::string> reserves(std::uint32_t batch_id) const {
+    const std::string xml = basil_test::read_file(basild.dir() + "/basil_xml.log");
+    std::vector<std::string> out;
+    for (std::size_t at = 0; (at = xml.find("method=\"RESERVE\"", at)) != std::string::npos; ++at) {
+      const auto end = xml.find("</BasilRequest>", at);
+      const std::string request = xml.substr(at, end == std::string::npos ? std::string::npos : end - at);
+      if (request.find("batch_id=\"" + std::to_string(batch_id) + "\"") != std::string::npos) out.push_back(request);
+    }
+    return out;
+  }
+
+ private:
+  SiteOptions options_;
+
+ public:
+  Hooks hooks;
+  std::optional<basil_test::TestSshd> sshd;
+  basil_test::SlurmCluster slurm;
+  basild::testing::Daemon basild;
+};
+
+}  // namespace basil_slurm_test
