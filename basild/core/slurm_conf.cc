@@ -99,6 +99,8 @@ SlurmNodes slurm_nodes(const std::vector<NodeFacts>& facts, const NodeNameRule& 
     const std::string why = left_out_reason(f);
     if (!why.empty()) {
       out.left_out[f.nid] = why;
+      if (f.processors == 0 && f.role == basil::NodeRole::kBatch && f.architecture == basil::NodeArch::kXT)
+        out.without_layout.insert(f.nid);
       out.left_out_names[f.nid] = rule.name(f.nid);
       continue;
     }
@@ -129,20 +131,27 @@ std::string layout_fields(const SlurmLayout& l) {
 
 namespace {
 
+// The most hosts slurmctld takes in one bracket range ("Too many hosts in
+// range", fatal, in Slurm 22.05 past 65536).
+constexpr std::size_t kMaxRange = 65536;
+
 // Host lists of the nodes (by NID), each at most `max_list` characters
-// unless one run alone is longer. A run of consecutive NIDs is never cut;
-// a list's length is bounded by the sum of its runs' own lists.
+// unless one run alone is longer. A run of consecutive NIDs is cut only past
+// kMaxRange nodes, each piece on a line of its own (in one list the pieces
+// would join again); a list's length is bounded by the sum of its runs' own
+// lists.
 std::vector<std::string> node_hostlists(const std::vector<const SlurmNode*>& nodes, std::size_t max_list) {
   std::vector<std::string> lists;
   std::vector<std::string> chunk;
   std::size_t bound = 0;
   for (std::size_t i = 0; i < nodes.size();) {
     std::size_t j = i + 1;
-    while (j < nodes.size() && nodes[j]->nid == nodes[j - 1]->nid + 1) ++j;
+    while (j < nodes.size() && j - i < kMaxRange && nodes[j]->nid == nodes[j - 1]->nid + 1) ++j;
+    const bool cut = i > 0 && nodes[i]->nid == nodes[i - 1]->nid + 1;
     std::vector<std::string> run;
     for (std::size_t k = i; k < j; ++k) run.push_back(nodes[k]->name);
     const std::size_t len = compress_hostlist(run).size();
-    if (!chunk.empty() && bound + 1 + len > max_list) {
+    if (!chunk.empty() && (cut || bound + 1 + len > max_list)) {
       lists.push_back(compress_hostlist(chunk));
       chunk.clear();
       bound = 0;

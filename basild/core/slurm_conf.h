@@ -26,6 +26,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -93,6 +94,7 @@ struct SlurmNodes {
   std::vector<SlurmNode> nodes;       // by NID
   std::map<std::uint32_t, std::string> left_out;  // NID -> "role INTERACTIVE", ...
   std::map<std::uint32_t, std::string> left_out_names;  // NID -> Slurm name
+  std::set<std::uint32_t> without_layout;  // of those, BATCH XT nodes listed without processors
   bool sockets_seen = false;          // some node described with sockets (BASIL 1.3)
 };
 
@@ -106,8 +108,9 @@ std::string layout_fields(const SlurmLayout& layout);
 
 // The node part of slurm.conf: a comment header, then one NodeName line per
 // layout and host list (a list past `max_list` characters is cut over
-// several lines, each a whole number of names), by first NID; the nodes
-// left out as comments. Needs GresTypes=gpu in slurm.conf when a line has
+// several lines, each a whole number of names, and so is a run of more than
+// 65536 consecutive NIDs, the most slurmctld takes in one bracket range),
+// by first NID; the nodes left out as comments. Needs GresTypes=gpu in slurm.conf when a line has
 // Gres (the header says so).
 std::string node_lines(const SlurmNodes& nodes, const NodeNameRule& rule, std::size_t max_list = 1024);
 

@@ -253,9 +253,9 @@ struct Reader {
     if (depth >= limits.max_include_depth)
       return located(where, "includes nested deeper than " + std::to_string(limits.max_include_depth) + " (a loop?)");
     if (!include) return located(where, "Include " + path + ": includes are not read here");
-    auto text = include(path, from);
-    if (!text) return located(where, "Include " + path + ": " + text.status().message());
-    return file(*text, path, depth + 1);
+    auto loaded = include(path, from);
+    if (!loaded) return located(where, "Include " + path + ": " + loaded.status().message());
+    return file(loaded->text, loaded->name, depth + 1);
   }
 };
 
@@ -352,13 +352,13 @@ enum Section : std::size_t { kMissing, kExtra, kTwice, kFields };
 
 }  // namespace
 
-std::vector<std::string> compare_slurm_conf(const std::vector<ConfNode>& conf, const SlurmNodes& alps,
-                                            const NodeNameRule& rule) {
+ConfComparison compare_slurm_conf(const std::vector<ConfNode>& conf, const SlurmNodes& alps,
+                                  const NodeNameRule& rule) {
   std::map<std::string, std::vector<const ConfNode*>> by_name;
   for (const ConfNode& n : conf) by_name[n.name].push_back(&n);
   std::map<std::uint32_t, const SlurmNode*> by_nid;
   for (const SlurmNode& n : alps.nodes) by_nid[n.nid] = &n;
-  Report report;
+  Report report, aside;
   for (const SlurmNode& n : alps.nodes)
     if (by_name.find(n.name) == by_name.end()) report.add(kMissing, "in ALPS, not in slurm.conf", n.name);
   for (const ConfNode& c : conf) {
@@ -371,6 +371,10 @@ std::vector<std::string> compare_slurm_conf(const std::vector<ConfNode>& conf, c
     }
     const auto nid = rule.nid(c.name);
     const auto it = nid ? by_nid.find(*nid) : by_nid.end();
+    if (it == by_nid.end() && nid && alps.without_layout.count(*nid) != 0) {
+      aside.add(0, "in slurm.conf (" + c.where + "), not compared: " + alps.left_out.at(*nid), c.name);
+      continue;
+    }
     if (it == by_nid.end()) {
       std::string why = "not in ALPS";
       if (!nid) why += " (not a name of the rule " + rule.format() + ")";
@@ -386,7 +390,7 @@ std::vector<std::string> compare_slurm_conf(const std::vector<ConfNode>& conf, c
                                     "), " + want[f] + " in ALPS",
                    c.name);
   }
-  return report.lines();
+  return ConfComparison{report.lines(), aside.lines()};
 }
 
 Result<std::vector<ConfNode>> parse_slurm_conf_nodes(std::string_view text, const std::string& file,

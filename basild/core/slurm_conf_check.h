@@ -56,8 +56,14 @@ struct ConfLimits {
   int max_include_depth = 8;
 };
 
-// The text of an included file: (path as written, the including file).
-using IncludeLoader = std::function<basil::Result<std::string>(const std::string& path, const std::string& from)>;
+// An included file: its name (in messages, and the `from` of the includes
+// it holds) and its text.
+struct IncludedFile {
+  std::string name;
+  std::string text;
+};
+// The file an Include names: (path as written, the including file's name).
+using IncludeLoader = std::function<basil::Result<IncludedFile>(const std::string& path, const std::string& from)>;
 
 // Every node definition, in file order (a name defined twice is there
 // twice). Errors are located ("slurm.conf:12: ..."): a line past the
@@ -68,12 +74,19 @@ basil::Result<std::vector<ConfNode>> parse_slurm_conf_nodes(std::string_view tex
                                                             const IncludeLoader& include = nullptr,
                                                             const ConfLimits& limits = {});
 
-// The differences between slurm.conf's nodes and ALPS's, one line each,
-// nodes that differ alike in one host list: a node of ALPS not in
-// slurm.conf, a node of slurm.conf that ALPS does not have (or leaves out,
-// with why), a node defined twice, and each field that differs with both
-// values and where slurm.conf's comes from. Empty when they agree.
-std::vector<std::string> compare_slurm_conf(const std::vector<ConfNode>& conf, const SlurmNodes& alps,
-                                            const NodeNameRule& rule);
+struct ConfComparison {
+  // One line each, the nodes that differ alike in one host list: a node of
+  // ALPS not in slurm.conf, a node of slurm.conf that ALPS does not have (or
+  // leaves out, with why), a node defined twice, and each field that
+  // differs with both values and where slurm.conf's comes from. Empty when
+  // they agree.
+  std::vector<std::string> differences;
+  // Nodes of slurm.conf that ALPS lists as BATCH without processors (a DOWN
+  // node on some releases): neither agreeing nor differing.
+  std::vector<std::string> not_compared;
+};
+
+ConfComparison compare_slurm_conf(const std::vector<ConfNode>& conf, const SlurmNodes& alps,
+                                  const NodeNameRule& rule);
 
 }  // namespace basild

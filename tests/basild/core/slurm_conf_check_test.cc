@@ -28,7 +28,7 @@ std::string error_of(const std::string& text, const IncludeLoader& include = nul
 
 // The differences of `conf` against an emulator preset.
 Lines check(const std::string& conf, const basil::Inventory& inv, const NodeNameRule& rule = {}) {
-  return compare_slurm_conf(parse(conf), slurm_nodes(inv, rule), rule);
+  return compare_slurm_conf(parse(conf), slurm_nodes(inv, rule), rule).differences;
 }
 
 TEST(SlurmConfParseTest, NodeLinesAreReadAsSlurmctldReadsThem) {
@@ -83,11 +83,11 @@ TEST(SlurmConfParseTest, IncludesAreReadInPlace) {
       {"loop.conf", "Include loop.conf\n"},
   };
   std::vector<std::string> asked;
-  IncludeLoader loader = [&](const std::string& path, const std::string& from) -> basil::Result<std::string> {
+  IncludeLoader loader = [&](const std::string& path, const std::string& from) -> basil::Result<IncludedFile> {
     asked.push_back(path + " from " + from);
     auto it = files.find(path);
     if (it == files.end()) return basil::Status(basil::Code::kInvalidValue, "No such file or directory");
-    return it->second;
+    return IncludedFile{it->first, it->second};
   };
   const auto nodes = parse("NodeName=DEFAULT RealMemory=1000\nInclude /etc/slurm/nodes.conf\nNodeName=nid00011\n", loader);
   ASSERT_EQ(nodes.size(), 4u);
@@ -163,8 +163,9 @@ TEST(SlurmConfCheckTest, TheGeneratedLinesAgreeWithALpsForEveryPreset) {
                                                  basil::LabelDisposition::kAttract});
     });
     const SlurmNodes alps = slurm_nodes(inv, NodeNameRule());
-    EXPECT_EQ(compare_slurm_conf(parse(node_lines(alps, NodeNameRule(), 60)), alps, NodeNameRule()), Lines{})
-        << preset;
+    const auto same = compare_slurm_conf(parse(node_lines(alps, NodeNameRule(), 60)), alps, NodeNameRule());
+    EXPECT_EQ(same.differences, Lines{}) << preset;
+    EXPECT_EQ(same.not_compared, Lines{}) << preset;
   }
 }
 
@@ -227,6 +228,20 @@ TEST(SlurmConfCheckTest, ANodeAlpsLeavesOutIsNamedWithWhy) {
   const std::string fields = " CPUs=32 Sockets=2 CoresPerSocket=8 ThreadsPerCore=2 RealMemory=65536\n";
   EXPECT_EQ(check("NodeName=nid[00008-00015]" + fields, inv),
             Lines{"nid[00008-00009]: in slurm.conf (slurm.conf:1), left out by ALPS: role INTERACTIVE"});
+}
+
+TEST(SlurmConfCheckTest, ANodeAlpsListsWithoutProcessorsIsNotCompared) {
+  basil::Inventory inv = preset_inventory("tds-8");
+  inv.nodes[7].state = basil::NodeState::kDown;
+  inv.nodes[7].sockets.clear();
+  const std::string fields = " CPUs=32 Sockets=2 CoresPerSocket=8 ThreadsPerCore=2 RealMemory=65536\n";
+  const auto result = compare_slurm_conf(parse("NodeName=nid[00008-00015]" + fields), slurm_nodes(inv, {}), {});
+  EXPECT_EQ(result.differences, Lines{});
+  EXPECT_EQ(result.not_compared,
+            Lines{"nid00015: in slurm.conf (slurm.conf:1), not compared: no processors listed (state DOWN)"});
+  // Missing from slurm.conf, it is not missed either.
+  EXPECT_EQ(compare_slurm_conf(parse("NodeName=nid[00008-00014]" + fields), slurm_nodes(inv, {}), {}).differences,
+            Lines{});
 }
 
 TEST(SlurmConfCheckTest, GpusAndFeaturesAreComparedAsSets) {

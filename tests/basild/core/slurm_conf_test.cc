@@ -70,7 +70,9 @@ const PresetCase kPresets[] = {
     {"big-100k",
      "# Slurm nodes from ALPS (system big), written by basilctl slurm-conf: 100000 BATCH nodes in 1 layout, named "
      "nid%05d\n"
-     "NodeName=nid[00024-99999],nid[100000-100023] CPUs=32 Sockets=2 CoresPerSocket=8 ThreadsPerCore=2 "
+     // slurmctld takes at most 65536 hosts in one bracket range.
+     "NodeName=nid[00024-65559] CPUs=32 Sockets=2 CoresPerSocket=8 ThreadsPerCore=2 RealMemory=65536\n"
+     "NodeName=nid[65560-99999],nid[100000-100023] CPUs=32 Sockets=2 CoresPerSocket=8 ThreadsPerCore=2 "
      "RealMemory=65536\n"},
 };
 
