@@ -208,6 +208,7 @@ struct Reader {
   ConfNode defaults;
   std::vector<ConfNode> nodes;
   std::size_t names = 0;
+  std::string cluster;  // ClusterName, for an Include's %c
 
   Status node_line(const std::vector<std::pair<std::string, std::string>>& kv, const std::string& where) {
     ConfNode node = defaults;
@@ -240,6 +241,11 @@ struct Reader {
         if (Status s = included(std::string(trim(t.substr(first_space))), name, where, depth); !s.is_ok()) return s;
         continue;
       }
+      if (lower(t.substr(0, std::min<std::size_t>(12, t.size()))) == "clustername=") {
+        auto kv = words(t, where);
+        if (kv && !kv->empty()) cluster = kv->front().second;
+        continue;
+      }
       if (lower(t.substr(0, std::min<std::size_t>(9, t.size()))) != "nodename=") continue;
       auto kv = words(t, where);
       if (!kv) return kv.status();
@@ -248,8 +254,10 @@ struct Reader {
     return Status();
   }
 
-  Status included(const std::string& path, const std::string& from, const std::string& where, int depth) {
+  Status included(std::string path, const std::string& from, const std::string& where, int depth) {
     if (path.empty()) return located(where, "Include names no file");
+    for (std::size_t at = path.find("%c"); at != std::string::npos; at = path.find("%c", at + cluster.size()))
+      path.replace(at, 2, cluster);
     if (depth >= limits.max_include_depth)
       return located(where, "includes nested deeper than " + std::to_string(limits.max_include_depth) + " (a loop?)");
     if (!include) return located(where, "Include " + path + ": includes are not read here");
@@ -395,7 +403,7 @@ ConfComparison compare_slurm_conf(const std::vector<ConfNode>& conf, const Slurm
 
 Result<std::vector<ConfNode>> parse_slurm_conf_nodes(std::string_view text, const std::string& file,
                                                      const IncludeLoader& include, const ConfLimits& limits) {
-  Reader reader{include, limits, {}, {}, 0};
+  Reader reader{include, limits, {}, {}, 0, {}};
   if (Status s = reader.file(text, file, 0); !s.is_ok()) return s;
   return std::move(reader.nodes);
 }

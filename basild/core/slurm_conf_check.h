@@ -8,8 +8,8 @@
 // every key); NodeName=DEFAULT lines set the defaults of the lines after
 // them; NodeName takes a host list. '#' starts a comment ("\#" is a '#');
 // a line ending in '\' goes on on the next; a value may be in double
-// quotes; "Include FILE" lines are read in place. Every other line is
-// passed over. Keys compared: CPUs (or Procs), Boards, Sockets,
+// quotes; "Include FILE" lines are read in place (%c in FILE: the
+// ClusterName set before). Every other line is passed over. Keys compared: CPUs (or Procs), Boards, Sockets,
 // SocketsPerBoard, CoresPerSocket, ThreadsPerCore, RealMemory, Gres (its
 // gpu count), Features (or Feature); a key not given has the value
 // slurmctld gives it: ThreadsPerCore, CoresPerSocket and Boards 1, Sockets
@@ -62,7 +62,8 @@ struct IncludedFile {
   std::string name;
   std::string text;
 };
-// The file an Include names: (path as written, the including file's name).
+// The file an Include names: (its path, %c replaced; the including file's
+// name). slurmctld looks for a relative path in slurm.conf's directory.
 using IncludeLoader = std::function<basil::Result<IncludedFile>(const std::string& path, const std::string& from)>;
 
 // Every node definition, in file order (a name defined twice is there

@@ -366,11 +366,12 @@ int cmd_slurm_conf(const basilctl::Invocation& inv) {
       std::cerr << "basilctl: slurm-conf: " << file << ": " << text.status().message() << "\n";
       return basilctl::kSlurmConfTrouble;
     }
-    // An include's path is relative to the directory of the file naming it.
-    const basild::IncludeLoader loader = [](const std::string& path,
-                                            const std::string& from) -> basil::Result<basild::IncludedFile> {
-      const auto slash = from.rfind('/');
-      std::string name = path.rfind('/', 0) == 0 || slash == std::string::npos ? path : from.substr(0, slash + 1) + path;
+    // A relative include is in slurm.conf's directory, as slurmctld has it.
+    const auto slash = file.rfind('/');
+    const std::string conf_dir = file == "-" || slash == std::string::npos ? "" : file.substr(0, slash + 1);
+    const basild::IncludeLoader loader = [&conf_dir](const std::string& path,
+                                                     const std::string&) -> basil::Result<basild::IncludedFile> {
+      std::string name = path.rfind('/', 0) == 0 ? path : conf_dir + path;
       auto content = read_conf_file(name);
       if (!content) return content.status();
       return basild::IncludedFile{std::move(name), std::move(*content)};

@@ -101,6 +101,9 @@ TEST(SlurmConfParseTest, IncludesAreReadInPlace) {
   EXPECT_EQ(error_of("\n\nInclude loop.conf\n", loader).substr(0, 11), "loop.conf:1");
   EXPECT_NE(error_of("Include loop.conf\n", loader).find("nested deeper than 8"), std::string::npos);
   EXPECT_EQ(error_of("Include x.conf\n"), "slurm.conf:1: Include x.conf: includes are not read here");
+  asked.clear();
+  EXPECT_EQ(parse("ClusterName=\"more\"\nInclude %c.conf\n", loader).size(), 1u);
+  EXPECT_EQ(asked, Lines{"more.conf from slurm.conf"}) << "%c is the ClusterName";
 }
 
 TEST(SlurmConfParseTest, HostileInputIsAClearLocatedError) {

@@ -120,8 +120,9 @@ TEST(BasilctlSlurmConfTest, CheckExitsZeroOnAgreementOneOnDifferencesTwoOnTroubl
   std::filesystem::create_directories(conf_dir);
   const std::string nodes = basilctl({"slurm-conf", "--inventory", file}).out;
   basil_test::write_file(conf_dir + "/nodes.conf", nodes);
-  // An Include is found beside the file naming it, wherever basilctl runs.
-  basil_test::write_file(conf_dir + "/slurm.conf", "ClusterName=tds\nInclude nodes.conf\nPartitionName=b Nodes=ALL\n");
+  // A relative Include is in slurm.conf's directory, wherever basilctl runs; %c is the ClusterName.
+  basil_test::write_file(conf_dir + "/slurm.conf", "ClusterName=tds\nInclude %c-nodes.conf\nPartitionName=b Nodes=ALL\n");
+  basil_test::write_file(conf_dir + "/tds-nodes.conf", "Include nodes.conf\n");
   Ran same = basilctl({"slurm-conf", "--inventory", file, "--check", conf_dir + "/slurm.conf"});
   EXPECT_EQ(same.exit_code, 0) << same.err;
   EXPECT_EQ(same.out, "");
