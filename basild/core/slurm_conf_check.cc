@@ -237,7 +237,7 @@ struct Reader {
       const std::string where = name + ":" + std::to_string(line.number);
       const std::string_view t = line.text;
       const std::size_t first_space = std::min(t.find_first_of(" \t"), t.size());
-      if (lower(t.substr(0, first_space)) == "include" && t.substr(0, first_space).find('=') == std::string::npos) {
+      if (lower(t.substr(0, first_space)) == "include") {
         if (Status s = included(std::string(trim(t.substr(first_space))), name, where, depth); !s.is_ok()) return s;
         continue;
       }
