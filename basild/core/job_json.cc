@@ -226,6 +226,10 @@ json inventory_node_json(const basil::Node& n) {
     j["accel_type"] = l.accel_type;
     j["accel_memory_mb"] = l.accel_memory_mb;
   }
+  const NodeFacts f = node_facts(n);
+  j["sockets"] = f.sockets;
+  j["segments"] = f.segments;
+  if (!f.labels.empty()) j["labels"] = f.labels;
   return j;
 }
 
@@ -268,6 +272,68 @@ basil::Result<basil::NodePool> pool_from_inventory_json(const json& inventory) {
   }
   pool.sort();
   return pool;
+}
+
+namespace {
+
+// One node of GET /v1/inventory as NodeFacts.
+basil::Result<NodeFacts> node_facts_json(const json& n) {
+  if (!n.is_object()) return bad("inventory: a node is not an object");
+  if (!n.contains("sockets"))
+    return bad("inventory: the nodes carry no \"sockets\" (basild is older than basilctl slurm-conf; "
+               "use --inventory FILE)");
+  NodeFacts f;
+  auto text = [&](const char* k, const char* dflt) {
+    return n.contains(k) && n[k].is_string() ? n[k].get<std::string>() : std::string(dflt);
+  };
+  f.cname = text("name", "");
+  const auto role = basil::parse_enum<basil::NodeRole>(text("role", "BATCH"));
+  const auto arch = basil::parse_enum<basil::NodeArch>(text("architecture", "XT"));
+  const auto state = basil::parse_enum<basil::NodeState>(text("state", "UP"));
+  if (!role || !arch || !state) return bad("inventory: node " + f.cname + ": an unknown role, architecture or state");
+  f.role = *role;
+  f.architecture = *arch;
+  f.state = *state;
+  constexpr std::string_view what = "inventory node";
+  std::array<std::pair<const char*, std::uint32_t*>, 5> counts = {{{"nid", &f.nid},
+                                                                   {"sockets", &f.sockets},
+                                                                   {"segments", &f.segments},
+                                                                   {"compute_units", &f.compute_units},
+                                                                   {"processors", &f.processors}}};
+  for (auto& [key, out] : counts) {
+    auto v = required_uint_arg(n, what, key, kU32);
+    if (!v) return v.status();
+    *out = static_cast<std::uint32_t>(*v);
+  }
+  auto mem = required_uint_arg(n, what, "memory_mb", kU64);
+  auto accels = uint_arg(n, what, "accelerators", kU32);
+  if (!mem) return mem.status();
+  if (!accels) return accels.status();
+  f.memory_mb = *mem;
+  if (text("accel_type", "GPU") == "GPU") f.gpus = static_cast<std::uint32_t>(accels->value_or(0));
+  if (n.contains("labels")) {
+    if (!n["labels"].is_array()) return bad("inventory: \"labels\" is not an array");
+    for (const json& l : n["labels"]) {
+      if (!l.is_string()) return bad("inventory: a label is not a string");
+      f.labels.push_back(l.get<std::string>());
+    }
+  }
+  return f;
+}
+
+}  // namespace
+
+basil::Result<std::vector<NodeFacts>> facts_from_inventory_json(const json& inventory) {
+  if (!inventory.is_object() || !inventory.contains("nodes") || !inventory["nodes"].is_array())
+    return bad("inventory: no \"nodes\" array");
+  std::vector<NodeFacts> out;
+  out.reserve(inventory["nodes"].size());
+  for (const json& n : inventory["nodes"]) {
+    auto f = node_facts_json(n);
+    if (!f) return f.status();
+    out.push_back(std::move(*f));
+  }
+  return out;
 }
 
 }  // namespace basild

@@ -17,10 +17,12 @@
 #include <string>
 #include <string_view>
 #include <variant>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "basild/core/geometry.h"
+#include "basild/core/slurm_conf.h"
 #include "basil_proto/model.h"
 #include "basil_proto/status.h"
 
@@ -67,12 +69,16 @@ nlohmann::json geometry_to_json(const basil::JobGeometry& geometry);
 // {"error": message, "code": "job_rejected", "reason": "exceeds_visible", "transient": false}
 nlohmann::json rejection_to_json(const basil::Rejection& rejection);
 
-// One node of GET /v1/inventory: nid, name, state, role, processors,
-// compute_units, threads_per_cu, memory_mb, accelerators (count), accel_type,
-// accel_memory_mb, allocated.
+// One node of GET /v1/inventory: nid, name, state, role, architecture,
+// processors, compute_units, threads_per_cu, sockets (Socket elements, 1.3),
+// segments, memory_mb, accelerators (count), accel_type, accel_memory_mb,
+// labels (names; only when there are any), allocated.
 nlohmann::json inventory_node_json(const basil::Node& node);
 // The node pool of a GET /v1/inventory answer ({"nodes": [...]}) made of
 // inventory_node_json objects: BATCH nodes, usable when UP.
 basil::Result<basil::NodePool> pool_from_inventory_json(const nlohmann::json& inventory);
+// The NodeFacts (slurm_conf.h) of every node of a GET /v1/inventory answer.
+// An error when a node lacks "sockets" (a basild older than slurm-conf).
+basil::Result<std::vector<NodeFacts>> facts_from_inventory_json(const nlohmann::json& inventory);
 
 }  // namespace basild

@@ -84,6 +84,11 @@ const char* usage() {
          "  raw                        BASIL request on stdin -> ALPS response on stdout\n"
          "  plan [JOB OPTIONS]         RESERVE parameters, node count and pending estimate of a job\n"
          "                             (basild's inventory, or --inventory FILE offline); reserves nothing\n"
+         "  slurm-conf [--inventory FILE] [--name-format FMT] [--topology [--groups auto|yes|no]]\n"
+         "                             Slurm's NodeName lines (or topology.conf) from ALPS\n"
+         "  slurm-conf [--inventory FILE] [--name-format FMT] --check SLURM_CONF\n"
+         "                             name every difference between slurm.conf's nodes and ALPS\n"
+         "                             (exit 0 none, 1 differences, 2 trouble)\n"
          "GET commands take KEY=VALUE query parameters. --body JSON gives a POST body whole.\n"
          "\n"
          "Local command:\n"
@@ -169,7 +174,7 @@ ParseResult parse_invocation(const std::vector<std::string>& argv, std::string_v
     return result;
   }
   if (!inv.command.empty() && inv.command != "decode" && inv.command != "replay" && inv.command != "plan" &&
-      !is_control_command(inv.command)) {
+      inv.command != "slurm-conf" && !is_control_command(inv.command)) {
     result.error = "unknown command '" + inv.command + "'";
     return result;
   }

@@ -1,5 +1,6 @@
 // basilctl: the command-line tool of basild.
 //   basilctl decode [--strict] FILE    decode any BASIL document, print JSON
+//   basilctl slurm-conf ...            Slurm's node lines and topology.conf from ALPS
 //   basilctl [--socket PATH] [--json] COMMAND ...   talk to basild's control socket
 // Parsing and planning (ctl/invocation.h) and the tables (ctl/format.h) are
 // pure; this file only does the I/O.
@@ -19,6 +20,7 @@
 #include "basild/ctl/format.h"
 #include "basild/ctl/invocation.h"
 #include "basild/ctl/plan.h"
+#include "basild/ctl/slurm_conf_cmd.h"
 #include "basild/ctl/timing_report.h"
 #include "basild/core/job_json.h"
 
@@ -225,6 +227,46 @@ int cmd_replay(const std::vector<std::string>& args) {
   return parsed.records.empty() && !parsed.problems.empty() ? kExitError : kExitOk;
 }
 
+// A BASIL QUERY INVENTORY response file ("-": stdin), decoded; nullopt
+// with the reason on stderr.
+std::optional<basil::Response> inventory_response(const std::string& file) {
+  auto text = read_input(file);
+  if (!text) return std::nullopt;
+  auto response = basil::decode_response(*text);
+  if (!response) {
+    std::cerr << file << ": " << response.status().to_string() << "\n";
+    return std::nullopt;
+  }
+  const auto* inventory = std::get_if<basil::Inventory>(&response->body);
+  if (!response->ok() || inventory == nullptr || !inventory->has_node_array) {
+    std::cerr << file << ": not a successful QUERY INVENTORY response with nodes\n";
+    return std::nullopt;
+  }
+  return std::move(*response);
+}
+
+// basild's GET /v1/inventory; no document, with the reason on stderr, when
+// basild is unreachable or has none.
+struct BasildInventory {
+  std::optional<nlohmann::json> doc;
+  bool unreachable = false;
+};
+
+BasildInventory basild_inventory(const basilctl::Invocation& inv) {
+  auto reply = basild::control::request_once(inv.socket, "GET", "/v1/inventory", "", "", inv.timeout);
+  if (!reply.ok()) {
+    std::cerr << "basilctl: " << reply.message << "\n";
+    return {std::nullopt, true};
+  }
+  auto doc = nlohmann::json::parse(reply.body, nullptr, false);
+  if (reply.status != 200 || doc.is_discarded()) {
+    std::cerr << "basilctl: " << inv.command << ": basild has no inventory (HTTP " << reply.status << "): "
+              << (doc.is_object() && doc.contains("error") ? doc["error"].dump() : reply.body) << "\n";
+    return {};
+  }
+  return {std::move(doc), false};
+}
+
 // basilctl plan ...: the geometry of a job against basild's cached inventory
 // (GET /v1/inventory) or a BASIL INVENTORY response file; reserves nothing.
 int cmd_plan(const basilctl::Invocation& inv) {
@@ -238,34 +280,15 @@ int cmd_plan(const basilctl::Invocation& inv) {
   basil::GeometryPolicy base;
   std::string source;
   if (args.inventory_file) {
-    const std::string& file = *args.inventory_file;
-    auto text = read_input(file);
-    if (!text) return kExitError;
-    auto response = basil::decode_response(*text);
-    if (!response) {
-      std::cerr << file << ": " << response.status().to_string() << "\n";
-      return kExitError;
-    }
-    const auto* inventory = std::get_if<basil::Inventory>(&response->body);
-    if (!response->ok() || inventory == nullptr || !inventory->has_node_array) {
-      std::cerr << file << ": not a successful QUERY INVENTORY response with nodes\n";
-      return kExitError;
-    }
-    pool = basil::node_pool(*inventory);
+    const auto response = inventory_response(*args.inventory_file);
+    if (!response) return kExitError;
+    pool = basil::node_pool(std::get<basil::Inventory>(response->body));
     base.nppcu_in_dialect = basil::at_least(response->dialect, basil::Dialect::k1_3);
-    source = file;
+    source = *args.inventory_file;
   } else {
-    auto reply = basild::control::request_once(inv.socket, "GET", "/v1/inventory", "", "", inv.timeout);
-    if (!reply.ok()) {
-      std::cerr << "basilctl: " << reply.message << "\n";
-      return kExitUnreachable;
-    }
-    auto doc = nlohmann::json::parse(reply.body, nullptr, false);
-    if (reply.status != 200 || doc.is_discarded()) {
-      std::cerr << "basilctl: plan: basild has no inventory to plan with (HTTP " << reply.status << "): "
-                << (doc.is_object() && doc.contains("error") ? doc["error"].dump() : reply.body) << "\n";
-      return kExitError;
-    }
+    const auto fetched = basild_inventory(inv);
+    if (!fetched.doc) return fetched.unreachable ? kExitUnreachable : kExitError;
+    const nlohmann::json& doc = *fetched.doc;
     auto from = basild::pool_from_inventory_json(doc);
     if (!from) {
       std::cerr << "basilctl: plan: " << from.status().message() << "\n";
@@ -286,6 +309,91 @@ int cmd_plan(const basilctl::Invocation& inv) {
   return plan.contains("rejection") ? kExitError : kExitOk;
 }
 
+// The nodes Slurm gets, from the INVENTORY file or basild; nullopt with
+// `exit_code` set (the reason on stderr).
+std::optional<basild::SlurmNodes> slurm_nodes_of(const basilctl::Invocation& inv,
+                                                 const basilctl::SlurmConfArgs& args, int& exit_code) {
+  exit_code = basilctl::kSlurmConfTrouble;
+  if (args.inventory_file) {
+    const auto response = inventory_response(*args.inventory_file);
+    if (!response) return std::nullopt;
+    return basild::slurm_nodes(std::get<basil::Inventory>(response->body), args.rule);
+  }
+  const auto fetched = basild_inventory(inv);
+  if (!fetched.doc) {
+    if (fetched.unreachable) exit_code = basilctl::kSlurmConfUnreachable;
+    return std::nullopt;
+  }
+  auto facts = basild::facts_from_inventory_json(*fetched.doc);
+  if (!facts) {
+    std::cerr << "basilctl: slurm-conf: " << facts.status().message() << "\n";
+    return std::nullopt;
+  }
+  return basild::slurm_nodes(*facts, args.rule);
+}
+
+// A slurm.conf, or a file it includes, read whole: at most 64 MiB.
+basil::Result<std::string> read_conf_file(const std::string& path) {
+  constexpr std::size_t kMax = std::size_t{64} << 20;
+  std::ifstream in(path, std::ios::binary);
+  if (path != "-" && !in) return basil::Status(basil::Code::kInvalidValue, std::strerror(errno));
+  std::istream& from = path == "-" ? std::cin : in;
+  std::string text;
+  std::vector<char> buf(64 * 1024);
+  while (from.read(buf.data(), static_cast<std::streamsize>(buf.size())) || from.gcount() > 0) {
+    text.append(buf.data(), static_cast<std::size_t>(from.gcount()));
+    if (text.size() > kMax) return basil::Status(basil::Code::kInvalidValue, "larger than 64 MiB");
+  }
+  if (from.bad()) return basil::Status(basil::Code::kInvalidValue, "read error");
+  return text;
+}
+
+// basilctl slurm-conf ...: Slurm's node lines or topology.conf from ALPS,
+// or (--check) an existing slurm.conf's node lines compared with ALPS.
+int cmd_slurm_conf(const basilctl::Invocation& inv) {
+  auto parsed = basilctl::parse_slurm_conf_args(inv.args);
+  if (!parsed.args || inv.json) {
+    std::cerr << "basilctl: " << (inv.json ? "slurm-conf: --json: its output is Slurm's text" : parsed.error) << "\n"
+              << basilctl::slurm_conf_usage();
+    return basilctl::kSlurmConfTrouble;
+  }
+  const basilctl::SlurmConfArgs& args = *parsed.args;
+  std::optional<std::vector<basild::ConfNode>> conf;
+  if (args.check_file) {  // read first: a bad slurm.conf needs no inventory
+    const std::string& file = *args.check_file;
+    auto text = read_conf_file(file);
+    if (!text) {
+      std::cerr << "basilctl: slurm-conf: " << file << ": " << text.status().message() << "\n";
+      return basilctl::kSlurmConfTrouble;
+    }
+    // A relative include is in slurm.conf's directory, as slurmctld has it.
+    const auto slash = file.rfind('/');
+    const std::string conf_dir = file == "-" || slash == std::string::npos ? "" : file.substr(0, slash + 1);
+    const basild::IncludeLoader loader = [&conf_dir](const std::string& path,
+                                                     const std::string&) -> basil::Result<basild::IncludedFile> {
+      std::string name = path.rfind('/', 0) == 0 ? path : conf_dir + path;
+      auto content = read_conf_file(name);
+      if (!content) return content.status();
+      return basild::IncludedFile{std::move(name), std::move(*content)};
+    };
+    auto nodes = basild::parse_slurm_conf_nodes(*text, file == "-" ? "stdin" : file, loader);
+    if (!nodes) {
+      std::cerr << "basilctl: slurm-conf: " << nodes.status().message() << "\n";
+      return basilctl::kSlurmConfTrouble;
+    }
+    conf = std::move(*nodes);
+  }
+  int exit_code = basilctl::kSlurmConfOk;
+  const auto nodes = slurm_nodes_of(inv, args, exit_code);
+  if (!nodes) return exit_code;
+  const basilctl::SlurmConfRun run = conf ? basilctl::slurm_conf_check(args, *nodes, *conf)
+                                          : basilctl::slurm_conf_text(args, *nodes);
+  std::cout << run.out;
+  std::cout.flush();
+  std::cerr << run.err;
+  return run.exit_code;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -304,6 +412,7 @@ int main(int argc, char** argv) {
   if (inv.command == "decode") return cmd_decode(inv.args);
   if (inv.command == "replay") return cmd_replay(inv.args);
   if (inv.command == "plan") return cmd_plan(inv);
+  if (inv.command == "slurm-conf") return cmd_slurm_conf(inv);
   if (inv.command == "stats" && !inv.args.empty()) return cmd_stats_chart(inv);
   return cmd_control(inv);
 }

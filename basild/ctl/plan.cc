@@ -5,6 +5,7 @@
 
 #include "basild/core/job_json.h"
 #include "basild/ctl/format.h"
+#include "basild/ctl/option_word.h"
 
 namespace basilctl {
 
@@ -36,14 +37,7 @@ PlanArgsResult parse_plan_args(const std::vector<std::string>& argv) {
   bool have_job_json = false;
   bool have_job_option = false;
   for (std::size_t i = 0; i < argv.size(); ++i) {
-    std::string opt = argv[i];
-    std::string value;
-    bool inline_value = false;
-    if (auto eq = opt.find('='); opt.rfind("--", 0) == 0 && eq != std::string::npos) {
-      value = opt.substr(eq + 1);
-      opt = opt.substr(0, eq);
-      inline_value = true;
-    }
+    auto [opt, value, inline_value] = split_option(argv[i]);
     auto flag = [&](bool& out, bool v) {
       if (inline_value) {
         result.error = "plan: " + opt + " takes no value";

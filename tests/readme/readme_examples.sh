@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The README's examples of "Running basild" and "Job geometry (nppcu)", run
+# The README's examples of "Running basild", "Job geometry (nppcu)" and
+# "Slurm's node lines from ALPS", run
 # in the order they are printed against a fresh ./scripts/run (its run
 # directory in a temporary place instead of build/run). Each must exit 0.
 #   readme_examples.sh SOURCE_DIR
@@ -18,10 +19,11 @@ for _ in $(seq 1 600); do
 done
 "$ctl" --socket "$run/control.sock" health >/dev/null || { echo "basild never became healthy"; cat "$work/run.log"; exit 1; }
 
-# The sh blocks of the two sections, as printed.
+# The sh blocks of the three sections, as printed.
 awk '
   /^## / { section = substr($0, 4) }
-  /^```sh$/ && (section == "Running basild" || section == "Job geometry (nppcu)") { inblock = 1; next }
+  /^```sh$/ && (section == "Running basild" || section == "Job geometry (nppcu)" ||
+                section == "Slurm'"'"'s node lines from ALPS") { inblock = 1; next }
   /^```/ { inblock = 0; next }
   inblock { print }
 ' "$top/README.md" >"$work/examples.sh"
