@@ -71,7 +71,7 @@ class Daemon {
     basild_ = basil_test::Subprocess(
         argv,
         {.err = basil_test::Redirect::file(dir_ + "/basild.log", /*append=*/true),
-         .env = xml_log ? std::vector<std::string>{"XML_LOG=1"} : std::vector<std::string>{}});
+         .env = start_env(xml_log)});
     EXPECT_TRUE(basild_.started()) << basild_.error();
     if (wait) {
       const bool up = wait_until(
@@ -84,6 +84,10 @@ class Daemon {
     }
     return basild_.pid();
   }
+
+  // NAME=value added to basild's environment from its next start on
+  // (SLURM_CONF for its squeue and scontrol).
+  void set_env(std::vector<std::string> env) { env_ = std::move(env); }
 
   // `sig` to basild, then its wait status once it has ended.
   int stop(int sig = SIGTERM) {
@@ -161,8 +165,15 @@ class Daemon {
   }
 
  private:
+  std::vector<std::string> start_env(bool xml_log) const {
+    std::vector<std::string> e = env_;
+    if (xml_log) e.push_back("XML_LOG=1");
+    return e;
+  }
+
   std::string dir_;
   std::string emu_;
+  std::vector<std::string> env_;
   basil_test::Subprocess basild_;
 };
 

@@ -1,0 +1,82 @@
+// basild's job table from a real Slurm: the [[reconcile.source]] that runs
+// squeue as conf/basild.conf shows it. A reservation whose job Slurm no
+// longer knows is released after the grace; a live job's never is, not even
+// while slurmctld is down and squeue fails.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <string>
+
+#include "tests/basild/daemon/daemon_support.h"
+#include "tests/support/slurm_fixture.h"
+
+namespace {
+
+using namespace std::chrono_literals;
+using basil_test::SlurmCluster;
+using basild::testing::Daemon;
+using basild::testing::emulator_admin;
+using basild::testing::wait_until;
+
+std::string slurm_parent() { return std::string(BASIL_BINARY_DIR) + "/slurm-tests"; }
+
+// The squeue source exactly as conf/basild.conf ships it (its command line).
+std::string squeue_source() {
+  const std::string example = basil_test::read_file(std::string(BASIL_TEST_DATA) + "/../../conf/basild.conf");
+  const auto at = example.find("command = [\"/usr/bin/squeue\"");
+  EXPECT_NE(at, std::string::npos) << "conf/basild.conf has no squeue source";
+  const std::string command = at == std::string::npos ? "" : example.substr(at, example.find('\n', at) - at);
+  return "[reconcile]\ngrace = \"2s\"\nconsecutive = 2\n"
+         "[[reconcile.source]]\ntype = \"command\"\nname = \"squeue\"\ntimeout = \"15s\"\n" +
+         command + "\n";
+}
+
+std::uint64_t reserve_in_alps(const Daemon& d, const std::string& batch_id) {
+  return std::stoull(emulator_admin(d.emu(), "reserve --user root --width 1 --batch-id " + batch_id));
+}
+
+std::uint64_t source_failures(const Daemon& d) {
+  return d.get("/v1/stats")["reconcile"]["source_failures"].value("squeue", std::uint64_t{0});
+}
+
+std::uint64_t cycles(const Daemon& d) { return d.get("/v1/stats")["reconcile"].value("cycles", std::uint64_t{0}); }
+
+TEST(SlurmJobTableTest, AReservationWhoseJobSlurmForgotIsReleasedAndALiveJobsNeverIs) {
+  if (auto why = basil_test::slurm_unavailable()) GTEST_SKIP() << *why;
+  SlurmCluster slurm({.nodes = {"nid00008", "nid00009"}, .parent = slurm_parent()});
+  ASSERT_TRUE(slurm.start()) << slurm.error();
+  Daemon d("slurm-jobs", "tds-8", "", squeue_source());
+  d.set_env(slurm.env());
+  d.start();
+
+  const auto live = slurm.sbatch({"-N1", "-o", "/dev/null", "--wrap", "sleep 600"});
+  ASSERT_TRUE(live) << slurm.error();
+  ASSERT_TRUE(slurm.wait_job_state(*live, "RUNNING", 30s)) << slurm.job_state(*live);
+  const auto held = reserve_in_alps(d, std::to_string(*live));
+  const auto forgotten = reserve_in_alps(d, "999999");
+
+  // The forgotten job's reservation goes; two cycles later the live job's is still there.
+  ASSERT_TRUE(wait_until([&] { return !d.alps_reservations().count(forgotten); }, 60s)) << d.log();
+  const auto after = cycles(d) + 2;
+  ASSERT_TRUE(wait_until([&] { return cycles(d) >= after; }, 30s));
+  EXPECT_TRUE(d.alps_reservations().count(held)) << d.log();
+  EXPECT_EQ(source_failures(d), 0u) << d.log();
+
+  // slurmctld killed: squeue fails, and a reservation Slurm would not list stays while it does.
+  slurm.stop_controller(SIGKILL);
+  const auto during = reserve_in_alps(d, "888888");
+  const auto failed = source_failures(d) + 2;  // enough for the grace and the count
+  ASSERT_TRUE(wait_until([&] { return source_failures(d) >= failed; }, 90s)) << d.log();
+  EXPECT_TRUE(d.alps_reservations().count(during)) << d.log();
+  EXPECT_TRUE(d.alps_reservations().count(held)) << d.log();
+
+  // Back: the stray goes, the live job keeps its reservation until it ends.
+  ASSERT_TRUE(slurm.start_controller()) << slurm.error();
+  ASSERT_TRUE(wait_until([&] { return !d.alps_reservations().count(during); }, 60s)) << d.log();
+  EXPECT_EQ(slurm.job_state(*live), "RUNNING");
+  EXPECT_TRUE(d.alps_reservations().count(held)) << d.log();
+  ASSERT_EQ(slurm.client({"scancel", std::to_string(*live)}).exit_code, 0);
+  EXPECT_TRUE(wait_until([&] { return !d.alps_reservations().count(held); }, 60s)) << d.log();
+}
+
+}  // namespace

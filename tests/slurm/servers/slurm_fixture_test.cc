@@ -1,0 +1,55 @@
+// The Slurm fixture itself, and the facts of Slurm 22.05 the hooks rely on:
+// PrologSlurmctld and EpilogSlurmctld run for srun and sbatch jobs, see the
+// job's id, user and nodes, and run with no PATH.
+#include "tests/support/slurm_fixture.h"
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <string>
+
+#include "tests/support/files.h"
+#include "tests/support/temp_dir.h"
+#include "tests/support/wait.h"
+
+namespace {
+
+using namespace std::chrono_literals;
+using basil_test::read_file;
+using basil_test::SlurmCluster;
+
+std::string slurm_parent() { return std::string(BASIL_BINARY_DIR) + "/slurm-tests"; }
+
+TEST(SlurmFixtureTest, ARealSlurmRunsJobsAndItsControllerHooksSeeTheJobWithoutAPath) {
+  if (auto why = basil_test::slurm_unavailable()) GTEST_SKIP() << *why;
+  basil_test::TempDir hooks("hooks", slurm_parent());
+  const std::string h = hooks.path();
+  basil_test::write_file(h + "/prolog", "#!/bin/sh\nenv > " + h + "/prolog.$SLURM_JOB_ID\n");
+  basil_test::write_file(h + "/epilog", "#!/bin/sh\nenv > " + h + "/epilog.$SLURM_JOB_ID\n");
+  ::chmod((h + "/prolog").c_str(), 0755);
+  ::chmod((h + "/epilog").c_str(), 0755);
+  SlurmCluster slurm({.nodes = {"nid00008", "nid00009", "nid00010"},
+                      .extra_conf = "PrologSlurmctld=" + h + "/prolog\nEpilogSlurmctld=" + h + "/epilog\n",
+                      .parent = slurm_parent()});
+  ASSERT_TRUE(slurm.start()) << slurm.error();
+
+  auto ran = slurm.client({"srun", "-N2", "-n4", "--ntasks-per-node=2", "printenv", "SLURMD_NODENAME"});
+  ASSERT_EQ(ran.exit_code, 0) << ran.err << slurm.controller_log();
+  EXPECT_EQ(std::count(ran.out.begin(), ran.out.end(), '\n'), 4) << ran.out;
+  EXPECT_NE(ran.out.find("nid00008"), std::string::npos) << ran.out;
+
+  auto batch = slurm.sbatch({"-N1", "-o", "/dev/null", "--wrap", "true"});
+  ASSERT_TRUE(batch) << slurm.error();
+  ASSERT_TRUE(slurm.wait_job_state(*batch, "COMPLETED", 60s)) << slurm.job_state(*batch);
+  EXPECT_TRUE(basil_test::wait_until([&] { return !read_file(h + "/epilog." + std::to_string(*batch)).empty(); }, 20s));
+
+  const std::string env = read_file(h + "/prolog." + std::to_string(*batch));
+  EXPECT_NE(env.find("SLURM_JOB_ID=" + std::to_string(*batch) + "\n"), std::string::npos) << env;
+  EXPECT_NE(env.find("SLURM_JOB_NODELIST=nid"), std::string::npos) << env;
+  EXPECT_NE(env.find("SLURM_JOB_USER=root\n"), std::string::npos) << env;
+  EXPECT_EQ(env.find("\nPATH="), std::string::npos) << env;
+  EXPECT_EQ(slurm.job(*batch)["NumNodes"], "1");
+}
+
+}  // namespace

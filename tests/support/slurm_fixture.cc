@@ -1,0 +1,273 @@
+#include "tests/support/slurm_fixture.h"
+
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <sstream>
+#include <utility>
+
+#include "tests/support/files.h"
+#include "tests/support/net.h"
+#include "tests/support/wait.h"
+
+namespace basil_test {
+
+using namespace std::chrono_literals;
+
+namespace {
+
+bool executable(const std::string& path) { return ::access(path.c_str(), X_OK) == 0; }
+
+// key=value fields of one `scontrol -o show` line.
+std::map<std::string, std::string> fields_of(const std::string& line) {
+  std::map<std::string, std::string> out;
+  std::istringstream in(line);
+  for (std::string word; in >> word;) {
+    const auto eq = word.find('=');
+    if (eq != std::string::npos) out.emplace(word.substr(0, eq), word.substr(eq + 1));
+  }
+  return out;
+}
+
+std::string short_hostname() {
+  char name[256] = {};
+  ::gethostname(name, sizeof name - 1);
+  std::string h = name;
+  return h.substr(0, h.find('.'));
+}
+
+}  // namespace
+
+std::optional<std::string> slurm_unavailable() {
+  if (::geteuid() != 0) return "the Slurm tests need root (slurmd runs jobs as their user)";
+  for (const char* p : {"/usr/sbin/slurmctld", "/usr/sbin/slurmd", "/usr/sbin/munged", "/usr/sbin/mungekey",
+                        "/usr/bin/sbatch", "/usr/bin/scontrol", "/usr/bin/squeue"})
+    if (!executable(p)) return std::string(p) + " is missing (scripts/setup.sh installs Slurm)";
+  return std::nullopt;
+}
+
+SlurmCluster::SlurmCluster(SlurmOptions options)
+    : options_(std::move(options)), dir_(options_.tag, options_.parent), host_(short_hostname()) {}
+
+SlurmCluster::~SlurmCluster() { stop_all(); }
+
+bool SlurmCluster::write_config(const std::string& topology) {
+  for (const char* d : {"/state", "/spool", "/log", "/munge", "/msock"})
+    if (::mkdir((dir() + d).c_str(), 0755) != 0 && errno != EEXIST) return false;
+  ::chmod((dir() + "/munge").c_str(), 0700);
+  ::chmod(dir().c_str(), 0755);  // jobs of other users reach their spool and munge's socket
+  controller_port_ = free_tcp_port();
+  std::ostringstream c;
+  c << "ClusterName=basiltest\n"
+    << "SlurmctldHost=" << host_ << "(127.0.0.1)\n"
+    << "SlurmctldPort=" << controller_port_ << "\n"
+    << "SlurmdPort=" << free_tcp_port() << "\n"
+    << "AuthType=auth/munge\nCredType=cred/munge\n"
+    << "AuthInfo=socket=" << dir() << "/msock/socket\n"
+    << "SlurmUser=root\nSlurmdUser=root\n"
+    << "StateSaveLocation=" << dir() << "/state\n"
+    << "SlurmdSpoolDir=" << dir() << "/spool/%n\n"
+    << "SlurmctldPidFile=" << dir() << "/slurmctld.pid\n"
+    << "SlurmdPidFile=" << dir() << "/spool/%n.pid\n"
+    << "SlurmctldLogFile=" << dir() << "/log/slurmctld.log\n"
+    << "SlurmdLogFile=" << dir() << "/log/%n.log\n"
+    << "SlurmctldDebug=info\nSlurmdDebug=info\n"
+    << "ProctrackType=proctrack/linuxproc\nTaskPlugin=task/none\n"
+    << "JobAcctGatherType=jobacct_gather/none\nAccountingStorageType=accounting_storage/none\n"
+    << "JobCompType=jobcomp/none\nMpiDefault=none\nSwitchType=switch/none\n"
+    << "SelectType=select/cons_tres\nSelectTypeParameters=CR_Core_Memory\n"
+    << "SlurmdParameters=config_overrides\nReturnToService=2\n"
+    << "KillWait=2\nMessageTimeout=20\nInactiveLimit=0\n";
+  if (!topology.empty()) {
+    write_file(dir() + "/topology.conf", topology);
+    c << "TopologyPlugin=topology/tree\n";
+  }
+  c << options_.extra_conf << "\n";
+  node_ports_.clear();
+  for (const std::string& n : options_.nodes) {
+    node_ports_.push_back(free_tcp_port());
+    const auto own = options_.node_fields_of.find(n);
+    c << "NodeName=" << n << " NodeHostname=" << host_ << " NodeAddr=127.0.0.1 Port=" << node_ports_.back() << " "
+      << (own != options_.node_fields_of.end() ? own->second : options_.node_fields) << " State=UNKNOWN\n";
+  }
+  c << "PartitionName=batch Nodes=ALL " << options_.partition << "\n";
+  write_file(conf(), c.str());
+  return true;
+}
+
+bool SlurmCluster::start_munge() {
+  const std::string key = dir() + "/munge/munge.key";
+  Ran made = run({"/usr/sbin/mungekey", "-c", "-k", key}, {}, {.err = Redirect::pipe()});
+  if (made.exit_code != 0) {
+    error_ = "mungekey: " + made.err;
+    return false;
+  }
+  ::chmod(key.c_str(), 0600);
+  const std::string socket = dir() + "/msock/socket";
+  munged_ = Subprocess({"/usr/sbin/munged", "-F", "-f", "--key-file=" + key, "--socket=" + socket,
+                        "--pid-file=" + dir() + "/munge/munged.pid", "--seed-file=" + dir() + "/munge/seed",
+                        "--log-file=" + dir() + "/log/munged.log"},
+                       {.err = Redirect::file(dir() + "/log/munged.out")});
+  if (!munged_.started() || !wait_until([&] { return ::access(socket.c_str(), F_OK) == 0; }, 20s)) {
+    error_ = "munged did not start: " + read_file(dir() + "/log/munged.out");
+    return false;
+  }
+  return true;
+}
+
+bool SlurmCluster::start_controller() {
+  slurmctld_ = Subprocess({"/usr/sbin/slurmctld", "-D", "-i", "-f", conf()},
+                          {.err = Redirect::file(dir() + "/log/slurmctld.out", true), .env = env()});
+  const bool up = slurmctld_.started() &&
+                  wait_until([&] { return client({"scontrol", "ping"}, 10s).exit_code == 0; }, 30s, 100ms);
+  if (!up) error_ = "slurmctld did not come up: " + controller_log();
+  return up;
+}
+
+void SlurmCluster::stop_controller(int sig) {
+  if (!slurmctld_.started()) return;
+  slurmctld_.kill_group(sig);
+  if (!slurmctld_.wait_for(20s)) slurmctld_.kill_group(SIGKILL);
+  slurmctld_ = Subprocess();
+}
+
+bool SlurmCluster::start_slurmds() {
+  slurmds_.clear();
+  for (const std::string& n : options_.nodes) {
+    slurmds_.emplace_back(std::vector<std::string>{"/usr/sbin/slurmd", "-D", "-N", n, "-f", conf()},
+                          SpawnOptions{.err = Redirect::file(dir() + "/log/" + n + ".out"), .env = env()});
+    if (!slurmds_.back().started()) {
+      error_ = "slurmd -N " + n + ": " + slurmds_.back().error();
+      return false;
+    }
+  }
+  return true;
+}
+
+bool SlurmCluster::wait_nodes_idle(std::chrono::milliseconds limit) {
+  std::string last;
+  const bool idle = wait_until(
+      [&] {
+        Ran r = client({"sinfo", "-h", "-N", "-o", "%N %t"}, 10s);
+        last = r.out + r.err;
+        std::istringstream in(r.out);
+        std::size_t n = 0;
+        for (std::string name, state; in >> name >> state; ++n)
+          if (state != "idle") return false;
+        return n == options_.nodes.size();
+      },
+      limit, 100ms);
+  if (!idle) error_ = "the nodes did not all become idle: " + last + "\n" + controller_log();
+  return idle;
+}
+
+bool SlurmCluster::start(const std::string& topology) {
+  if (dir().empty()) {
+    error_ = "no directory under " + options_.parent;
+    return false;
+  }
+  if (auto why = slurm_unavailable()) {
+    error_ = *why;
+    return false;
+  }
+  return write_config(topology) && start_munge() && start_controller() && start_slurmds() && wait_nodes_idle(60s);
+}
+
+std::string SlurmCluster::controller_log() const {
+  return read_file(dir() + "/log/slurmctld.log") + read_file(dir() + "/log/slurmctld.out");
+}
+
+std::string SlurmCluster::slurmd_log(const std::string& node) const {
+  return read_file(dir() + "/log/" + node + ".log") + read_file(dir() + "/log/" + node + ".out");
+}
+
+Ran SlurmCluster::client(const std::vector<std::string>& argv, std::chrono::milliseconds limit,
+                         const std::vector<std::string>& env_more) const {
+  std::vector<std::string> a = argv;
+  if (!a.empty() && a[0].find('/') == std::string::npos) a[0] = "/usr/bin/" + a[0];
+  std::vector<std::string> e = env();
+  e.insert(e.end(), env_more.begin(), env_more.end());
+  return run(a, {}, {.err = Redirect::pipe(), .env = e}, limit);
+}
+
+std::optional<std::uint32_t> SlurmCluster::sbatch(const std::vector<std::string>& args) {
+  std::vector<std::string> argv = {"sbatch", "--parsable"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  Ran r = client(argv);
+  if (r.exit_code != 0) {
+    error_ = "sbatch: " + r.err;
+    return std::nullopt;
+  }
+  try {
+    return static_cast<std::uint32_t>(std::stoul(r.out.substr(0, r.out.find(';'))));
+  } catch (const std::exception&) {
+    error_ = "sbatch printed '" + r.out + "'";
+    return std::nullopt;
+  }
+}
+
+std::map<std::string, std::string> SlurmCluster::job(std::uint32_t id) const {
+  Ran r = client({"scontrol", "-o", "show", "job", std::to_string(id)}, 20s);
+  return r.exit_code == 0 ? fields_of(r.out) : std::map<std::string, std::string>{};
+}
+
+std::string SlurmCluster::job_state(std::uint32_t id) const {
+  auto f = job(id);
+  auto it = f.find("JobState");
+  return it == f.end() ? "" : it->second;
+}
+
+bool SlurmCluster::wait_job_state(std::uint32_t id, const std::string& states,
+                                  std::chrono::milliseconds limit) const {
+  return wait_until(
+      [&] {
+        const std::string s = job_state(id);
+        if (s.empty()) return false;
+        std::istringstream in(states);
+        for (std::string want; std::getline(in, want, ',');)
+          if (want == s) return true;
+        return false;
+      },
+      limit, 100ms);
+}
+
+bool SlurmCluster::wait_queue_empty(std::chrono::milliseconds limit) const {
+  return wait_until(
+      [&] {
+        Ran r = client({"squeue", "-h", "-o", "%A"}, 10s);
+        return r.exit_code == 0 && r.out.find_first_not_of(" \n") == std::string::npos;
+      },
+      limit, 100ms);
+}
+
+std::map<std::string, std::string> SlurmCluster::node(const std::string& name) const {
+  Ran r = client({"scontrol", "-o", "show", "node", name}, 20s);
+  return r.exit_code == 0 ? fields_of(r.out) : std::map<std::string, std::string>{};
+}
+
+void SlurmCluster::stop_all() {
+  if (slurmctld_.started()) {
+    Ran q = client({"squeue", "-h", "-o", "%A"}, 10s);
+    std::istringstream in(q.out);
+    std::vector<std::string> cancel = {"scancel"};
+    for (std::string id; in >> id;) cancel.push_back(id);
+    if (cancel.size() > 1) {
+      client(cancel, 10s);
+      wait_queue_empty(30s);
+    }
+  }
+  for (Subprocess& d : slurmds_)
+    if (d.started()) d.signal(SIGTERM);
+  for (Subprocess& d : slurmds_)
+    if (d.started() && !d.wait_for(10s)) d.kill_group(SIGKILL);
+  slurmds_.clear();
+  stop_controller(SIGTERM);
+  if (munged_.started()) {
+    munged_.signal(SIGTERM);
+    if (!munged_.wait_for(10s)) munged_.kill_group(SIGKILL);
+  }
+  munged_ = Subprocess();
+}
+
+}  // namespace basil_test
