@@ -1,5 +1,7 @@
 #include "basild/daemon/node_sync_runner.h"
 
+#include <set>
+
 #include "basild/daemon/replies.h"
 
 namespace basild {
@@ -39,6 +41,7 @@ void NodeSyncRunner::start() {
 }
 
 void NodeSyncRunner::planned(basil::Result<std::vector<SlurmNode>> listed, const std::vector<AlpsNodeView>& alps) {
+  if (stopping_) return finish();  // scontrol killed by the stop: nothing to report
   if (!listed) {
     ++failures_;
     if (slurm_error_ != listed.status().message())
@@ -51,6 +54,10 @@ void NodeSyncRunner::planned(basil::Result<std::vector<SlurmNode>> listed, const
   slurm_error_.clear();
   NodeSyncPlan plan = plan_node_sync(alps, *listed, settings_);
   report_skipped(plan);
+  // A failure is logged again once its node has been planned without it.
+  std::set<std::string> acting;
+  for (const auto& a : plan.actions) acting.insert(a.name);
+  std::erase_if(action_errors_, [&](const auto& e) { return acting.count(e.first) == 0; });
   todo_.assign(plan.actions.begin(), plan.actions.end());
   last_plan_ = std::move(plan);
   last_plan_at_ = ports_.clock->wall();
@@ -141,6 +148,7 @@ void NodeSyncRunner::changed(const NodeSyncAction& act) {
 }
 
 void NodeSyncRunner::failed(const NodeSyncAction& act, const basil::Status& s) {
+  if (stopping_) return;  // scontrol killed by the stop
   ++failures_;
   const std::string what = std::string(node_action_name(act.kind)) + ": " + s.message();
   auto& last = action_errors_[act.name];

@@ -229,6 +229,42 @@ TEST_F(NodeSyncRunnerTest, MetricsCountDrainsResumesAndFailures) {
   EXPECT_NE(m.text().find("basild_nodes_drained_by_basild 0\n"), std::string::npos) << "as listed before the plan";
 }
 
+TEST_F(NodeSyncRunnerTest, AStoppedRunnerChangesNothingMoreAndReportsNoFailure) {
+  set_alps(9, NodeState::kDown);
+  slurm_.fail_lists = 1;
+  runner_->nodes_refreshed(inventory_);
+  runner_->stop();  // as basild stops: the scontrol running is killed, its answer an error
+  io_.run();
+  runner_->nodes_refreshed(inventory_);
+  io_.restart();
+  io_.run();
+  EXPECT_EQ(slurm_.calls, Strings{"list"});
+  EXPECT_EQ(log_text().find("B0503"), std::string::npos) << log_text();
+  EXPECT_FALSE(runner_->running());
+}
+
+TEST_F(NodeSyncRunnerTest, ARepeatedFailureIsLoggedOnceUntilItsNodeLeavesThePlan) {
+  set_alps(9, NodeState::kDown);
+  slurm_.fail_changes = 2;
+  sync();
+  sync();
+  auto count = [&] {
+    const std::string t = log_text();
+    std::size_t n = 0;
+    for (auto at = t.find("B0505"); at != std::string::npos; at = t.find("B0505", at + 1)) ++n;
+    return n;
+  };
+  EXPECT_EQ(count(), 1u);
+  set_alps(9, NodeState::kUp);
+  sync();  // nothing to do for it: its failure is forgotten
+  set_alps(9, NodeState::kDown);
+  slurm_.fail_changes = 1;
+  sync();
+  EXPECT_EQ(count(), 2u);
+  sync();
+  EXPECT_TRUE(slurm_.node("nid00009").drain);
+}
+
 // The wiring: the poller's full INVENTORY starts the sync, and the poll
 // loop does not wait for it.
 TEST_F(NodeSyncRunnerTest, APolledInventoryWithADownNodeDrainsItInSlurm) {
