@@ -1,7 +1,8 @@
 # The files `cmake --install` puts beside the programs (GNUInstallDirs; the
 # programs are installed by their own folders):
 #   sbin/               basild, apbasil_proxy, apkill_proxy (the paths
-#                       conf/basild.service and conf/cray.conf name)
+#                       conf/basild.service and conf/cray.conf name),
+#                       basil-slurm (conf/basil-slurm.conf)
 #   bin/                basilctl, basil-emulator
 #   libexec/basild/     apbasil_proxy-fallback (apbasil_proxy looks in
 #                       ../libexec/basild/), basil_gateway built here
@@ -9,7 +10,7 @@
 #                       (apbasil_proxy(8), "The gateway helper")
 #   share/man/          the manual pages
 #   share/doc/basild/examples/   conf/: basild.conf, apbasil_proxy.conf,
-#                       cray.conf, emulator-system.example
+#                       cray.conf, basil-slurm.conf, emulator-system.example
 #   lib/systemd/system/ basild.service, its ExecStart naming the installed
 #                       basild (BASIL_SYSTEMD_UNITDIR, relative to the prefix
 #                       unless absolute)
@@ -26,6 +27,7 @@ install(DIRECTORY ${PROJECT_SOURCE_DIR}/man/ DESTINATION ${CMAKE_INSTALL_MANDIR}
 install(FILES ${PROJECT_SOURCE_DIR}/conf/basild.conf
               ${PROJECT_SOURCE_DIR}/conf/apbasil_proxy.conf
               ${PROJECT_SOURCE_DIR}/conf/cray.conf
+              ${PROJECT_SOURCE_DIR}/conf/basil-slurm.conf
               ${PROJECT_SOURCE_DIR}/conf/emulator-system.example
         DESTINATION ${CMAKE_INSTALL_DOCDIR}/examples)
 

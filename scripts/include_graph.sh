@@ -14,7 +14,7 @@
 #     library (Asio, Beast, libssh, SQLite, libsystemd) either;
 #   - basild/control_client, linked into the static apbasil_proxy, includes
 #     only basil_proto, basild/asio and itself;
-#   - apbasil_proxy includes nothing of basild/daemon.
+#   - apbasil_proxy and slurm (basil-slurm) include nothing of basild/daemon.
 set -euo pipefail
 check=0
 if [ "${1:-}" = --check ]; then
@@ -24,7 +24,7 @@ fi
 top=${1:-$(cd "$(dirname "$0")/.." && pwd)}
 cd "$top"
 
-folders=(basil_proto basild emulator apbasil_proxy tests bench fuzz)
+folders=(basil_proto basild emulator apbasil_proxy slurm tests bench fuzz)
 existing=()
 for f in "${folders[@]}"; do [ -d "$f" ] && existing+=("$f"); done
 
@@ -71,7 +71,7 @@ includes | awk -F'\t' "$folder_awk"'
     if (from == "basild/control_client" && $3 == "q" &&
         to != "basil_proto" && to != "basild/asio" && to != "basild/control_client")
       bad("the control client (static apbasil_proxy) includes only basil_proto and basild/asio")
-    if (from == "apbasil_proxy" && $3 == "q" && to == "basild/daemon")
-      bad("apbasil_proxy includes nothing of basild/daemon")
+    if ((from == "apbasil_proxy" || from == "slurm") && $3 == "q" && to == "basild/daemon")
+      bad(from " includes nothing of basild/daemon")
   }
   END { exit n > 0 }'

@@ -19,12 +19,13 @@ cmake --install "$build" --prefix "$prefix" >"$work/install.log" 2>&1 ||
 
 # Every program, the gateway's source, the manual pages, the examples and
 # the systemd unit (naming the installed basild).
-for f in sbin/basild sbin/apbasil_proxy sbin/apkill_proxy bin/basilctl bin/basil-emulator \
+for f in sbin/basild sbin/apbasil_proxy sbin/apkill_proxy sbin/basil-slurm bin/basilctl bin/basil-emulator \
          libexec/basild/apbasil_proxy-fallback libexec/basild/basil_gateway; do
   [ -x "$prefix/$f" ] || fail "$f is not installed"
 done
 for f in share/basild/basil_gateway.c share/man/man1/basilctl.1 share/man/man1/basil-emulator.1 \
          share/man/man5/basild.conf.5 share/man/man8/basild.8 share/man/man8/apbasil_proxy.8 \
+         share/man/man8/basil-slurm.8 share/doc/basild/examples/basil-slurm.conf \
          share/doc/basild/examples/basild.conf share/doc/basild/examples/apbasil_proxy.conf \
          share/doc/basild/examples/cray.conf lib/systemd/system/basild.service; do
   [ -f "$prefix/$f" ] || fail "$f is not installed"

@@ -1,0 +1,42 @@
+// basil-slurm's configuration (basil-slurm(8), CONFIGURATION): a struct with
+// the documented defaults and its strict parser from TOML text. Unknown
+// sections and keys, wrong types, relative paths and durations out of range
+// are errors naming the key and its line; all are reported, not only the
+// first. Durations as in basild.conf(5): seconds as an integer, or "500ms",
+// "30s", "5m", "1h".
+#pragma once
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "basil_proto/status.h"
+#include "basild/core/slurm_names.h"
+
+namespace basild::slurm {
+
+// Where basil-slurm looks when --config is not given (a missing file there
+// means every default).
+inline constexpr const char* kDefaultConfigPath = "/etc/basild/basil-slurm.conf";
+
+struct HookConfig {
+  // [basild]
+  std::string socket = "/run/basild/control.sock";    // basild's control socket
+  std::chrono::milliseconds basild_timeout = std::chrono::seconds(60);  // per call (RESERVE waits for ALPS)
+  bool confirm = true;  // CONFIRM with the job id as pagg_id; false: the site confirms on the node
+  // [slurm]
+  std::string scontrol = "/usr/bin/scontrol";         // absolute: Slurm gives its hooks no PATH
+  std::optional<std::string> slurm_conf;              // SLURM_CONF for scontrol; unset: scontrol's default
+  std::chrono::milliseconds scontrol_timeout = std::chrono::seconds(20);
+  NodeNameRule node_name_rule;                        // "nid%05d"
+  // [log]
+  std::optional<std::string> log_file;                // appended to, one line per event; unset: none
+  bool syslog = true;                                 // also to syslog (LOG_DAEMON, ident basil-slurm)
+};
+
+// The configuration in `text`; errors are "ORIGIN:LINE:COL: KEY: message",
+// one a line.
+basil::Result<HookConfig> parse_hook_config(std::string_view text, std::string_view origin);
+
+}  // namespace basild::slurm

@@ -1,0 +1,202 @@
+#include "slurm/hooks.h"
+
+#include "slurm/reserve_body.h"
+#include "slurm/scontrol_job.h"
+
+namespace basild::slurm {
+
+using nlohmann::json;
+
+std::string_view log_level_name(LogLevel level) {
+  switch (level) {
+    case LogLevel::kInfo: return "info";
+    case LogLevel::kWarning: return "warning";
+    case LogLevel::kError: return "error";
+  }
+  return "?";
+}
+
+namespace {
+
+// What went wrong with a run of scontrol, in one line; "" when it succeeded.
+std::string run_failure(const ProgramRun& r) {
+  if (!r.started) return r.error;
+  if (r.timed_out) return "timed out";
+  if (r.exit_code == 0) return "";
+  std::string err = one_line(r.err, 300);
+  while (!err.empty() && err.back() == ' ') err.pop_back();
+  return "exited " + std::to_string(r.exit_code) + (err.empty() ? "" : ": " + err);
+}
+
+// `scontrol -o show job SPEC`: its output, or why there is none.
+struct Shown {
+  std::string output;
+  std::string failure;
+};
+Shown show_job(Ports& ports, const JobEnv& env) {
+  const auto r = ports.scontrol({"-o", "show", "job", env.spec()});
+  return {r.out, run_failure(r)};
+}
+
+std::optional<std::uint64_t> uint_of(const json& j, const char* key) {
+  if (!j.is_object() || !j.contains(key) || !j[key].is_number_unsigned()) return std::nullopt;
+  return j[key].get<std::uint64_t>();
+}
+
+std::string string_of(const json& j, const char* key) {
+  return j.is_object() && j.contains(key) && j[key].is_string() ? j[key].get<std::string>() : std::string();
+}
+
+class Prolog {
+ public:
+  Prolog(const JobEnv& env, const HookConfig& config, Ports& ports) : env_(env), config_(config), ports_(ports) {}
+
+  int run() {
+    const auto shown = show_job(ports_, env_);
+    if (!shown.failure.empty())
+      return fail(Verdict::kTransient, "scontrol show job " + env_.spec() + " failed: " + shown.failure);
+    auto shape = parse_job_shape(shown.output, env_.job_id, env_.node_list);
+    if (!shape) return fail(Verdict::kPermanent, "cannot read the job's shape: " + shape.status().message());
+    auto nids = nids_of(env_.node_list, config_.node_name_rule);
+    if (!nids) return fail(Verdict::kPermanent, nids.status().message());
+    nids_ = std::move(*nids);
+    auto body = reserve_body(env_, *shape, config_.node_name_rule);
+    if (!body) return fail(Verdict::kPermanent, body.status().message());
+    log(LogLevel::kInfo, "RESERVE " + body->dump() +
+                             (env_.restart_count > 0 ? " (restart " + std::to_string(env_.restart_count) + ")" : ""));
+    const Outcome reserved = classify(ports_.basild("POST", "/v1/reserve", body->dump()));
+    if (reserved.verdict != Verdict::kOk) return fail(reserved.verdict, reserved.sentence);
+    auto id = uint_of(reserved.body, "reservation_id");
+    if (!id) return fail(Verdict::kTransient, "basild's RESERVE answer has no reservation_id: " + reserved.body.dump());
+    if (string_of(reserved.body, "state") == "releasing")  // an earlier start's, not gone yet: not ours to use
+      return fail(Verdict::kTransient, "reservation " + std::to_string(*id) + " of job " + env_.job_id +
+                                           " is still being released (an earlier start's)");
+    res_id_ = *id;
+    const std::string nodes = string_of(reserved.body, "nodes");
+    auto held = basil::NidList::parse(nodes);
+    if (!held || !(*held == nids_))
+      return fail(Verdict::kTransient, "reservation " + std::to_string(*id) + " of job " + env_.job_id +
+                                           " holds nodes " + nodes + ", not the job's " + nids_.format() +
+                                           " (an earlier start's?); it is released");
+    if (auto s = confirm(reserved.body); s.verdict != Verdict::kOk) return fail(s.verdict, s.sentence);
+    return end(prolog_success(*id));
+  }
+
+ private:
+  // CONFIRM with the job id as pagg_id, unless the site confirms on the
+  // node ([basild] confirm = false) or a repeated prolog finds the
+  // reservation confirmed so already.
+  Outcome confirm(const json& record) {
+    const std::uint64_t id = res_id_.value_or(0);
+    const std::uint64_t pagg = std::stoull(env_.job_id);
+    if (!config_.confirm) return {};
+    if (string_of(record, "state") == "confirmed" && uint_of(record, "pagg_id") == pagg) {
+      log(LogLevel::kInfo, "reservation " + std::to_string(id) + " is confirmed already");
+      return {};
+    }
+    Outcome c = classify(ports_.basild("POST", "/v1/confirm", confirm_body(id, pagg).dump()));
+    if (c.verdict == Verdict::kOk)
+      log(LogLevel::kInfo, "reservation " + std::to_string(id) + " on nodes " + nids_.format() +
+                               " confirmed with pagg_id " + env_.job_id);
+    return c;
+  }
+
+  // Releases what this run reserved, then ends as `verdict` says.
+  int fail(Verdict verdict, const std::string& sentence) {
+    log(LogLevel::kError, std::string(verdict_name(verdict)) + " failure: " + sentence);
+    if (res_id_) release(*res_id_);
+    return end(prolog_failure(verdict, sentence));
+  }
+
+  void release(std::uint64_t id) {
+    const Outcome r = classify(ports_.basild("POST", "/v1/release", release_body(id).dump()));
+    if (release_done(r)) {
+      log(LogLevel::kInfo, "reservation " + std::to_string(id) + " " + string_of(r.body, "state"));
+    } else {
+      log(LogLevel::kError, "RELEASE of reservation " + std::to_string(id) + " failed (basild's orphan check "
+                            "releases it once the job has ended): " + r.sentence);
+    }
+  }
+
+  // The AdminComment (and Requeue=0) set, the exit status returned. Without
+  // the comment a started job's tasks cannot learn their reservation: the
+  // start is then a transient failure.
+  int end(const PrologEnd& e) {
+    std::vector<std::string> args = {"update", "JobId=" + env_.spec()};
+    if (e.no_requeue) args.push_back("Requeue=0");
+    args.push_back("AdminComment=" + e.admin_comment);
+    const std::string failure = run_failure(ports_.scontrol(args));
+    if (!failure.empty()) {
+      log(LogLevel::kError, "scontrol update JobId=" + env_.spec() + " failed: " + failure);
+      if (e.exit_code == kExitOk) {
+        if (res_id_) release(*res_id_);
+        return kExitTransient;
+      }
+    }
+    if (e.exit_code == kExitOk) log(LogLevel::kInfo, "started: " + e.admin_comment);
+    return e.exit_code;
+  }
+
+  void log(LogLevel level, const std::string& line) { ports_.log(level, "job " + env_.job_id + " prolog: " + line); }
+
+  const JobEnv& env_;
+  const HookConfig& config_;
+  Ports& ports_;
+  basil::NidList nids_;
+  std::optional<std::uint64_t> res_id_;
+};
+
+}  // namespace
+
+int run_prolog(const JobEnv& env, const HookConfig& config, Ports& ports) { return Prolog(env, config, ports).run(); }
+
+int run_epilog(const JobEnv& env, Ports& ports) {
+  auto log = [&](LogLevel level, const std::string& line) { ports.log(level, "job " + env.job_id + " epilog: " + line); };
+  const Outcome listed = classify(ports.basild("GET", "/v1/reservations", ""));
+  if (listed.verdict != Verdict::kOk || !listed.body.contains("reservations") ||
+      !listed.body["reservations"].is_array()) {
+    log(LogLevel::kError, "cannot list basild's reservations (basild's orphan check releases the job's once its "
+                          "grace has passed): " + (listed.sentence.empty() ? listed.body.dump() : listed.sentence));
+    return kExitTransient;
+  }
+  int released = 0;
+  bool failed = false;
+  for (const json& r : listed.body["reservations"]) {
+    auto id = uint_of(r, "reservation_id");
+    if (string_of(r, "batch_id") != env.job_id || !id) continue;
+    const Outcome o = classify(ports.basild("POST", "/v1/release", release_body(*id).dump()));
+    if (release_done(o)) {
+      ++released;
+      log(LogLevel::kInfo, "reservation " + std::to_string(*id) + " " + string_of(o.body, "state"));
+    } else {
+      failed = true;
+      log(LogLevel::kError, "RELEASE of reservation " + std::to_string(*id) + " failed (" +
+                                std::string(verdict_name(o.verdict)) + "; basild's orphan check releases it once its "
+                                "grace has passed): " + o.sentence);
+    }
+  }
+  if (released == 0 && !failed) log(LogLevel::kInfo, "the job holds no reservation");
+  return failed ? kExitTransient : kExitOk;
+}
+
+int run_task_prolog(const JobEnv& env, Ports& ports, std::string& out) {
+  auto log = [&](LogLevel level, const std::string& line) {
+    ports.log(level, "job " + env.job_id + " task-prolog: " + line);
+  };
+  const auto shown = show_job(ports, env);
+  if (!shown.failure.empty()) {
+    log(LogLevel::kError, "scontrol show job " + env.spec() + " failed: " + shown.failure);
+    return kExitOk;
+  }
+  auto id = parse_reservation_comment(shown.output, env.job_id);
+  if (!id) {
+    log(LogLevel::kError, id.status().message());
+  } else if (!*id) {
+    log(LogLevel::kWarning, "the job's AdminComment names no basil reservation");
+  } else {
+    out += "export BASIL_RESERVATION_ID=" + std::to_string(**id) + "\n";
+  }
+  return kExitOk;
+}
+
+}  // namespace basild::slurm

@@ -1,0 +1,57 @@
+// The three hooks, as steps over two ports: basild's control socket and
+// scontrol. main.cc gives them the real ones; the tests give fakes.
+//
+//   prolog (PrologSlurmctld, on the slurmctld host): scontrol show job ->
+//     POST /v1/reserve (job form) -> POST /v1/confirm (pagg_id = job id) ->
+//     scontrol update JobId=ID AdminComment="basil: reservation R".
+//     A failure after the RESERVE releases what it reserved; every failure
+//     sets the AdminComment to the reason, and a permanent one makes the job
+//     non-requeueable first (Requeue=0), so that slurmctld cancels a batch
+//     job instead of requeueing it.
+//   epilog (EpilogSlurmctld): GET /v1/reservations, and POST /v1/release of
+//     each whose batch_id is the job id.
+//   task-prolog (TaskProlog, on the node, as the job's user): scontrol show
+//     job -> "export BASIL_RESERVATION_ID=R" on stdout.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "slurm/hook_config.h"
+#include "slurm/job_env.h"
+#include "slurm/outcome.h"
+
+namespace basild::slurm {
+
+enum class LogLevel : std::uint8_t { kInfo, kWarning, kError };
+std::string_view log_level_name(LogLevel level);
+
+// How a run of scontrol ended.
+struct ProgramRun {
+  bool started = true;
+  std::string error;       // when not started
+  int exit_code = 0;
+  bool timed_out = false;
+  std::string out, err;
+};
+
+class Ports {
+ public:
+  virtual ~Ports() = default;
+  // One call to basild's control socket ("GET" or "POST"; body JSON or empty).
+  virtual Reply basild(std::string_view method, std::string_view target, const std::string& body) = 0;
+  // scontrol with these arguments, as configured (path, SLURM_CONF, timeout).
+  virtual ProgramRun scontrol(const std::vector<std::string>& args) = 0;
+  virtual void log(LogLevel level, const std::string& line) = 0;
+};
+
+int run_prolog(const JobEnv& env, const HookConfig& config, Ports& ports);
+int run_epilog(const JobEnv& env, Ports& ports);
+// `out` gets what the TaskProlog prints on stdout: the export line, or
+// nothing when the job has no reservation to name. Always kExitOk: a
+// TaskProlog that fails kills the task (Slurm 22.05).
+int run_task_prolog(const JobEnv& env, Ports& ports, std::string& out);
+
+}  // namespace basild::slurm

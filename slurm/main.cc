@@ -1,0 +1,218 @@
+// basil-slurm: the Slurm side of basild (basil-slurm(8)). Slurm runs it
+// with no arguments as PrologSlurmctld, EpilogSlurmctld and TaskProlog; it
+// tells which from SLURM_SCRIPT_CONTEXT, or from a subcommand when run by
+// hand.
+#include <fcntl.h>
+#include <syslog.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "basild/control_client/client.h"
+#include "emulator/run_program.h"
+#include "slurm/hooks.h"
+
+namespace {
+
+using namespace basild::slurm;
+
+// Lines to stderr, to the configured file and to syslog.
+class Logger {
+ public:
+  Logger() = default;
+  ~Logger() {
+    if (fd_ >= 0) ::close(fd_);
+    if (syslog_) ::closelog();
+  }
+  Logger(const Logger&) = delete;
+  Logger& operator=(const Logger&) = delete;
+
+  void configure(const HookConfig& c) {
+    if (c.log_file) fd_ = ::open(c.log_file->c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0640);
+    syslog_ = c.syslog;
+    if (syslog_) ::openlog("basil-slurm", LOG_PID, LOG_DAEMON);
+  }
+
+  void log(LogLevel level, const std::string& message) {
+    const std::string text = std::string(log_level_name(level)) + ": " + one_line(message, 4000);
+    const std::string line = timestamp() + " basil-slurm[" + std::to_string(::getpid()) + "] " + text + "\n";
+    std::fputs(line.c_str(), stderr);
+    if (fd_ >= 0 && ::write(fd_, line.data(), line.size()) < 0) {
+      // Nothing to tell: stderr has the line.
+    }
+    if (syslog_) {
+      const int priority = level == LogLevel::kError ? LOG_ERR : level == LogLevel::kWarning ? LOG_WARNING : LOG_INFO;
+      ::syslog(priority, "%s", text.c_str());
+    }
+  }
+
+ private:
+  static std::string timestamp() {
+    const auto now = std::chrono::system_clock::now();
+    const std::time_t t = std::chrono::system_clock::to_time_t(now);
+    const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(now.time_since_epoch()).count() % 1000;
+    std::tm tm{};
+    ::localtime_r(&t, &tm);
+    char buf[40];
+    std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%S", &tm);
+    char out[48];
+    std::snprintf(out, sizeof out, "%s.%03d", buf, static_cast<int>(ms));
+    return out;
+  }
+
+  int fd_ = -1;
+  bool syslog_ = false;
+};
+
+class RealPorts : public Ports {
+ public:
+  RealPorts(const HookConfig& config, Logger& logger) : config_(config), logger_(logger), client_(config.socket) {}
+
+  Reply basild(std::string_view method, std::string_view target, const std::string& body) override {
+    const auto r = client_.request(method, target, body, body.empty() ? "" : "application/json", config_.basild_timeout);
+    if (!r.ok()) return {false, r.message, 0, {}};
+    return {true, {}, r.status, r.body};
+  }
+
+  ProgramRun scontrol(const std::vector<std::string>& args) override {
+    std::vector<std::string> argv = {config_.scontrol};
+    argv.insert(argv.end(), args.begin(), args.end());
+    auto r = emu::run_program(argv, {}, config_.scontrol_timeout);
+    ProgramRun out;
+    if (!r) {
+      out.started = false;
+      out.error = r.status().message();
+      return out;
+    }
+    out.exit_code = r->exit_code;
+    out.timed_out = r->timed_out;
+    out.out = std::move(r->out);
+    out.err = std::move(r->err);
+    return out;
+  }
+
+  void log(LogLevel level, const std::string& line) override { logger_.log(level, line); }
+
+ private:
+  const HookConfig& config_;
+  Logger& logger_;
+  basild::control::Client client_;
+};
+
+struct Args {
+  std::string config = kDefaultConfigPath;
+  bool config_given = false;
+  bool check_config = false;
+  std::optional<Hook> hook;
+};
+
+int usage(const std::string& why) {
+  if (!why.empty()) std::cerr << "basil-slurm: " << why << "\n";
+  std::cerr << "usage: basil-slurm [--config FILE] [prolog|epilog|task-prolog]\n"
+               "       basil-slurm [--config FILE] --check-config\n"
+               "Without a subcommand the hook is SLURM_SCRIPT_CONTEXT's (prolog_slurmctld,\n"
+               "epilog_slurmctld, prolog_task). The configuration is "
+            << kDefaultConfigPath << " unless --config names one.\n";
+  return why.empty() ? kExitOk : kExitUsage;
+}
+
+std::optional<Args> parse_args(int argc, char** argv, int& exit_code) {
+  Args a;
+  for (int i = 1; i < argc; ++i) {
+    const std::string arg = argv[i];
+    if (arg == "--help" || arg == "-h") {
+      exit_code = usage("");
+      return std::nullopt;
+    }
+    if (arg == "--config" && i + 1 < argc) {
+      a.config = argv[++i];
+      a.config_given = true;
+    } else if (arg == "--check-config") {
+      a.check_config = true;
+    } else if (auto h = hook_from_name(arg); h && !a.hook) {
+      a.hook = h;
+    } else {
+      exit_code = usage("unknown argument \"" + arg + "\"");
+      return std::nullopt;
+    }
+  }
+  return a;
+}
+
+// The configuration file's settings; a missing file at the default path is
+// every default.
+basil::Result<HookConfig> load_config(const Args& a) {
+  std::ifstream in(a.config);
+  if (!in) {
+    if (!a.config_given && ::access(a.config.c_str(), F_OK) != 0) return HookConfig{};
+    return basil::Status(basil::Code::kInvalidValue, "cannot read " + a.config);
+  }
+  std::stringstream text;
+  text << in.rdbuf();
+  return parse_hook_config(text.str(), a.config);
+}
+
+std::optional<std::string> environment(std::string_view name) {
+  const char* v = std::getenv(std::string(name).c_str());
+  if (v == nullptr) return std::nullopt;
+  return std::string(v);
+}
+
+// What a failure before the hook's work ends with: non-zero (a batch job is
+// requeued while the set-up is wrong), but 0 for the task prolog, whose
+// failure would kill the task.
+int setup_failure(std::optional<Hook> hook) { return hook == Hook::kTaskProlog ? kExitOk : kExitUsage; }
+
+int run_hook(Hook hook, const HookConfig& config, Logger& logger) {
+  auto env = read_job_env(environment, hook);
+  if (!env) {
+    logger.log(LogLevel::kError, std::string(hook_name(hook)) + ": " + env.status().message());
+    return setup_failure(hook);
+  }
+  RealPorts ports(config, logger);
+  switch (hook) {
+    case Hook::kProlog: return run_prolog(*env, config, ports);
+    case Hook::kEpilog: return run_epilog(*env, ports);
+    case Hook::kTaskProlog: {
+      std::string out;
+      const int rc = run_task_prolog(*env, ports, out);
+      std::fputs(out.c_str(), stdout);
+      std::fflush(stdout);
+      return rc;
+    }
+  }
+  return kExitUsage;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int exit_code = kExitOk;
+  auto args = parse_args(argc, argv, exit_code);
+  if (!args) return exit_code;
+  const auto context = environment("SLURM_SCRIPT_CONTEXT");
+  if (!args->hook && context) args->hook = hook_from_context(*context);
+  if (!args->hook && !args->check_config)
+    return usage(context ? "SLURM_SCRIPT_CONTEXT=" + *context + " is no hook basil-slurm serves"
+                         : "no subcommand and no SLURM_SCRIPT_CONTEXT");
+  Logger logger;
+  auto config = load_config(*args);
+  if (!config) {
+    logger.log(LogLevel::kError, "configuration: " + config.status().message());
+    return args->check_config ? kExitUsage : setup_failure(args->hook);
+  }
+  if (args->check_config) {
+    std::cout << "OK " << args->config << "\n";
+    return kExitOk;
+  }
+  logger.configure(*config);
+  // scontrol's configuration: Slurm gives its hooks no SLURM_CONF.
+  if (config->slurm_conf) ::setenv("SLURM_CONF", config->slurm_conf->c_str(), 1);
+  return run_hook(*args->hook, *config, logger);
+}

@@ -1,0 +1,73 @@
+// What basil-slurm reads of `scontrol show job -o ID` (Slurm 22.05): the
+// job's shape and the reservation basil-slurm wrote into its AdminComment.
+// Pure: text in, values out.
+//
+// scontrol prints each field as KEY=VALUE with no quoting, so a job's own
+// strings (its name, comment, working directory, output paths, mail user)
+// can hold text that looks like fields, newlines included: a job named
+// "x NumTasks=99" puts a second NumTasks into the output. The reader
+// therefore never takes a field by its first or last occurrence. The shape
+// is one *block*: the run of whitespace-free KEY=VALUE tokens that starts
+// at NodeList= and ends at MinTmpDiskNode=, which Slurm prints whole and
+// in which no value is the job's free text. Every block in the output is
+// read, and all must say the same: the real one is always there, so a copy
+// that agrees changes nothing and one that differs makes the output
+// ambiguous, an error (the job misled only about itself). The same rule
+// holds for the GPU fields (TresPerNode, TresPerJob, TresPerTask), which
+// Slurm prints outside the block, and for the AdminComment.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "basil_proto/status.h"
+
+namespace basild::slurm {
+
+// A job's shape as Slurm states it once it has nodes.
+struct JobShape {
+  std::string node_list;                         // NodeList: a Slurm host list
+  std::uint32_t num_nodes = 0;                   // NumNodes (the lower bound of a range)
+  std::optional<std::uint64_t> ntasks;           // NumTasks; N/A: none
+  std::optional<std::uint32_t> cpus_per_task;    // CPUs/Task; N/A: none
+  std::optional<std::uint32_t> ntasks_per_node;  // NtasksPerN:B:S:C, first field; 0 or *: none
+  std::optional<std::uint32_t> ntasks_per_core;  // NtasksPerN:B:S:C, fourth field; *: none
+  std::optional<std::uint64_t> mem_per_node_mb;  // MinMemoryNode; 0: none
+  std::optional<std::uint64_t> mem_per_cpu_mb;   // MinMemoryCPU
+  std::uint32_t gpus_per_node = 0;               // from TresPerNode, TresPerJob or TresPerTask
+
+  bool operator==(const JobShape&) const = default;
+};
+
+// The shape of job `job_id` from scontrol's output. Only blocks whose
+// NodeList names the nodes in `node_list` (SLURM_JOB_NODELIST, which
+// slurmctld gives the prolog) count: the output of a heterogeneous job's
+// first component holds every component's record, each with its nodes.
+// Errors (kInvalidValue) say what is wrong: not that job's record (the
+// output must begin with "JobId=ID "), no block for those nodes, blocks or
+// GPU fields that differ, a value that does not parse.
+basil::Result<JobShape> parse_job_shape(std::string_view output, std::string_view job_id,
+                                        std::string_view node_list);
+
+// A memory size as scontrol prints it, in MB: "0", "1000M", "2G", "1.50G"
+// (at most two decimals, exact in MB), "1T". nullopt when it does not parse
+// or is no whole number of MB.
+std::optional<std::uint64_t> parse_memory_mb(std::string_view text);
+
+// The GPUs per node a TRES-per-X value asks ("gres:gpu:2", "gres:gpu:a100:1",
+// "gres/gpu:1", "gpu:1", comma-separated with other TRES); 0 when it names
+// no GPU, nullopt when a GPU count does not parse.
+std::optional<std::uint64_t> gpu_count(std::string_view tres);
+
+// The AdminComment basil-slurm writes when a job got its reservation, and
+// reads back for the job's tasks.
+std::string reservation_comment(std::uint64_t reservation_id);
+// The reservation id of such an AdminComment in scontrol's output for job
+// `job_id`: nullopt when there is none; an error when there are several
+// that differ or the output is not that job's.
+basil::Result<std::optional<std::uint64_t>> parse_reservation_comment(std::string_view output,
+                                                                      std::string_view job_id);
+
+}  // namespace basild::slurm

@@ -1,0 +1,170 @@
+// The real basil-slurm as Slurm runs it, against a real basild and the
+// emulator: Slurm's environment set as slurmctld and slurmstepd set it,
+// and a stand-in scontrol that prints a line Slurm 22.05 printed
+// (tests/data/slurm) and records what `scontrol update` was asked.
+#include <gtest/gtest.h>
+
+#include "tests/basild/daemon/daemon_support.h"
+#include "tests/support/files.h"
+
+namespace basild::testing {
+namespace {
+
+const std::string kProgram = std::string(BASIL_BINARY_DIR) + "/slurm/basil-slurm";
+
+// combo_tpn4_c2_tpc1: job 45 on nid[00008-00009], --ntasks-per-node=4 -c 2
+// --ntasks-per-core=1: nppcu 1, 16 processors per node visible.
+class SlurmSide {
+ public:
+  explicit SlurmSide(const std::string& socket, const std::string& fixture = "combo_tpn4_c2_tpc1")
+      : dir_(make_temp_dir("slurm-side")) {
+    basil_test::write_file(dir_ + "/show.txt",
+                           basil_test::read_file(std::string(BASIL_TEST_DATA) + "/slurm/" + fixture + ".txt"));
+    // show: the captured record, then the AdminComment an update set;
+    // update: its arguments, one a line.
+    scontrol_ = write_script("scontrol",
+                             "d='" + dir_ + "'\n"
+                             "if [ \"$2\" = show ]; then cat \"$d/show.txt\"; "
+                             "[ -f \"$d/comment\" ] && printf ' AdminComment=%s \\n' \"$(cat \"$d/comment\")\"; exit 0; fi\n"
+                             "if [ \"$1\" = update ]; then printf '%s\\n' \"$@\" >> \"$d/updates\"; "
+                             "for a in \"$@\"; do case \"$a\" in AdminComment=*) printf '%s' \"${a#AdminComment=}\" > "
+                             "\"$d/comment\";; esac; done; exit 0; fi\n"
+                             "exit 1");
+    basil_test::write_file(dir_ + "/basil-slurm.conf", "[basild]\nsocket = \"" + socket + "\"\ntimeout = \"20s\"\n" +
+                                                           "[slurm]\nscontrol = \"" + scontrol_ + "\"\n" +
+                                                           "[log]\nfile = \"" + dir_ + "/hooks.log\"\nsyslog = false\n");
+  }
+
+  // basil-slurm as Slurm starts the hook of `context` for job 45.
+  basil_test::Ran run(const std::string& context, const std::string& job_id = "45") const {
+    std::vector<std::string> env = {"SLURM_SCRIPT_CONTEXT=" + context, "SLURM_JOB_ID=" + job_id};
+    if (context != "prolog_task")
+      env.insert(env.end(), {"SLURM_JOB_USER=alice", "SLURM_JOB_ACCOUNT=(null)",
+                             "SLURM_JOB_NODELIST=nid[00008-00009]", "SLURM_JOB_NUM_NODES=2"});
+    return basil_test::run({kProgram, "--config", dir_ + "/basil-slurm.conf"}, {},
+                           {.err = basil_test::Redirect::pipe(), .env = env}, 60s);
+  }
+
+  std::string updates() const { return basil_test::read_file(dir_ + "/updates"); }
+  std::string log() const { return basil_test::read_file(dir_ + "/hooks.log"); }
+
+ private:
+  std::string dir_;
+  std::string scontrol_;
+};
+
+json job_reservation(const Daemon& d, const std::string& batch_id) {
+  for (const auto& r : d.get("/v1/reservations").value("reservations", json::array()))
+    if (r.value("batch_id", "") == batch_id) return r;
+  return nullptr;
+}
+
+TEST(SlurmHooksTest, AJobsLifeReservesWithItsShapeConfirmsExportsAndReleases) {
+  Daemon d("slurm-hooks-life");
+  d.start(true, /*xml_log=*/true);
+  SlurmSide slurm(d.socket());
+
+  const auto prolog = slurm.run("prolog_slurmctld");
+  ASSERT_EQ(prolog.exit_code, 0) << prolog.err << slurm.log();
+  const json r = job_reservation(d, "45");
+  ASSERT_TRUE(r.is_object()) << d.get("/v1/reservations").dump();
+  EXPECT_EQ(r["nodes"], "8-9");
+  EXPECT_EQ(r["user"], "alice");
+  EXPECT_EQ(r["width"], 32);  // 2 nodes x 16 cores, one thread each
+  EXPECT_EQ(r["nppn"], 16);
+  EXPECT_EQ(r["nppcu"], 1);
+  EXPECT_EQ(r["state"], "confirmed");
+  EXPECT_EQ(r["pagg_id"], 45);
+  const auto id = r["reservation_id"].get<std::uint64_t>();
+  EXPECT_EQ(d.alps_reservations(), std::set<std::uint64_t>{id});
+  // What went to ALPS, as the XML log has it.
+  const std::string xml = basil_test::read_file(d.dir() + "/basil_xml.log");
+  EXPECT_NE(xml.find("width=\"32\" depth=\"1\" nppn=\"16\" nppcu=\"1\""), std::string::npos) << xml;
+  EXPECT_NE(xml.find("<NodeParam>8-9</NodeParam>"), std::string::npos) << xml;
+  EXPECT_NE(xml.find("pagg_id=\"45\""), std::string::npos) << xml;
+  EXPECT_EQ(slurm.updates(), "update\nJobId=45\nAdminComment=basil: reservation " + std::to_string(id) + "\n");
+
+  const auto task = slurm.run("prolog_task");
+  EXPECT_EQ(task.exit_code, 0) << task.err;
+  EXPECT_EQ(task.out, "export BASIL_RESERVATION_ID=" + std::to_string(id) + "\n");
+
+  const auto epilog = slurm.run("epilog_slurmctld");
+  EXPECT_EQ(epilog.exit_code, 0) << epilog.err;
+  EXPECT_FALSE(job_reservation(d, "45").is_object()) << d.get("/v1/reservations").dump();
+  EXPECT_TRUE(d.alps_reservations().empty());
+  EXPECT_EQ(d.events_of("release", id).size(), 1u) << d.get("/v1/events").dump();
+}
+
+TEST(SlurmHooksTest, ARepeatedPrologKeepsTheReservationItHolds) {
+  Daemon d("slurm-hooks-again");
+  d.start();
+  SlurmSide slurm(d.socket());
+  ASSERT_EQ(slurm.run("prolog_slurmctld").exit_code, 0) << slurm.log();
+  const auto first = job_reservation(d, "45")["reservation_id"];
+  ASSERT_EQ(slurm.run("prolog_slurmctld").exit_code, 0) << slurm.log();
+  EXPECT_EQ(job_reservation(d, "45")["reservation_id"], first);
+  EXPECT_EQ(d.alps_reservations().size(), 1u);
+  EXPECT_NE(slurm.log().find("is confirmed already"), std::string::npos) << slurm.log();
+}
+
+TEST(SlurmHooksTest, AJobBasildRefusesFailsNonRequeueableWithBasildsSentence) {
+  Daemon d("slurm-hooks-refused");
+  emulator_admin(d.emu(), "node --nids 9 --role INTERACTIVE");
+  d.start();
+  SlurmSide slurm(d.socket());
+  const auto prolog = slurm.run("prolog_slurmctld");
+  EXPECT_EQ(prolog.exit_code, 2) << prolog.err;
+  EXPECT_EQ(slurm.updates(),
+            "update\nJobId=45\nRequeue=0\nAdminComment=basil: refused: job refused before ALPS: node 9 of the job's "
+            "node list is not a batch compute node in the inventory; list only batch compute nodes\n");
+  EXPECT_TRUE(d.alps_reservations().empty());
+  // The epilog still runs (slurmctld runs it after a failed prolog) and finds nothing.
+  EXPECT_EQ(slurm.run("epilog_slurmctld").exit_code, 0);
+  EXPECT_NE(slurm.log().find("job 45 epilog: the job holds no reservation"), std::string::npos) << slurm.log();
+}
+
+TEST(SlurmHooksTest, ANodeDownInAlpsIsTransientAndLeavesTheJobRequeueable) {
+  Daemon d("slurm-hooks-down");
+  emulator_admin(d.emu(), "node --nids 8 --set-state DOWN");
+  d.start();
+  SlurmSide slurm(d.socket());
+  const auto prolog = slurm.run("prolog_slurmctld");
+  EXPECT_EQ(prolog.exit_code, 1) << prolog.err;
+  EXPECT_EQ(slurm.updates(),
+            "update\nJobId=45\nAdminComment=basil: could not start (transient): job refused before ALPS: node 8 of the "
+            "job's node list is not UP now; wait or choose other nodes\n");
+  EXPECT_TRUE(d.alps_reservations().empty());
+}
+
+TEST(SlurmHooksTest, BasildNotRunningIsTransientAndTheEpilogSaysSo) {
+  const auto dir = make_temp_dir("slurm-hooks-nobasild");
+  SlurmSide slurm(dir + "/control.sock");
+  const auto prolog = slurm.run("prolog_slurmctld");
+  EXPECT_EQ(prolog.exit_code, 1) << prolog.err;
+  EXPECT_NE(slurm.updates().find("AdminComment=basil: could not start (transient): basild did not answer: "),
+            std::string::npos)
+      << slurm.updates();
+  EXPECT_EQ(slurm.run("epilog_slurmctld").exit_code, 1);
+  EXPECT_NE(slurm.log().find("job 45 epilog: cannot list basild's reservations"), std::string::npos) << slurm.log();
+  // The task prolog prints nothing, and lets the task run.
+  const auto task = slurm.run("prolog_task");
+  EXPECT_EQ(task.exit_code, 0);
+  EXPECT_EQ(task.out, "");
+}
+
+TEST(SlurmHooksTest, AnEpilogReleasesAReservationWhoseApplicationStillRuns) {
+  Daemon d("slurm-hooks-claims");
+  d.start();
+  SlurmSide slurm(d.socket());
+  ASSERT_EQ(slurm.run("prolog_slurmctld").exit_code, 0) << slurm.log();
+  const auto id = job_reservation(d, "45")["reservation_id"].get<std::uint64_t>();
+  const auto apid = emulator_admin(d.emu(), "app start --resid " + std::to_string(id));
+  // basild answers "releasing" and goes on until the claims are gone.
+  EXPECT_EQ(slurm.run("epilog_slurmctld").exit_code, 0) << slurm.log();
+  EXPECT_NE(slurm.log().find("reservation " + std::to_string(id) + " releasing"), std::string::npos) << slurm.log();
+  emulator_admin(d.emu(), "app end --apid " + apid);
+  EXPECT_TRUE(wait_until([&] { return d.alps_reservations().empty(); }, 20s)) << d.get("/v1/reservations").dump();
+}
+
+}  // namespace
+}  // namespace basild::testing

@@ -1,0 +1,317 @@
+// The hooks' steps against fake ports: which calls each makes, in which
+// order, and how it ends, for every answer basild and scontrol can give.
+#include "slurm/hooks.h"
+
+#include <gtest/gtest.h>
+
+#include <deque>
+#include <map>
+
+#include "tests/support/files.h"
+
+namespace basild::slurm {
+namespace {
+
+using nlohmann::json;
+
+std::string fixture(const std::string& name) {
+  return basil_test::read_file(std::string(BASIL_TEST_DATA) + "/slurm/" + name + ".txt");
+}
+
+// Answers given in order per "METHOD TARGET"; every call recorded.
+class FakePorts : public Ports {
+ public:
+  std::map<std::string, std::deque<Reply>> answers;
+  std::deque<ProgramRun> scontrol_runs;
+  std::vector<std::string> calls;  // "POST /v1/reserve {...}", "scontrol update JobId=..."
+  std::vector<std::string> lines;
+
+  Reply basild(std::string_view method, std::string_view target, const std::string& body) override {
+    const std::string key = std::string(method) + " " + std::string(target);
+    calls.push_back(key + (body.empty() ? "" : " " + body));
+    auto& q = answers[key];
+    if (q.empty()) return {false, "no answer scripted for " + key, 0, {}};
+    Reply r = q.front();
+    q.pop_front();
+    return r;
+  }
+  ProgramRun scontrol(const std::vector<std::string>& args) override {
+    std::string call = "scontrol";
+    for (const auto& a : args) call += " " + a;
+    calls.push_back(call);
+    if (scontrol_runs.empty()) return {};
+    ProgramRun r = scontrol_runs.front();
+    scontrol_runs.pop_front();
+    return r;
+  }
+  void log(LogLevel level, const std::string& line) override {
+    lines.push_back(std::string(log_level_name(level)) + ": " + line);
+  }
+
+  void answer(const std::string& key, unsigned status, const json& body) {
+    answers[key].push_back({true, "", status, body.dump()});
+  }
+  void show(const std::string& output) { scontrol_runs.push_back({true, "", 0, false, output, ""}); }
+  void scontrol_ok() { scontrol_runs.push_back({}); }
+  std::string log_text() const {
+    std::string all;
+    for (const auto& l : lines) all += l + "\n";
+    return all;
+  }
+};
+
+JobEnv job15() {
+  JobEnv e;
+  e.job_id = "15";
+  e.user = "alice";
+  e.node_list = "nid00008";
+  return e;
+}
+
+const json kReserved = {{"reservation_id", 3}, {"batch_id", "15"}, {"nodes", "8"}, {"state", "reserved"}};
+const std::string kReserveCall =
+    R"(POST /v1/reserve {"batch_id":"15","job":{"cpus_per_task":1,"node_list":"8","nodes":1,"ntasks":4},"user":"alice"})";
+
+TEST(PrologTest, ReservesConfirmsWithTheJobIdAndNamesTheReservationInTheAdminComment) {
+  FakePorts p;
+  p.show(fixture("n4"));
+  p.answer("POST /v1/reserve", 200, kReserved);
+  p.answer("POST /v1/confirm", 200, {{"reservation_id", 3}, {"pagg_id", 15}, {"state", "confirmed"}});
+  p.scontrol_ok();
+  EXPECT_EQ(run_prolog(job15(), HookConfig{}, p), kExitOk) << p.log_text();
+  EXPECT_EQ(p.calls, (std::vector<std::string>{
+                         "scontrol -o show job 15", kReserveCall,
+                         R"(POST /v1/confirm {"pagg_id":15,"reservation_id":3})",
+                         "scontrol update JobId=15 AdminComment=basil: reservation 3"}));
+}
+
+TEST(PrologTest, APermanentRefusalMakesTheJobNonRequeueableWithBasildsSentence) {
+  FakePorts p;
+  p.show(fixture("n4"));
+  p.answer("POST /v1/reserve", 400,
+           {{"error", "job refused before ALPS: the job asks 33 CPUs per node"}, {"code", "job_rejected"},
+            {"transient", false}});
+  p.scontrol_ok();
+  EXPECT_EQ(run_prolog(job15(), HookConfig{}, p), kExitPermanent);
+  ASSERT_EQ(p.calls.size(), 3u);
+  EXPECT_EQ(p.calls[2],
+            "scontrol update JobId=15 Requeue=0 AdminComment=basil: refused: job refused before ALPS: the job asks 33 "
+            "CPUs per node");
+}
+
+TEST(PrologTest, BasildUnreachableIsTransientAndKeepsTheJobRequeueable) {
+  FakePorts p;
+  p.show(fixture("n4"));
+  p.answers["POST /v1/reserve"].push_back({false, "/run/basild/control.sock: connection refused", 0, ""});
+  p.scontrol_ok();
+  EXPECT_EQ(run_prolog(job15(), HookConfig{}, p), kExitTransient);
+  EXPECT_EQ(p.calls.back(),
+            "scontrol update JobId=15 AdminComment=basil: could not start (transient): basild did not answer: "
+            "/run/basild/control.sock: connection refused");
+}
+
+TEST(PrologTest, AnAlpsTransientFailureIsTransient) {
+  FakePorts p;
+  p.show(fixture("n4"));
+  p.answer("POST /v1/reserve", 503,
+           {{"error", "TRANSIENT ALPS SYSTEM error: busy"}, {"code", "alps_transient"}, {"transient", true}});
+  p.scontrol_ok();
+  EXPECT_EQ(run_prolog(job15(), HookConfig{}, p), kExitTransient);
+}
+
+TEST(PrologTest, AFailedConfirmReleasesTheReservation) {
+  FakePorts p;
+  p.show(fixture("n4"));
+  p.answer("POST /v1/reserve", 200, kReserved);
+  p.answer("POST /v1/confirm", 502,
+           {{"error", "PERMANENT ALPS BACKEND error: cannot find resId 3"}, {"code", "alps_permanent"},
+            {"transient", false}});
+  p.answer("POST /v1/release", 200, {{"reservation_id", 3}, {"state", "released"}, {"claims", 0}});
+  p.scontrol_ok();
+  EXPECT_EQ(run_prolog(job15(), HookConfig{}, p), kExitPermanent);
+  ASSERT_EQ(p.calls.size(), 5u);
+  EXPECT_EQ(p.calls[3], R"(POST /v1/release {"reservation_id":3})");
+  EXPECT_NE(p.calls[4].find("Requeue=0 AdminComment=basil: refused: PERMANENT ALPS BACKEND error"), std::string::npos);
+}
+
+TEST(PrologTest, AnEarlierStartsReservationOnOtherNodesIsReleasedAndTheJobRequeued) {
+  FakePorts p;
+  p.show(fixture("n4"));
+  p.answer("POST /v1/reserve", 200,
+           {{"reservation_id", 2}, {"batch_id", "15"}, {"nodes", "11"}, {"state", "confirmed"}, {"existing", true}});
+  p.answer("POST /v1/release", 200, {{"reservation_id", 2}, {"state", "released"}, {"claims", 0}});
+  p.scontrol_ok();
+  EXPECT_EQ(run_prolog(job15(), HookConfig{}, p), kExitTransient);
+  EXPECT_EQ(p.calls[2], R"(POST /v1/release {"reservation_id":2})");
+  EXPECT_NE(p.calls[3].find("holds nodes 11, not the job's 8"), std::string::npos) << p.calls[3];
+}
+
+TEST(PrologTest, AnEarlierStartsReservationStillBeingReleasedIsNotUsed) {
+  FakePorts p;
+  p.show(fixture("n4"));
+  json releasing = kReserved;
+  releasing["state"] = "releasing";
+  releasing["existing"] = true;
+  p.answer("POST /v1/reserve", 200, releasing);
+  p.scontrol_ok();
+  EXPECT_EQ(run_prolog(job15(), HookConfig{}, p), kExitTransient);
+  EXPECT_EQ(p.calls.size(), 3u);  // show, reserve, update: no CONFIRM, no second RELEASE
+  EXPECT_NE(p.calls.back().find("reservation 3 of job 15 is still being released"), std::string::npos)
+      << p.calls.back();
+}
+
+TEST(PrologTest, ARepeatedPrologDoesNotConfirmTwice) {
+  FakePorts p;
+  p.show(fixture("n4"));
+  json existing = kReserved;
+  existing["state"] = "confirmed";
+  existing["pagg_id"] = 15;
+  existing["existing"] = true;
+  p.answer("POST /v1/reserve", 200, existing);
+  p.scontrol_ok();
+  EXPECT_EQ(run_prolog(job15(), HookConfig{}, p), kExitOk) << p.log_text();
+  EXPECT_EQ(p.calls.size(), 3u);  // show, reserve, update: no CONFIRM
+}
+
+TEST(PrologTest, ASiteThatConfirmsOnTheNodeGetsOnlyTheReservation) {
+  FakePorts p;
+  p.show(fixture("n4"));
+  p.answer("POST /v1/reserve", 200, kReserved);
+  p.scontrol_ok();
+  HookConfig c;
+  c.confirm = false;
+  EXPECT_EQ(run_prolog(job15(), c, p), kExitOk) << p.log_text();
+  EXPECT_EQ(p.calls, (std::vector<std::string>{"scontrol -o show job 15", kReserveCall,
+                                               "scontrol update JobId=15 AdminComment=basil: reservation 3"}));
+}
+
+TEST(PrologTest, AJobArraysTaskIsShownAndUpdatedAlone) {
+  FakePorts p;
+  JobEnv e = job15();
+  e.array_task = "15_3";
+  p.show(fixture("n4"));
+  p.answer("POST /v1/reserve", 200, kReserved);
+  p.answer("POST /v1/confirm", 200, {{"reservation_id", 3}, {"pagg_id", 15}, {"state", "confirmed"}});
+  p.scontrol_ok();
+  EXPECT_EQ(run_prolog(e, HookConfig{}, p), kExitOk) << p.log_text();
+  EXPECT_EQ(p.calls.front(), "scontrol -o show job 15_3");
+  EXPECT_EQ(p.calls.back(), "scontrol update JobId=15_3 AdminComment=basil: reservation 3");
+}
+
+TEST(PrologTest, ScontrolThatFailsIsTransient) {
+  FakePorts p;
+  p.scontrol_runs.push_back({true, "", 1, false, "", "slurm_load_jobs error: Unable to contact slurm controller\n"});
+  p.scontrol_ok();
+  EXPECT_EQ(run_prolog(job15(), HookConfig{}, p), kExitTransient);
+  EXPECT_NE(p.calls.back().find("scontrol show job 15 failed: exited 1: slurm_load_jobs error: Unable to contact"),
+            std::string::npos)
+      << p.calls.back();
+}
+
+TEST(PrologTest, AJobImitatingScontrolsFieldsIsRefused) {
+  FakePorts p;
+  JobEnv e = job15();
+  e.job_id = "31";
+  e.node_list = "nid00011";
+  p.show(fixture("forged_block_differs"));
+  p.scontrol_ok();
+  EXPECT_EQ(run_prolog(e, HookConfig{}, p), kExitPermanent);
+  EXPECT_EQ(p.calls.size(), 2u);  // nothing reached basild
+  EXPECT_NE(p.calls.back().find("Requeue=0 AdminComment=basil: refused: cannot read the job's shape: scontrol's "
+                                "output holds different job shapes"),
+            std::string::npos)
+      << p.calls.back();
+}
+
+TEST(PrologTest, WithoutTheAdminCommentTheTasksCannotLearnTheReservationSoItIsReleased) {
+  FakePorts p;
+  p.show(fixture("n4"));
+  p.answer("POST /v1/reserve", 200, kReserved);
+  p.answer("POST /v1/confirm", 200, {{"reservation_id", 3}, {"pagg_id", 15}, {"state", "confirmed"}});
+  p.scontrol_runs.push_back({true, "", 1, false, "", "Invalid job id specified\n"});
+  p.answer("POST /v1/release", 200, {{"reservation_id", 3}, {"state", "released"}, {"claims", 0}});
+  EXPECT_EQ(run_prolog(job15(), HookConfig{}, p), kExitTransient);
+  EXPECT_EQ(p.calls.back(), R"(POST /v1/release {"reservation_id":3})");
+}
+
+json listing() {
+  return {{"reservations",
+           {{{"reservation_id", 3}, {"batch_id", "15"}, {"state", "confirmed"}},
+            {{"reservation_id", 4}, {"batch_id", "150"}, {"state", "confirmed"}},
+            {{"reservation_id", 5}, {"batch_id", "15"}, {"state", "releasing"}}}}};
+}
+
+TEST(EpilogTest, ReleasesEveryReservationOfTheJobAndNoOther) {
+  FakePorts p;
+  p.answer("GET /v1/reservations", 200, listing());
+  p.answer("POST /v1/release", 200, {{"reservation_id", 3}, {"state", "released"}, {"claims", 0}});
+  p.answer("POST /v1/release", 200, {{"reservation_id", 5}, {"state", "releasing"}, {"claims", 1}});
+  EXPECT_EQ(run_epilog(job15(), p), kExitOk);
+  EXPECT_EQ(p.calls, (std::vector<std::string>{"GET /v1/reservations", R"(POST /v1/release {"reservation_id":3})",
+                                               R"(POST /v1/release {"reservation_id":5})"}));
+}
+
+TEST(EpilogTest, AJobThatNeverGotAReservationSucceeds) {
+  FakePorts p;
+  p.answer("GET /v1/reservations", 200, {{"reservations", json::array()}});
+  EXPECT_EQ(run_epilog(job15(), p), kExitOk);
+  EXPECT_EQ(p.calls.size(), 1u);
+  EXPECT_NE(p.log_text().find("the job holds no reservation"), std::string::npos);
+}
+
+TEST(EpilogTest, AReservationAlreadyGoneCountsAsReleased) {
+  FakePorts p;
+  p.answer("GET /v1/reservations", 200, {{"reservations", {{{"reservation_id", 3}, {"batch_id", "15"}}}}});
+  p.answer("POST /v1/release", 404,
+           {{"reservation_id", 3}, {"state", "unknown"}, {"error", "unknown"}, {"transient", false}});
+  EXPECT_EQ(run_epilog(job15(), p), kExitOk);
+}
+
+TEST(EpilogTest, FailuresAreLoggedAndReportedButEveryReleaseIsTried) {
+  FakePorts p;
+  p.answer("GET /v1/reservations", 200, listing());
+  p.answers["POST /v1/release"].push_back({false, "timed out", 0, ""});
+  p.answer("POST /v1/release", 200, {{"reservation_id", 5}, {"state", "released"}});
+  EXPECT_EQ(run_epilog(job15(), p), kExitTransient);
+  EXPECT_EQ(p.calls.size(), 3u);
+  EXPECT_NE(p.log_text().find("error: job 15 epilog: RELEASE of reservation 3 failed (transient"),
+            std::string::npos)
+      << p.log_text();
+}
+
+TEST(EpilogTest, BasildUnreachableIsReported) {
+  FakePorts p;
+  EXPECT_EQ(run_epilog(job15(), p), kExitTransient);
+  EXPECT_NE(p.log_text().find("cannot list basild's reservations"), std::string::npos);
+}
+
+TEST(TaskPrologTest, ExportsTheReservationOfTheAdminComment) {
+  FakePorts p;
+  p.show(fixture("admin_comment_reservation"));
+  JobEnv e;
+  e.job_id = "48";
+  std::string out;
+  EXPECT_EQ(run_task_prolog(e, p, out), kExitOk);
+  EXPECT_EQ(out, "export BASIL_RESERVATION_ID=42\n");
+  EXPECT_EQ(p.calls, std::vector<std::string>{"scontrol -o show job 48"});
+}
+
+TEST(TaskPrologTest, PrintsNothingButSucceedsWhenThereIsNoneOrItIsAmbiguous) {
+  for (auto [file, id] : {std::pair{"n4", "15"}, std::pair{"admin_comment_forged_differs", "49"}}) {
+    FakePorts p;
+    p.show(fixture(file));
+    JobEnv e;
+    e.job_id = id;
+    std::string out;
+    EXPECT_EQ(run_task_prolog(e, p, out), kExitOk) << file;
+    EXPECT_EQ(out, "") << file;
+  }
+  FakePorts p;
+  p.scontrol_runs.push_back({false, "cannot run /usr/bin/scontrol: No such file or directory", 0, false, "", ""});
+  std::string out;
+  EXPECT_EQ(run_task_prolog(job15(), p, out), kExitOk);
+  EXPECT_EQ(out, "");
+}
+
+}  // namespace
+}  // namespace basild::slurm

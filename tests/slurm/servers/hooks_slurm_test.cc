@@ -1,0 +1,182 @@
+// basil-slurm in a real Slurm 22.05 (tests/support/slurm_fixture.h) as
+// PrologSlurmctld, EpilogSlurmctld and TaskProlog, against basild and the
+// emulator: batch and srun jobs run in their reservation with the shape
+// they asked, their tasks see it, the epilog releases it; a job basild
+// refuses is cancelled with basild's sentence, one ALPS cannot run now is
+// requeued.
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <regex>
+#include <set>
+#include <string>
+
+#include "tests/basild/daemon/daemon_support.h"
+#include "tests/support/slurm_fixture.h"
+
+namespace {
+
+using namespace std::chrono_literals;
+using basil_test::SlurmCluster;
+using basild::testing::Daemon;
+using basild::testing::emulator_admin;
+using basild::testing::json;
+using basild::testing::wait_until;
+
+std::string slurm_parent() { return std::string(BASIL_BINARY_DIR) + "/slurm-tests"; }
+
+// The hooks' directory: one wrapper Slurm names three times (Slurm runs
+// hooks without arguments; the wrapper adds --config), the configuration
+// written once basild's socket and Slurm's configuration are known.
+class Hooks {
+ public:
+  Hooks() : dir_("basil-slurm", slurm_parent()) {
+    basil_test::write_file(program(), "#!/bin/sh\nexec " + std::string(BASIL_BINARY_DIR) +
+                                          "/slurm/basil-slurm --config " + dir() + "/basil-slurm.conf\n");
+    ::chmod(program().c_str(), 0755);
+    ::chmod(dir().c_str(), 0755);
+  }
+  std::string dir() const { return dir_.path(); }
+  std::string program() const { return dir() + "/basil-slurm"; }
+  std::string slurm_conf() const {
+    return "PrologSlurmctld=" + program() + "\nEpilogSlurmctld=" + program() + "\nTaskProlog=" + program() + "\n";
+  }
+  void configure(const std::string& socket, const std::string& slurm_conf) const {
+    basil_test::write_file(dir() + "/basil-slurm.conf",
+                           "[basild]\nsocket = \"" + socket + "\"\n[slurm]\nscontrol = \"/usr/bin/scontrol\"\n" +
+                               "slurm_conf = \"" + slurm_conf + "\"\n[log]\nfile = \"" + dir() +
+                               "/hooks.log\"\nsyslog = false\n");
+  }
+  std::string log() const { return basil_test::read_file(dir() + "/hooks.log"); }
+
+ private:
+  basil_test::TempDir dir_;
+};
+
+// A real Slurm on nid00008-nid00011 with the hooks, and basild on tds-8
+// (NIDs 8-15, 2x8x2 nodes).
+struct Site {
+  Hooks hooks;
+  SlurmCluster slurm{{.nodes = {"nid00008", "nid00009", "nid00010", "nid00011"},
+                      .extra_conf = hooks.slurm_conf(),
+                      .parent = slurm_parent()}};
+  Daemon basild{"slurm-hooks-site"};
+
+  bool start() {
+    hooks.configure(basild.socket(), slurm.conf());
+    basild.start(true, /*xml_log=*/true);
+    return slurm.start();
+  }
+  std::string show_job(std::uint32_t id) const { return slurm.client({"scontrol", "-o", "show", "job", std::to_string(id)}).out; }
+  std::string why() const { return hooks.log() + slurm.controller_log(); }
+};
+
+// The first <ReserveParam ...> of the RESERVE for `batch_id` in basild's XML log.
+std::string reserve_param(const Daemon& d, std::uint32_t batch_id) {
+  const std::string xml = basil_test::read_file(d.dir() + "/basil_xml.log");
+  const auto at = xml.find("batch_id=\"" + std::to_string(batch_id) + "\"");
+  if (at == std::string::npos) return "";
+  const auto param = xml.find("<ReserveParam ", at);
+  return param == std::string::npos ? "" : xml.substr(param, xml.find('>', param) - param);
+}
+
+// The reservation CONFIRMed for the job with its id as pagg_id, from basild's audit log; 0 when none.
+std::uint64_t confirmed_reservation(const Daemon& d, std::uint32_t job) {
+  for (const auto& e : d.get("/v1/events?limit=1000").value("events", json::array()))
+    if (e.value("batch_id", "") == std::to_string(job) && e["detail"].is_object() &&
+        e["detail"].value("to", "") == "confirmed" && e["detail"].value("pagg_id", 0u) == job)
+      return e["reservation_id"].get<std::uint64_t>();
+  return 0;
+}
+
+TEST(SlurmHooksServerTest, BatchSrunAndArrayJobsRunInTheirReservationsWhichTheEpilogReleases) {
+  if (auto why = basil_test::slurm_unavailable()) GTEST_SKIP() << *why;
+  Site site;
+  ASSERT_TRUE(site.start()) << site.slurm.error();
+  const std::string out = site.hooks.dir() + "/batch.out";
+  const auto batch = site.slurm.sbatch(
+      {"-N2", "--ntasks-per-node=2", "--ntasks-per-core=1", "-o", out, "--wrap",
+       "echo script=$BASIL_RESERVATION_ID; srun sh -c 'echo task=$BASIL_RESERVATION_ID'"});
+  ASSERT_TRUE(batch) << site.slurm.error();
+  const auto srun = site.slurm.client({"srun", "-N1", "-n2", "--ntasks-per-core=2", "sh", "-c",
+                                       "echo srun=$BASIL_RESERVATION_ID $SLURM_JOB_ID"});
+  ASSERT_EQ(srun.exit_code, 0) << srun.err << site.why();
+  ASSERT_TRUE(site.slurm.wait_job_state(*batch, "COMPLETED", 60s)) << site.slurm.job_state(*batch) << site.why();
+
+  // Each job's reservation, confirmed with its job id, seen by its tasks.
+  const auto r_batch = confirmed_reservation(site.basild, *batch);
+  ASSERT_NE(r_batch, 0u) << site.basild.get("/v1/events").dump();
+  const std::string R = std::to_string(r_batch);
+  EXPECT_EQ(basil_test::read_file(out), "script=" + R + "\ntask=" + R + "\ntask=" + R + "\ntask=" + R + "\ntask=" +
+                                            R + "\n");
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(srun.out, m, std::regex("srun=([0-9]+) ([0-9]+)"))) << srun.out;
+  const auto srun_job = static_cast<std::uint32_t>(std::stoul(m[2]));
+  const auto r_srun = confirmed_reservation(site.basild, srun_job);
+  EXPECT_EQ(srun.out, "srun=" + std::to_string(r_srun) + " " + m[2].str() + "\nsrun=" + std::to_string(r_srun) +
+                          " " + m[2].str() + "\n");
+
+  // The shapes: 2 nodes of 16 cores at one task per core; 1 node at two.
+  EXPECT_EQ(reserve_param(site.basild, *batch), R"(<ReserveParam architecture="XT" width="32" depth="1" nppn="16" nppcu="1")");
+  EXPECT_EQ(reserve_param(site.basild, srun_job), R"(<ReserveParam architecture="XT" width="32" depth="1" nppn="32" nppcu="2")");
+
+  // A job array's tasks: each its own reservation (scontrol addresses the
+  // task whose job id is the array's as ARRAY_TASK, not the whole array).
+  const auto array = site.slurm.sbatch({"--array=0-2", "-n1", "-o", site.hooks.dir() + "/array-%a.out", "--wrap",
+                                        "echo $SLURM_JOB_ID $BASIL_RESERVATION_ID"});
+  ASSERT_TRUE(array) << site.slurm.error();
+  std::set<std::string> seen;
+  for (int task = 0; task < 3; ++task) {
+    const std::string file = site.hooks.dir() + "/array-" + std::to_string(task) + ".out";
+    ASSERT_TRUE(wait_until([&] { return basil_test::read_file(file).find('\n') != std::string::npos; }, 60s))
+        << file << site.why();
+    std::smatch a;
+    const std::string line = basil_test::read_file(file);
+    ASSERT_TRUE(std::regex_match(line, a, std::regex("([0-9]+) ([0-9]+)\n"))) << line << site.why();
+    EXPECT_EQ(a[2].str(), std::to_string(confirmed_reservation(site.basild, static_cast<std::uint32_t>(std::stoul(a[1]))))) << line;
+    seen.insert(a[2].str());
+  }
+  EXPECT_EQ(seen.size(), 3u);
+  EXPECT_TRUE(site.slurm.wait_queue_empty(60s));
+
+  // The epilogs released them all: ALPS holds nothing, basild agrees.
+  EXPECT_TRUE(wait_until([&] { return site.basild.alps_reservations().empty(); }, 20s)) << site.why();
+  EXPECT_TRUE(site.basild.basild_reservations().empty()) << site.basild.get("/v1/reservations").dump();
+  EXPECT_EQ(site.basild.events_of("release", r_batch).size(), 1u);
+  EXPECT_EQ(site.basild.events_of("release", r_srun).size(), 1u);
+}
+
+TEST(SlurmHooksServerTest, AJobBasildRefusesIsCancelledWithItsSentenceAndOneAlpsCannotRunNowIsRequeued) {
+  if (auto why = basil_test::slurm_unavailable()) GTEST_SKIP() << *why;
+  Site site;
+  emulator_admin(site.basild.emu(), "node --nids 11 --role INTERACTIVE");
+  emulator_admin(site.basild.emu(), "node --nids 10 --set-state DOWN");
+  ASSERT_TRUE(site.start()) << site.slurm.error();
+
+  const auto refused = site.slurm.sbatch({"-w", "nid00011", "-o", "/dev/null", "--wrap", "true"});
+  ASSERT_TRUE(refused) << site.slurm.error();
+  ASSERT_TRUE(site.slurm.wait_job_state(*refused, "CANCELLED", 60s)) << site.slurm.job_state(*refused) << site.why();
+  const std::string shown = site.show_job(*refused);
+  EXPECT_NE(shown.find("Requeue=0"), std::string::npos) << shown;
+  EXPECT_NE(shown.find("AdminComment=basil: refused: job refused before ALPS: node 11 of the job's node list is not "
+                       "a batch compute node in the inventory"),
+            std::string::npos)
+      << shown;
+  const auto srun = site.slurm.client({"srun", "-w", "nid00011", "true"});
+  EXPECT_NE(srun.exit_code, 0);
+  EXPECT_NE(srun.err.find("PrologSlurmctld failed, job killed"), std::string::npos) << srun.err;
+
+  const auto later = site.slurm.sbatch({"-w", "nid00010", "-o", "/dev/null", "--wrap", "true"});
+  ASSERT_TRUE(later) << site.slurm.error();
+  ASSERT_TRUE(wait_until([&] { return site.slurm.job(*later)["Restarts"] == "1"; }, 60s)) << site.why();
+  const std::string requeued = site.show_job(*later);
+  EXPECT_NE(requeued.find("JobState=PENDING"), std::string::npos) << requeued;
+  EXPECT_NE(requeued.find("AdminComment=basil: could not start (transient): job refused before ALPS: node 10 of the "
+                          "job's node list is not UP now"),
+            std::string::npos)
+      << requeued;
+  EXPECT_TRUE(site.basild.alps_reservations().empty());
+  ASSERT_EQ(site.slurm.client({"scancel", std::to_string(*later)}).exit_code, 0);
+}
+
+}  // namespace
