@@ -174,6 +174,21 @@ struct GeometryConfig {
   bool operator==(const GeometryConfig&) const = default;
 };
 
+// [slurm]: node state from ALPS to Slurm (core/node_sync.h has the rules):
+// nodes ALPS does not have UP and BATCH are drained in Slurm with a reason
+// naming ALPS's state, and resumed when ALPS has them back; a node drained
+// for any other reason is never resumed. Off by default.
+struct SlurmConfig {
+  bool node_sync = false;
+  std::string scontrol = "/usr/bin/scontrol";  // run directly (argv), never by a shell
+  std::string slurm_conf;                      // SLURM_CONF for scontrol; "": basild's own environment's
+  std::string node_name_format = "nid%05d";    // Slurm's name of a NID (core/slurm_names.h)
+  std::uint32_t max_changes_per_cycle = 10;    // drains and resumes per cycle, 1..100000
+  std::string reason_prefix = "basild:";       // marks basild's drains; letters, digits, " :()._/-"
+  Duration timeout = std::chrono::seconds(30);  // per scontrol call; its process group is killed after
+  bool operator==(const SlurmConfig&) const = default;
+};
+
 struct Config {
   ApbasilConfig apbasil;
   BasilConfig basil;
@@ -184,6 +199,7 @@ struct Config {
   PollConfig poll;
   ReconcileConfig reconcile;
   GeometryConfig geometry;
+  SlurmConfig slurm;
   bool operator==(const Config&) const = default;
 };
 

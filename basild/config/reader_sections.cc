@@ -6,6 +6,7 @@
 #include <iterator>
 
 #include "basild/config/reader.h"
+#include "basild/core/slurm_names.h"
 #include "basild/core/ssh_ciphers.h"
 
 namespace basild::config_detail {
@@ -214,6 +215,47 @@ void read_geometry(const toml::table& t, GeometryConfig& c, Errors& errors) {
   s.finish();
 }
 
+// The mark of basild's drains: Slurm shows it to admins, and basild
+// resumes only nodes whose reason starts with it (core/node_sync.h).
+std::optional<std::string> read_reason_prefix(const Field& f) {
+  auto v = read_string(f);
+  if (!v) return std::nullopt;
+  const auto allowed = [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+           std::string_view(" :()._/-").find(c) != std::string_view::npos;
+  };
+  if (v->empty() || v->size() > 40 || v->front() == ' ' || v->back() == ' ' ||
+      !std::all_of(v->begin(), v->end(), allowed)) {
+    f.fail("must be 1 to 40 letters, digits, blanks or \":()._/-\", not starting or ending with a blank (got \"" +
+           *v + "\")");
+    return std::nullopt;
+  }
+  return v;
+}
+
+void read_slurm(const toml::table& t, SlurmConfig& c, Errors& errors) {
+  Section s("slurm", t, errors);
+  s.key("node_sync", [&](const Field& f) { assign(c.node_sync, read_bool(f)); });
+  s.key("scontrol", [&](const Field& f) { assign(c.scontrol, read_absolute_path(f)); });
+  s.key("slurm_conf", [&](const Field& f) {
+    if (const auto* v = f.node.as_string(); v != nullptr && v->get().empty()) {
+      c.slurm_conf.clear();  // "": scontrol's own default
+      return;
+    }
+    assign(c.slurm_conf, read_absolute_path(f));
+  });
+  s.key("node_name_format", [&](const Field& f) {
+    auto v = read_string(f);
+    if (!v) return;
+    if (auto rule = NodeNameRule::parse(*v); !rule) return f.fail(rule.status().message());
+    c.node_name_format = std::move(*v);
+  });
+  s.key("max_changes_per_cycle", [&](const Field& f) { assign(c.max_changes_per_cycle, read_u32(f, 1, 100000)); });
+  s.key("reason_prefix", [&](const Field& f) { assign(c.reason_prefix, read_reason_prefix(f)); });
+  s.key("timeout", [&](const Field& f) { assign(c.timeout, read_duration(f, 100ms, 10min)); });
+  s.finish();
+}
+
 void read_source(const Field& f, std::size_t index, std::vector<JobSource>& out) {
   const auto* t = f.node.as_table();
   if (!t) {
@@ -365,6 +407,7 @@ void read_sections(const toml::table& root, Config& c, Errors& errors) {
       {"poll", [](const toml::table& t, Config& cf, Errors& e) { read_poll(t, cf.poll, e); }},
       {"reconcile", [](const toml::table& t, Config& cf, Errors& e) { read_reconcile(t, cf.reconcile, e); }},
       {"geometry", [](const toml::table& t, Config& cf, Errors& e) { read_geometry(t, cf.geometry, e); }},
+      {"slurm", [](const toml::table& t, Config& cf, Errors& e) { read_slurm(t, cf.slurm, e); }},
   };
   for (auto&& [k, v] : root) {
     const std::string_view key = k.str();  // clang 14 cannot capture a structured binding

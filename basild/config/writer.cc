@@ -155,6 +155,14 @@ std::string format_config(const Config& c) {
     << "one_task_per_core = " << boolean(c.geometry.one_task_per_core) << "\n"
     << "allocation = " << quote(c.geometry.allocation == basil::AllocationMode::kSubNode ? "sub-node" : "whole-node")
     << "\n\n";
+  o << "[slurm]\n"
+    << "node_sync = " << boolean(c.slurm.node_sync) << "\n"
+    << "scontrol = " << quote(c.slurm.scontrol) << "\n"
+    << "slurm_conf = " << quote(c.slurm.slurm_conf) << "\n"
+    << "node_name_format = " << quote(c.slurm.node_name_format) << "\n"
+    << "max_changes_per_cycle = " << c.slurm.max_changes_per_cycle << "\n"
+    << "reason_prefix = " << quote(c.slurm.reason_prefix) << "\n"
+    << "timeout = " << dur(c.slurm.timeout) << "\n\n";
   o << "[reconcile]\n"
     << "grace = " << dur(c.reconcile.grace) << "\n"
     << "consecutive = " << c.reconcile.consecutive << "\n"

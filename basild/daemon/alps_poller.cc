@@ -194,6 +194,7 @@ Awaitable<void> AlpsPoller::query(PollDecision d) {
   if (!inventory_) co_return;
   const bool full = result.node_data;
   if (result.reservations) apply_inventory(*inventory_, ticket, full);
+  if (full && ports_.nodes_refreshed) ports_.nodes_refreshed(*inventory_);
   if (full) answer_waiters(waiters_now_, basil::Status::ok());
   // Demands made while that INVENTORY was in flight need the next one.
   if (!waiters_next_.empty()) policy_.demand_inventory();
@@ -216,6 +217,7 @@ void AlpsPoller::learn_inventory(basil::Inventory inv, SteadyTime started, const
   inventory_at_ = ports_.clock->wall();
   ++inventories_learnt_;
   apply_inventory(*inventory_, ticket, true);
+  if (ports_.nodes_refreshed) ports_.nodes_refreshed(*inventory_);
   if (!waiters_next_.empty()) policy_.demand_inventory();
   poll_timer_.cancel();  // decide again: the next INVENTORY of its own is later now
 }

@@ -46,6 +46,9 @@ struct PollerPorts {
   std::function<Awaitable<void>(const basil::Inventory& inv)> reservations_refreshed;
   // A forwarded RESERVE's reservation whose answer never reached its caller.
   std::function<void(const ReservationRecord&)> release_stray;
+  // `inv`'s node data was just taken as basild's (a full INVENTORY, polled
+  // or learnt): the node sync, which must not keep `inv` beyond the call.
+  std::function<void(const basil::Inventory& inv)> nodes_refreshed;
 };
 
 class AlpsPoller : public std::enable_shared_from_this<AlpsPoller> {

@@ -4,21 +4,20 @@
 // from ALPS but a number reaches it.
 #pragma once
 
-#include <map>
 #include <memory>
 
 #include "basild/core/apkill_port.h"
 #include "basild/asio/asio.h"
 #include "basild/transport/conduit.h"
 #include "basild/config/config.h"
-#include "basild/io/local_transport.h"
+#include "basild/io/command_calls.h"
 
 namespace basild {
 
 // [reconcile] apkill and its args: the local apkill's argv before "-SIGNAL APID".
 std::vector<std::string> local_apkill_argv(const ReconcileConfig& c);
 
-class ApkillAdapter final : public ApkillPort, public std::enable_shared_from_this<ApkillAdapter> {
+class ApkillAdapter final : public ApkillPort {
  public:
   ApkillAdapter(boost::asio::io_context& io, Conduit& conduit, std::vector<std::string> argv,
                 std::chrono::milliseconds timeout);
@@ -28,12 +27,10 @@ class ApkillAdapter final : public ApkillPort, public std::enable_shared_from_th
   void shutdown();  // kills local apkill processes still running
 
  private:
-  boost::asio::io_context& io_;
   Conduit& conduit_;
   std::vector<std::string> argv_;  // the local apkill and its args
   std::chrono::milliseconds timeout_;
-  std::map<std::uint64_t, std::unique_ptr<LocalTransport>> runners_;
-  std::uint64_t next_ = 0;
+  CommandCalls calls_;
 };
 
 }  // namespace basild

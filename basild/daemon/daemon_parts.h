@@ -14,6 +14,7 @@
 #include "basild/core/timings.h"
 #include "basild/daemon/alps_poller.h"
 #include "basild/daemon/forwarder.h"
+#include "basild/daemon/node_sync_runner.h"
 #include "basild/daemon/reconcile_runner.h"
 #include "basild/daemon/state_watch.h"
 #include "basild/daemon/typed_calls.h"
@@ -36,6 +37,7 @@ struct DaemonParts {
   const control::Server* server = nullptr;
   AlpsPoller* poller = nullptr;
   const ReconcileRunner* runner = nullptr;
+  const NodeSyncRunner* node_sync = nullptr;  // null: no node sync part (tests)
   Forwarder* forwarder = nullptr;
   TypedCalls* typed = nullptr;
   const bool* stopping = nullptr;

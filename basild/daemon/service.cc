@@ -5,11 +5,13 @@
 #include "basild/control/server.h"
 #include "basild/daemon/apkill_adapter.h"
 #include "basild/daemon/daemon_parts.h"
+#include "basild/daemon/node_sync_runner.h"
 #include "basild/daemon/routes.h"
 #include "basild/daemon/state_watch.h"
 #include "basild/daemon/views.h"
 #include "basild/io/child_groups.h"
 #include "basild/io/job_sources.h"
+#include "basild/io/scontrol.h"
 #include "basild/core/change_order.h"
 #include "basild/core/ordered_store.h"
 #include "basild/core/state_store_replay.h"
@@ -19,6 +21,18 @@
 namespace basild {
 
 namespace asio = boost::asio;
+
+namespace {
+
+ScontrolOptions scontrol_options(const SlurmConfig& c) {
+  ScontrolOptions o;
+  o.scontrol = c.scontrol;
+  o.slurm_conf = c.slurm_conf;
+  o.timeout = c.timeout;
+  return o;
+}
+
+}  // namespace
 
 struct Service::Impl : std::enable_shared_from_this<Impl> {
   Impl(asio::io_context& io_, Config config_, Logger& log_, ServiceFlags flags_)
@@ -44,6 +58,8 @@ struct Service::Impl : std::enable_shared_from_this<Impl> {
   std::vector<CommandJobSource*> command_sources;  // owned by the runner; for shutdown
   std::shared_ptr<ApkillAdapter> apkill;
   std::shared_ptr<ReconcileRunner> runner;
+  std::unique_ptr<ScontrolNodeControl> scontrol;  // [slurm]: Slurm's nodes
+  std::shared_ptr<NodeSyncRunner> node_sync;
   std::shared_ptr<AlpsPoller> poller;
   std::shared_ptr<Forwarder> forwarder;
   std::shared_ptr<TypedCalls> typed;
@@ -65,6 +81,7 @@ struct Service::Impl : std::enable_shared_from_this<Impl> {
     build_parts();
     if (!speaks_for_scheduler(config.reconcile))
       log.notice("B0104", "reconcile: no command or sqlite job-table source: orphans are reported, never released");
+    log_node_sync(config.slurm, false);
     if (auto s = start_control(); !s) return s;
     state_watch->start();
     auto self = shared_from_this();
@@ -175,6 +192,7 @@ struct Service::Impl : std::enable_shared_from_this<Impl> {
     parts.timings = &timings;
     parts.poller = poller.get();
     parts.runner = runner.get();
+    parts.node_sync = node_sync.get();
     parts.forwarder = forwarder.get();
     parts.typed = typed.get();
     parts.stopping = &stopping;
@@ -227,6 +245,9 @@ struct Service::Impl : std::enable_shared_from_this<Impl> {
     }
     runner = std::make_shared<ReconcileRunner>(io, config.reconcile, log, std::move(ports));
 
+    scontrol = std::make_unique<ScontrolNodeControl>(io, scontrol_options(config.slurm));
+    node_sync = std::make_shared<NodeSyncRunner>(config.slurm, log, NodeSyncPorts{state.get(), scontrol.get(), &clock});
+
     PollerPorts pp;
     pp.store = state.get();
     pp.client = client.get();
@@ -234,6 +255,7 @@ struct Service::Impl : std::enable_shared_from_this<Impl> {
     pp.order = &order;
     pp.reservations_refreshed = [r = runner](const basil::Inventory& inv) { return r->cycle(inv); };
     pp.release_stray = [r = runner](const ReservationRecord& rec) { release_stray(*r, rec); };
+    pp.nodes_refreshed = [n = node_sync](const basil::Inventory& inv) { n->nodes_refreshed(inv); };
     poller = std::make_shared<AlpsPoller>(io, config.poll, log, std::move(pp));
 
     CallParts cp{io, log, *state, *client, clock, *poller, *runner, *apkill};
@@ -262,6 +284,8 @@ struct Service::Impl : std::enable_shared_from_this<Impl> {
     if (state_watch) state_watch->stop();
     for (auto* c : command_sources) c->shutdown();
     if (apkill) apkill->shutdown();
+    if (node_sync) node_sync->stop();
+    if (scontrol) scontrol->shutdown();
     auto self = shared_from_this();
     auto finished = std::make_shared<bool>(false);
     auto finish = [self, finished, done = std::move(done)] {
@@ -290,6 +314,16 @@ struct Service::Impl : std::enable_shared_from_this<Impl> {
     }
   }
 
+  void log_node_sync(const SlurmConfig& c, bool reloaded) {
+    if (c.node_sync)
+      log.notice("B0107", "node sync to Slurm on: " + c.scontrol +
+                              (c.slurm_conf.empty() ? std::string() : " with SLURM_CONF=" + c.slurm_conf) +
+                              ", node names " + c.node_name_format + ", at most " +
+                              std::to_string(c.max_changes_per_cycle) + " changes per cycle");
+    else if (reloaded)
+      log.notice("B0107", "node sync to Slurm off");
+  }
+
   void reload(const Config& next) {
     log.set_level(next.log.level);
     if (auto st = xml_log->reopen(); !st) log_xml_log_closed(st);
@@ -309,12 +343,17 @@ struct Service::Impl : std::enable_shared_from_this<Impl> {
     applied.reconcile = next.reconcile;
     applied.reconcile.sources = std::move(sources_kept);
     applied.geometry = next.geometry;
+    applied.slurm = next.slurm;
+    const bool sync_was = config.slurm.node_sync;
     config = applied;
     poller->set_config(config.poll);
     runner->set_config(config.reconcile);
     apkill->set_local_argv(local_apkill_argv(config.reconcile));
     typed->set_geometry(config.geometry);
-    std::string m = "configuration reloaded (log level, [poll], [reconcile] but its sources, [geometry])";
+    scontrol->set_options(scontrol_options(config.slurm));
+    node_sync->set_config(config.slurm);
+    if (config.slurm.node_sync != sync_was) log_node_sync(config.slurm, true);
+    std::string m = "configuration reloaded (log level, [poll], [reconcile] but its sources, [geometry], [slurm])";
     if (!restart.empty()) {
       m += "; changes to";
       for (const auto& r : restart) m += " " + r;

@@ -29,6 +29,7 @@ json health_json(const DaemonParts& d) {
   j["releases_running"] = d.runner->releases_running();
   j["poll_mode"] = poll_mode_name(d.config->poll.mode);
   j["reconcile"] = d.runner->health_json();
+  if (d.node_sync) j["node_sync"] = d.node_sync->health_json();
   j["state_database"] = d.config->state.database;
   if (d.state_watch) {
     j["state"] = d.state_watch->health_json();
@@ -45,6 +46,7 @@ json stats_json(const DaemonParts& d) {
   j["poll_errors"] = d.poller->poll_errors();
   j["poll"] = d.poller->poll_json();
   j["reconcile"] = d.runner->stats_json();
+  if (d.node_sync) j["node_sync"] = d.node_sync->stats_json();
   if (d.state_watch) j["state"] = d.state_watch->stats_json();
   return j;
 }
@@ -58,6 +60,7 @@ std::string metrics_text(const DaemonParts& d) {
             "QUERY ENGINE calls answered with the last good answer while ALPS could not answer");
   d.poller->write_metrics(m);
   d.runner->write_metrics(m);
+  if (d.node_sync) d.node_sync->write_metrics(m);
   if (d.state_watch) d.state_watch->write_metrics(m);
   return m.take();
 }

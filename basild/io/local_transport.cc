@@ -206,8 +206,9 @@ void LocalTransport::Impl::shutdown() {
 void LocalTransport::Impl::Call::start() {
   started = Clock::now();
   const auto& argv_s = impl->options_.argv;
+  const std::string cannot = "cannot start " + impl->options_.label;
   if (argv_s.empty() || argv_s.front().empty()) {
-    complete(Status(Code::kTransport, "cannot start apbasil: no command configured"));
+    complete(Status(Code::kTransport, cannot + ": no command configured"));
     return;
   }
   std::array<int, 2> p_in{-1, -1}, p_out{-1, -1}, p_err{-1, -1};
@@ -222,18 +223,18 @@ void LocalTransport::Impl::Call::start() {
   };
   if (e != 0) {
     close_all();
-    complete(Status(Code::kTransport, "cannot start apbasil: pipe: " + errno_text(e)));
+    complete(Status(Code::kTransport, cannot + ": pipe: " + errno_text(e)));
     return;
   }
 
   const auto not_before = ChildGroups::now_ticks();
-  auto child = spawn_child(argv_s, p_in[0], p_out[1], p_err[1]);
+  auto child = spawn_child(argv_s, p_in[0], p_out[1], p_err[1], impl->options_.env_set);
   close_fd(p_in[0]);
   close_fd(p_out[1]);
   close_fd(p_err[1]);
   if (!child) {
     close_all();
-    complete(Status(Code::kTransport, "cannot start apbasil '" + argv_s.front() + "': " + child.status().message()));
+    complete(Status(Code::kTransport, cannot + " '" + argv_s.front() + "': " + child.status().message()));
     return;
   }
   groups->started({*child, not_before, ChildGroups::now_ticks()});

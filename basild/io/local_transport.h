@@ -51,6 +51,7 @@ struct LocalTransportOptions {
   std::size_t max_concurrent = 4;                     // calls running at once
   std::size_t max_output_bytes = std::size_t{1} << 30;  // stdout limit (1 GiB)
   std::size_t max_stderr_bytes = kStderrExcerptBytes;   // kept for diagnostics (the rest counted)
+  std::vector<std::string> env_set{};  // "NAME=VALUE" in place of basild's NAME in the child's environment
 };
 
 class LocalTransport final : public Transport {

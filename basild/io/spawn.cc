@@ -7,10 +7,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstring>
 #include <memory>
+#include <string_view>
 
 extern char** environ;
 
@@ -73,9 +75,26 @@ BASILD_CHILD_CODE int child_main(void* arg) {
   return 127;
 }
 
+// basild's environment without the names `env_set` gives, then `env_set`.
+std::vector<char*> environment(const std::vector<std::string>& env_set) {
+  std::vector<char*> out;
+  for (char** e = environ; e != nullptr && *e != nullptr; ++e) {
+    const std::string_view entry(*e);
+    const auto replaced = [&](const std::string& set) {
+      const std::size_t eq = set.find('=');
+      return entry.substr(0, entry.find('=')) == std::string_view(set).substr(0, eq);
+    };
+    if (std::none_of(env_set.begin(), env_set.end(), replaced)) out.push_back(*e);
+  }
+  for (const auto& set : env_set) out.push_back(const_cast<char*>(set.c_str()));
+  out.push_back(nullptr);
+  return out;
+}
+
 }  // namespace
 
-basil::Result<pid_t> spawn_child(const std::vector<std::string>& argv, int in_fd, int out_fd, int err_fd) {
+basil::Result<pid_t> spawn_child(const std::vector<std::string>& argv, int in_fd, int out_fd, int err_fd,
+                                 const std::vector<std::string>& env_set) {
   if (argv.empty() || argv.front().empty()) return basil::Status(basil::Code::kTransport, "no command");
   std::vector<char*> args;
   args.reserve(argv.size() + 1);
@@ -84,7 +103,9 @@ basil::Result<pid_t> spawn_child(const std::vector<std::string>& argv, int in_fd
   ChildPlan plan;
   plan.path = argv.front().c_str();
   plan.argv = args.data();
-  plan.envp = environ;
+  std::vector<char*> env;
+  if (!env_set.empty()) env = environment(env_set);
+  plan.envp = env_set.empty() ? environ : env.data();
   plan.fds[0] = in_fd;
   plan.fds[1] = out_fd;
   plan.fds[2] = err_fd;

@@ -31,6 +31,9 @@ namespace basild {
 
 // The child's pid, or the errno of clone or exec (kTransport, the program's
 // path named) with the child, if any, reaped. The descriptors stay open here.
-basil::Result<pid_t> spawn_child(const std::vector<std::string>& argv, int in_fd, int out_fd, int err_fd);
+// The child's environment is basild's, with each "NAME=VALUE" of `env_set`
+// in place of basild's NAME (SLURM_CONF for scontrol).
+basil::Result<pid_t> spawn_child(const std::vector<std::string>& argv, int in_fd, int out_fd, int err_fd,
+                                 const std::vector<std::string>& env_set = {});
 
 }  // namespace basild

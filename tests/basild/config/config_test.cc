@@ -476,6 +476,7 @@ TEST(ConfigTest, FormattedConfigParsesBackEqual) {
   c.reconcile.max_release_share = 0.1;
   c.geometry.one_task_per_core = true;
   c.geometry.allocation = basil::AllocationMode::kSubNode;
+  c.slurm = {true, "/opt/scontrol", "/etc/slurm/x.conf", "cn%03d", 7, "ALPS (site):", 2500ms};
   c.reconcile.sources = {
       {JobSourceType::kCommand, "sq", {"/usr/bin/squeue", "-h"}, "", "", 5s},
       {JobSourceType::kSqlite, "db", {}, "/var/lib/jobs.db", "SELECT id FROM jobs WHERE s = 'R'", 2s},

@@ -39,6 +39,7 @@ const DurationKey kDurationKeys[] = {
     {"[reconcile]\ngrace", "reconcile.grace", "24h"},
     {"[reconcile]\nclaims_timeout", "reconcile.claims_timeout", "24h"},
     {"[[reconcile.source]]\ntype = \"basild\"\ntimeout", "reconcile.source[0].timeout", "1h"},
+    {"[slurm]\ntimeout", "slurm.timeout", "10m"},
 };
 
 TEST(ConfigValuesTest, ADurationTooLargeToHoldSaysTooLargeNamingTheMaximum) {
@@ -139,6 +140,40 @@ TEST(ConfigValuesTest, CheckConfigReportsAnUnknownAllowedUserAsStartDoes) {
   // Without a lookup (the fuzzer's form) names are not resolved.
   EXPECT_EQ(check_config("[control]\nallowed_users = [\"ghost\"]\n", "b.conf").report.find("ghost'"),
             std::string::npos);
+}
+
+TEST(ConfigValuesTest, SlurmNodeSyncKeysAreReadAndCheckedStrictly) {
+  auto c = parse_config(
+      "[slurm]\nnode_sync = true\nscontrol = \"/opt/slurm/bin/scontrol\"\nslurm_conf = \"/etc/slurm/test.conf\"\n"
+      "node_name_format = \"cn%d\"\nmax_changes_per_cycle = 3\nreason_prefix = \"ALPS sync (basild):\"\n"
+      "timeout = \"5s\"\n");
+  ASSERT_TRUE(c) << c.status().message();
+  EXPECT_TRUE(c->slurm.node_sync);
+  EXPECT_EQ(c->slurm.scontrol, "/opt/slurm/bin/scontrol");
+  EXPECT_EQ(c->slurm.slurm_conf, "/etc/slurm/test.conf");
+  EXPECT_EQ(c->slurm.node_name_format, "cn%d");
+  EXPECT_EQ(c->slurm.max_changes_per_cycle, 3u);
+  EXPECT_EQ(c->slurm.reason_prefix, "ALPS sync (basild):");
+  EXPECT_EQ(c->slurm.timeout, std::chrono::seconds(5));
+  EXPECT_FALSE(Config{}.slurm.node_sync) << "off by default";
+
+  const std::map<std::string, std::string> refused = {
+      {"scontrol = \"scontrol\"", "slurm.scontrol"},
+      {"slurm_conf = \"slurm.conf\"", "slurm.slurm_conf"},
+      {"node_name_format = \"nid%s\"", "slurm.node_name_format"},
+      {"node_name_format = \"n id%d\"", "slurm.node_name_format"},
+      {"max_changes_per_cycle = 0", "slurm.max_changes_per_cycle"},
+      {"reason_prefix = \"\"", "slurm.reason_prefix"},
+      {"reason_prefix = \"a\\\"b\"", "slurm.reason_prefix"},
+      {"reason_prefix = \"x\\ny\"", "slurm.reason_prefix"},
+      {"reason_prefix = \" basild:\"", "slurm.reason_prefix"},
+      {"reason_prefix = \"$(id)\"", "slurm.reason_prefix"},
+      {"reason_prefix = \"" + std::string(41, 'x') + "\"", "slurm.reason_prefix"},
+      {"node_sync = \"yes\"", "slurm.node_sync"},
+      {"squeue = \"/usr/bin/squeue\"", "slurm.squeue"},
+  };
+  for (const auto& [line, key] : refused) EXPECT_EQ(only_error("[slurm]\n" + line + "\n").key, key) << line;
+  EXPECT_NE(only_error("[slurm]\nnode_name_format = \"nid%s\"\n").message.find("%d or %0Wd"), std::string::npos);
 }
 
 }  // namespace

@@ -1,0 +1,137 @@
+#include "basild/core/node_sync.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+namespace basild {
+
+namespace {
+
+std::string mark(std::string_view prefix) { return std::string(prefix) + " ALPS has nid "; }
+
+// Plans one Slurm node that ALPS lists; appends to `drains`, `resumes` or
+// the plan's skipped.
+void plan_node(const SlurmNode& s, const AlpsNodeView& a, const NodeSyncSettings& settings,
+               std::vector<NodeSyncAction>& drains, std::vector<NodeSyncAction>& resumes, NodeSyncPlan& plan) {
+  const bool ours = drained_by_basild(s, settings.reason_prefix);
+  NodeSyncAction act;
+  act.name = s.name;
+  act.nid = a.nid;
+  act.alps = a;
+  act.slurm_state = s.state;
+  act.slurm_reason = s.reason;
+  if (usable(a)) {
+    if (!ours) return;
+    if (s.down) {
+      plan.skipped.push_back({s.name, a.nid, NodeSkip::kDownInSlurm, s.reason});
+      return;
+    }
+    act.kind = NodeSyncAction::Kind::kResume;
+    resumes.push_back(std::move(act));
+    return;
+  }
+  const std::string want = drain_reason(settings.reason_prefix, a);
+  if (!ours && (s.drain || s.fail || s.down)) {
+    plan.skipped.push_back({s.name, a.nid, NodeSkip::kHeldByOther, s.reason});
+    return;
+  }
+  if (ours && (s.reason == want || s.down)) return;  // drained as it should be (or down besides)
+  act.kind = NodeSyncAction::Kind::kDrain;
+  act.reason = want;
+  drains.push_back(std::move(act));
+}
+
+}  // namespace
+
+std::vector<AlpsNodeView> alps_nodes(const basil::Inventory& inv) {
+  std::vector<AlpsNodeView> out;
+  out.reserve(inv.nodes.size());
+  for (const auto& n : inv.nodes) out.push_back({n.node_id, n.state, n.role});
+  return out;
+}
+
+bool usable(const AlpsNodeView& n) {
+  return n.state == basil::NodeState::kUp && n.role == basil::NodeRole::kBatch;
+}
+
+std::string drain_reason(std::string_view prefix, const AlpsNodeView& n) {
+  std::string r = mark(prefix) + std::to_string(n.nid);
+  const bool state = n.state != basil::NodeState::kUp;
+  if (state) r += " state " + std::string(basil::to_string(n.state));
+  if (n.role != basil::NodeRole::kBatch) {
+    if (state) r += ",";
+    r += " role " + std::string(basil::to_string(n.role));
+  }
+  return r;
+}
+
+bool drained_by_basild(const SlurmNode& n, std::string_view prefix) {
+  return n.drain && !n.fail && n.reason.rfind(mark(prefix), 0) == 0;
+}
+
+bool resumable(const SlurmNode& n, std::string_view prefix) { return drained_by_basild(n, prefix) && !n.down; }
+
+std::string_view node_skip_name(NodeSkip s) {
+  switch (s) {
+    case NodeSkip::kBound: return "bound";
+    case NodeSkip::kHeldByOther: return "held-by-other";
+    case NodeSkip::kDownInSlurm: return "down-in-slurm";
+    case NodeSkip::kUnknownToSlurm: return "unknown-to-slurm";
+    case NodeSkip::kNotInAlps: return "not-in-alps";
+    case NodeSkip::kListedTwice: return "listed-twice";
+  }
+  return "?";
+}
+
+std::string_view node_action_name(NodeSyncAction::Kind k) {
+  return k == NodeSyncAction::Kind::kDrain ? "drain" : "resume";
+}
+
+NodeSyncPlan plan_node_sync(const std::vector<AlpsNodeView>& alps, const std::vector<SlurmNode>& slurm,
+                            const NodeSyncSettings& settings) {
+  NodeSyncPlan plan;
+  std::map<std::uint32_t, AlpsNodeView> alps_of;
+  for (const auto& a : alps) alps_of.emplace(a.nid, a);  // the first of a NID listed twice
+  std::map<std::string, std::size_t> times;
+  for (const auto& s : slurm) ++times[s.name];
+  // Slurm's nodes under the rule, by NID.
+  std::map<std::uint32_t, const SlurmNode*> slurm_of;
+  std::set<std::uint32_t> named;  // NIDs Slurm has a name for
+  std::set<std::string> reported;  // names listed twice, reported once
+  for (const auto& s : slurm) {
+    const auto nid = settings.rule.nid(s.name);
+    if (!nid) continue;
+    named.insert(*nid);
+    if (times[s.name] > 1) {
+      if (reported.insert(s.name).second) plan.skipped.push_back({s.name, *nid, NodeSkip::kListedTwice, {}});
+      continue;
+    }
+    slurm_of[*nid] = &s;
+    if (drained_by_basild(s, settings.reason_prefix)) ++plan.drained_by_basild;
+  }
+  std::vector<NodeSyncAction> drains, resumes;
+  for (const auto& [nid, s] : slurm_of) {
+    auto it = alps_of.find(nid);
+    if (it == alps_of.end()) {
+      plan.skipped.push_back({s->name, nid, NodeSkip::kNotInAlps, s->reason});
+      continue;
+    }
+    plan_node(*s, it->second, settings, drains, resumes, plan);
+  }
+  for (const auto& [nid, a] : alps_of)
+    if (!usable(a) && named.count(nid) == 0)
+      plan.skipped.push_back({settings.rule.name(nid), nid, NodeSkip::kUnknownToSlurm, {}});
+  for (auto* list : {&drains, &resumes}) {
+    for (auto& act : *list) {
+      if (plan.actions.size() < settings.max_changes) {
+        plan.actions.push_back(std::move(act));
+      } else {
+        plan.skipped.push_back({act.name, act.nid, NodeSkip::kBound, act.slurm_reason});
+      }
+    }
+  }
+  return plan;
+}
+
+}  // namespace basild

@@ -1,0 +1,92 @@
+// The node sync runner: after each full INVENTORY (the poller's
+// nodes_refreshed), when [slurm] node_sync is on, it lists Slurm's nodes,
+// plans with the pure planner (core/node_sync.h) and carries the plan out
+// one scontrol at a time: drains, and resumes that re-read the node just
+// before (a reason an admin wrote since is never resumed over). Each change
+// is an audit entry ("node-drain", "node-resume": basilctl events). It runs
+// beside the poll loop, never inside it: an INVENTORY that arrives while a
+// cycle runs is kept (the newest only) for the cycle after. A failing
+// scontrol is logged and counted; the next cycle tries again. It takes its
+// ports in its constructor (the state store, the node-control port, the
+// clock), so that it runs in a test with fakes.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "basild/asio/asio.h"
+#include "basild/config/config.h"
+#include "basild/core/clock.h"
+#include "basild/core/metrics_text.h"
+#include "basild/core/node_control_port.h"
+#include "basild/core/node_sync.h"
+#include "basild/core/state_store.h"
+#include "basild/daemon/log.h"
+
+namespace basild {
+
+NodeSyncSettings node_sync_settings(const SlurmConfig& c);
+
+struct NodeSyncPorts {
+  StateStore* store = nullptr;
+  NodeControlPort* control = nullptr;
+  const ClockPort* clock = nullptr;
+};
+
+class NodeSyncRunner : public std::enable_shared_from_this<NodeSyncRunner> {
+ public:
+  NodeSyncRunner(SlurmConfig config, Logger& log, NodeSyncPorts ports);
+
+  // ALPS's nodes were just refreshed: a cycle now, or after the one running.
+  void nodes_refreshed(const basil::Inventory& inv);
+  void set_config(const SlurmConfig& c);
+  // No cycle starts after this; the one running ends at its next step.
+  void stop() { stopping_ = true; }
+
+  bool running() const { return running_; }
+  std::uint64_t cycles() const { return cycles_; }
+
+  nlohmann::json health_json() const;  // /v1/health "node_sync"
+  nlohmann::json stats_json() const;   // /v1/stats "node_sync"
+  void write_metrics(MetricsText& out) const;
+
+ private:
+  void start();
+  void planned(basil::Result<std::vector<SlurmNode>> listed, const std::vector<AlpsNodeView>& alps);
+  void next();
+  void drain(const NodeSyncAction& act);
+  void resume(const NodeSyncAction& act);
+  void resume_checked(const NodeSyncAction& act, basil::Result<std::vector<SlurmNode>> listed);
+  void changed(const NodeSyncAction& act);
+  void failed(const NodeSyncAction& act, const basil::Status& s);
+  void report_skipped(const NodeSyncPlan& plan);
+  void finish();
+
+  SlurmConfig config_;
+  NodeSyncSettings settings_;
+  Logger& log_;
+  NodeSyncPorts ports_;
+  bool stopping_ = false;
+  bool running_ = false;
+  std::optional<std::vector<AlpsNodeView>> pending_;  // the newest INVENTORY's nodes, not yet planned
+  std::deque<NodeSyncAction> todo_;                   // the running cycle's actions not yet done
+
+  std::uint64_t cycles_ = 0;
+  std::uint64_t drains_ = 0;
+  std::uint64_t resumes_ = 0;
+  std::uint64_t failures_ = 0;  // scontrol calls that failed
+  std::string slurm_error_;     // of the last listing ("" when it answered)
+  std::map<std::string, std::string> action_errors_;  // node -> the last failure logged for it
+  std::string skipped_logged_;                        // the last skipped summary logged
+  std::optional<NodeSyncPlan> last_plan_;
+  WallTime last_plan_at_{};
+};
+
+}  // namespace basild

@@ -1,0 +1,220 @@
+#include "basild/core/node_sync.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "basild/core/scontrol_nodes.h"
+
+namespace basild {
+namespace {
+
+using basil::NodeRole;
+using basil::NodeState;
+using Kind = NodeSyncAction::Kind;
+
+AlpsNodeView alps(std::uint32_t nid, NodeState state = NodeState::kUp, NodeRole role = NodeRole::kBatch) {
+  return {nid, state, role};
+}
+
+SlurmNode slurm(std::string name, std::string state = "IDLE", std::string reason = "") {
+  SlurmNode n;
+  n.name = std::move(name);
+  n.state = std::move(state);
+  n.reason = std::move(reason);
+  read_state_flags(n.state, n);
+  return n;
+}
+
+NodeSyncPlan plan(const std::vector<AlpsNodeView>& a, const std::vector<SlurmNode>& s, std::uint32_t max = 10) {
+  NodeSyncSettings settings;
+  settings.max_changes = max;
+  return plan_node_sync(a, s, settings);
+}
+
+// "drain nid00008 <reason>", "resume nid00009".
+std::vector<std::string> actions(const NodeSyncPlan& p) {
+  std::vector<std::string> out;
+  for (const auto& a : p.actions)
+    out.push_back(std::string(node_action_name(a.kind)) + " " + a.name + (a.reason.empty() ? "" : " " + a.reason));
+  return out;
+}
+
+// "bound nid00010", ...
+std::vector<std::string> skipped(const NodeSyncPlan& p) {
+  std::vector<std::string> out;
+  for (const auto& s : p.skipped) out.push_back(std::string(node_skip_name(s.why)) + " " + s.name);
+  return out;
+}
+
+using Strings = std::vector<std::string>;
+
+TEST(NodeSyncTest, EveryAlpsStateButUpDrainsTheNodeWithAReasonNamingIt) {
+  const std::vector<std::pair<NodeState, std::string>> cases = {
+      {NodeState::kDown, "DOWN"},       {NodeState::kSuspect, "SUSPECT"},         {NodeState::kAdmin, "ADMIN"},
+      {NodeState::kRouting, "ROUTING"}, {NodeState::kUnavailable, "UNAVAILABLE"}, {NodeState::kUnknown, "UNKNOWN"},
+  };
+  for (const auto& [state, word] : cases) {
+    const auto p = plan({alps(8, state)}, {slurm("nid00008")});
+    EXPECT_EQ(actions(p), Strings{"drain nid00008 basild: ALPS has nid 8 state " + word}) << word;
+    EXPECT_TRUE(p.skipped.empty());
+  }
+}
+
+TEST(NodeSyncTest, ANodeNoLongerBatchIsDrainedNamingItsRole) {
+  EXPECT_EQ(actions(plan({alps(8, NodeState::kUp, NodeRole::kInteractive)}, {slurm("nid00008")})),
+            Strings{"drain nid00008 basild: ALPS has nid 8 role INTERACTIVE"});
+  EXPECT_EQ(actions(plan({alps(8, NodeState::kSuspect, NodeRole::kUnknown)}, {slurm("nid00008")})),
+            Strings{"drain nid00008 basild: ALPS has nid 8 state SUSPECT, role UNKNOWN"});
+}
+
+TEST(NodeSyncTest, AnUpBatchNodeThatSlurmRunsIsLeftAlone) {
+  const auto p = plan({alps(8)}, {slurm("nid00008"), slurm("nid00008x")});
+  EXPECT_TRUE(p.actions.empty());
+  EXPECT_TRUE(p.skipped.empty());
+}
+
+TEST(NodeSyncTest, ANodeBasildDrainedIsResumedOnlyWhenAlpsHasItUpAndBatchAgain) {
+  const auto drained = slurm("nid00008", "IDLE+DRAIN", "basild: ALPS has nid 8 state DOWN");
+  EXPECT_EQ(actions(plan({alps(8)}, {drained})), Strings{"resume nid00008"});
+  EXPECT_EQ(actions(plan({alps(8, NodeState::kUp, NodeRole::kInteractive)}, {drained})),
+            Strings{"drain nid00008 basild: ALPS has nid 8 role INTERACTIVE"})
+      << "still not usable: the reason follows ALPS, no resume";
+  EXPECT_TRUE(plan({alps(8, NodeState::kDown)}, {drained}).actions.empty()) << "drained as it should be";
+}
+
+TEST(NodeSyncTest, ANodeAnAdminDrainedStaysDrainedWhenAlpsHasItUp) {
+  for (const char* reason : {"board swap", "basild: board swap", "ALPS has nid 8 state DOWN",
+                                    "basild:ALPS has nid 8 state DOWN", " basild: ALPS has nid 8 state DOWN"}) {
+    const auto p = plan({alps(8)}, {slurm("nid00008", "IDLE+DRAIN", reason)});
+    EXPECT_TRUE(p.actions.empty()) << reason;
+  }
+  EXPECT_TRUE(plan({alps(8)}, {slurm("nid00008", "IDLE+FAIL", "basild: ALPS has nid 8 state DOWN")}).actions.empty())
+      << "a failed node is an admin's";
+}
+
+TEST(NodeSyncTest, ANodeDrainedOrDownForAnotherReasonKeepsThatReasonWhenAlpsHasItDown) {
+  for (const auto& [state, reason] : std::vector<std::pair<std::string, std::string>>{
+           {"IDLE+DRAIN", "admin: memory errors"},
+           {"DOWN", "Not responding"},
+           {"DOWN+DRAIN", "Kill task failed"},
+           {"IDLE+FAIL", "failing DIMM"}}) {
+    const auto p = plan({alps(8, NodeState::kDown)}, {slurm("nid00008", state, reason)});
+    EXPECT_TRUE(p.actions.empty()) << state;
+    ASSERT_EQ(p.skipped.size(), 1u);
+    EXPECT_EQ(p.skipped[0].why, NodeSkip::kHeldByOther);
+    EXPECT_EQ(p.skipped[0].slurm_reason, reason);
+  }
+}
+
+TEST(NodeSyncTest, BasildsDrainTakesAlpsNewStateAsItsReason) {
+  const auto p = plan({alps(8, NodeState::kSuspect)}, {slurm("nid00008", "IDLE+DRAIN", "basild: ALPS has nid 8 state DOWN")});
+  ASSERT_EQ(p.actions.size(), 1u);
+  EXPECT_EQ(p.actions[0].kind, Kind::kDrain);
+  EXPECT_EQ(p.actions[0].reason, "basild: ALPS has nid 8 state SUSPECT");
+  EXPECT_EQ(p.actions[0].slurm_reason, "basild: ALPS has nid 8 state DOWN");
+}
+
+TEST(NodeSyncTest, ANodeBasildDrainedThatSlurmHasDownWaitsForSlurm) {
+  const auto p = plan({alps(8)}, {slurm("nid00008", "DOWN+DRAIN", "basild: ALPS has nid 8 state DOWN")});
+  EXPECT_TRUE(p.actions.empty());
+  EXPECT_EQ(skipped(p), Strings{"down-in-slurm nid00008"});
+  EXPECT_TRUE(plan({alps(8, NodeState::kDown)}, {slurm("nid00008", "DOWN+DRAIN", "basild: ALPS has nid 8 state SUSPECT")})
+                  .actions.empty());
+}
+
+TEST(NodeSyncTest, AtMostTheBoundChangesPerPlanDrainsFirstTheRestSkipped) {
+  std::vector<AlpsNodeView> a;
+  std::vector<SlurmNode> s;
+  for (std::uint32_t nid = 1; nid <= 4; ++nid) {
+    a.push_back(alps(nid));
+    s.push_back(slurm(NodeNameRule().name(nid), "IDLE+DRAIN", "basild: ALPS has nid " + std::to_string(nid) + " state DOWN"));
+  }
+  for (std::uint32_t nid = 5; nid <= 8; ++nid) {
+    a.push_back(alps(nid, NodeState::kDown));
+    s.push_back(slurm(NodeNameRule().name(nid)));
+  }
+  const auto p = plan(a, s, 5);
+  EXPECT_EQ(actions(p), (Strings{"drain nid00005 basild: ALPS has nid 5 state DOWN",
+                                 "drain nid00006 basild: ALPS has nid 6 state DOWN",
+                                 "drain nid00007 basild: ALPS has nid 7 state DOWN",
+                                 "drain nid00008 basild: ALPS has nid 8 state DOWN", "resume nid00001"}));
+  EXPECT_EQ(skipped(p), (Strings{"bound nid00002", "bound nid00003", "bound nid00004"}));
+  EXPECT_EQ(p.drained_by_basild, 4u);
+  EXPECT_EQ(plan(a, s, 1).actions.size(), 1u);
+}
+
+TEST(NodeSyncTest, ANodeAlpsDoesNotListIsNotTouched) {
+  const auto p = plan({alps(9, NodeState::kDown)},
+                      {slurm("nid00008", "IDLE+DRAIN", "basild: ALPS has nid 8 state DOWN"), slurm("nid00010"),
+                       slurm("nid00009")});
+  EXPECT_EQ(actions(p), Strings{"drain nid00009 basild: ALPS has nid 9 state DOWN"});
+  EXPECT_EQ(skipped(p), (Strings{"not-in-alps nid00008", "not-in-alps nid00010"}));
+}
+
+TEST(NodeSyncTest, ANodeSlurmDoesNotKnowIsReportedWhenAlpsHasItDown) {
+  const auto p = plan({alps(8, NodeState::kDown), alps(9), alps(10, NodeState::kUp, NodeRole::kInteractive)},
+                      {slurm("nid00012")});
+  EXPECT_TRUE(p.actions.empty());
+  EXPECT_EQ(skipped(p), (Strings{"not-in-alps nid00012", "unknown-to-slurm nid00008", "unknown-to-slurm nid00010"}));
+}
+
+TEST(NodeSyncTest, SlurmNodesOutsideTheRuleAreNotLookedAt) {
+  NodeSyncSettings settings;
+  settings.rule = *NodeNameRule::parse("cn%d");
+  const auto p = plan_node_sync({alps(8, NodeState::kDown)}, {slurm("nid00008"), slurm("login1"), slurm("cn8")}, settings);
+  EXPECT_EQ(actions(p), Strings{"drain cn8 basild: ALPS has nid 8 state DOWN"});
+  EXPECT_TRUE(p.skipped.empty());
+}
+
+TEST(NodeSyncTest, ANameListedTwiceIsNotActedOn) {
+  const auto p = plan({alps(8), alps(9, NodeState::kDown)},
+                      {slurm("nid00008", "IDLE+DRAIN", "admin"), slurm("nid00009"),
+                       slurm("nid00008", "IDLE+DRAIN", "basild: ALPS has nid 8 state DOWN"), slurm("nid00009")});
+  EXPECT_TRUE(p.actions.empty());
+  EXPECT_EQ(skipped(p), (Strings{"listed-twice nid00008", "listed-twice nid00009"}));
+}
+
+TEST(NodeSyncTest, TheReasonPrefixIsTheSites) {
+  NodeSyncSettings settings;
+  settings.reason_prefix = "ALPS sync (site A):";
+  const auto down = plan_node_sync({alps(8, NodeState::kAdmin)}, {slurm("nid00008")}, settings);
+  EXPECT_EQ(actions(down), Strings{"drain nid00008 ALPS sync (site A): ALPS has nid 8 state ADMIN"});
+  EXPECT_TRUE(plan_node_sync({alps(8)}, {slurm("nid00008", "IDLE+DRAIN", "basild: ALPS has nid 8 state DOWN")}, settings)
+                  .actions.empty())
+      << "another prefix's drain is not this basild's";
+}
+
+TEST(NodeSyncTest, HostileReasonsAreKeptAndNeverTakenForBasilds) {
+  for (const std::string& reason :
+       {std::string("x\"; scontrol update NodeName=nid00008 State=RESUME; \""), std::string("line\nbasild: ALPS has nid 8"),
+        std::string("'\\$(reboot)`id`"), std::string(1, '\0') + "basild: ALPS has nid 8 state DOWN", std::string(5000, 'x')}) {
+    const auto down = plan({alps(8, NodeState::kDown)}, {slurm("nid00008", "IDLE+DRAIN", reason)});
+    EXPECT_TRUE(down.actions.empty());
+    ASSERT_EQ(down.skipped.size(), 1u);
+    EXPECT_EQ(down.skipped[0].slurm_reason, reason) << "kept as it is";
+    EXPECT_TRUE(plan({alps(8)}, {slurm("nid00008", "IDLE+DRAIN", reason)}).actions.empty());
+  }
+}
+
+TEST(NodeSyncTest, ResumableNeedsBasildsDrainAndNoDown) {
+  EXPECT_TRUE(resumable(slurm("n", "IDLE+DRAIN", "basild: ALPS has nid 8 state DOWN"), "basild:"));
+  EXPECT_TRUE(resumable(slurm("n", "MIXED+DRAIN", "basild: ALPS has nid 8 state DOWN"), "basild:"));
+  EXPECT_FALSE(resumable(slurm("n", "IDLE", "basild: ALPS has nid 8 state DOWN"), "basild:"));
+  EXPECT_FALSE(resumable(slurm("n", "DOWN+DRAIN", "basild: ALPS has nid 8 state DOWN"), "basild:"));
+  EXPECT_FALSE(resumable(slurm("n", "IDLE+DRAIN", "admin"), "basild:"));
+}
+
+TEST(NodeSyncTest, TheNodesOfAnInventoryKeepTheirStateAndRole) {
+  basil::Inventory inv;
+  basil::Node n;
+  n.node_id = 12;
+  n.state = NodeState::kSuspect;
+  n.role = NodeRole::kInteractive;
+  inv.nodes.push_back(n);
+  EXPECT_EQ(alps_nodes(inv), (std::vector<AlpsNodeView>{alps(12, NodeState::kSuspect, NodeRole::kInteractive)}));
+}
+
+}  // namespace
+}  // namespace basild
