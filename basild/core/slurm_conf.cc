@@ -104,9 +104,9 @@ SlurmNodes slurm_nodes(const std::vector<NodeFacts>& facts, const NodeNameRule& 
       out.left_out_names[f.nid] = rule.name(f.nid);
       continue;
     }
-    out.nodes.push_back(SlurmNode{f.nid, rule.name(f.nid), f.cname, *slurm_layout(f)});
+    out.nodes.push_back(SlurmConfNode{f.nid, rule.name(f.nid), f.cname, *slurm_layout(f)});
   }
-  std::sort(out.nodes.begin(), out.nodes.end(), [](const SlurmNode& a, const SlurmNode& b) { return a.nid < b.nid; });
+  std::sort(out.nodes.begin(), out.nodes.end(), [](const SlurmConfNode& a, const SlurmConfNode& b) { return a.nid < b.nid; });
   return out;
 }
 
@@ -140,7 +140,7 @@ constexpr std::size_t kMaxRange = 65536;
 // kMaxRange nodes, each piece on a line of its own (in one list the pieces
 // would join again); a list's length is bounded by the sum of its runs' own
 // lists.
-std::vector<std::string> node_hostlists(const std::vector<const SlurmNode*>& nodes, std::size_t max_list) {
+std::vector<std::string> node_hostlists(const std::vector<const SlurmConfNode*>& nodes, std::size_t max_list) {
   std::vector<std::string> lists;
   std::vector<std::string> chunk;
   std::size_t bound = 0;
@@ -173,9 +173,9 @@ std::string plural(std::size_t n, const char* word) {
 std::string node_lines(const SlurmNodes& nodes, const NodeNameRule& rule, std::size_t max_list) {
   // Layouts in the order of their first node.
   std::vector<const SlurmLayout*> order;
-  std::map<SlurmLayout, std::vector<const SlurmNode*>> by_layout;
+  std::map<SlurmLayout, std::vector<const SlurmConfNode*>> by_layout;
   bool gres = false;
-  for (const SlurmNode& n : nodes.nodes) {
+  for (const SlurmConfNode& n : nodes.nodes) {
     auto [it, fresh] = by_layout.try_emplace(n.layout);
     if (fresh) order.push_back(&it->first);
     it->second.push_back(&n);

@@ -81,7 +81,7 @@ std::optional<SlurmLayout> slurm_layout(const NodeFacts& facts);
 // meaning). Empty when nothing is left.
 std::string slurm_feature(std::string_view label);
 
-struct SlurmNode {
+struct SlurmConfNode {
   std::uint32_t nid = 0;
   std::string name;   // Slurm's, by the NodeNameRule
   std::string cname;  // ALPS's
@@ -91,7 +91,7 @@ struct SlurmNode {
 // The nodes Slurm gets, and those it does not, with why.
 struct SlurmNodes {
   std::optional<std::string> system;  // Inventory@mpp_host, when known
-  std::vector<SlurmNode> nodes;       // by NID
+  std::vector<SlurmConfNode> nodes;       // by NID
   std::map<std::uint32_t, std::string> left_out;  // NID -> "role INTERACTIVE", ...
   std::map<std::uint32_t, std::string> left_out_names;  // NID -> Slurm name
   std::set<std::uint32_t> without_layout;  // of those, BATCH XT nodes listed without processors

@@ -364,10 +364,10 @@ ConfComparison compare_slurm_conf(const std::vector<ConfNode>& conf, const Slurm
                                   const NodeNameRule& rule) {
   std::map<std::string, std::vector<const ConfNode*>> by_name;
   for (const ConfNode& n : conf) by_name[n.name].push_back(&n);
-  std::map<std::uint32_t, const SlurmNode*> by_nid;
-  for (const SlurmNode& n : alps.nodes) by_nid[n.nid] = &n;
+  std::map<std::uint32_t, const SlurmConfNode*> by_nid;
+  for (const SlurmConfNode& n : alps.nodes) by_nid[n.nid] = &n;
   Report report, aside;
-  for (const SlurmNode& n : alps.nodes)
+  for (const SlurmConfNode& n : alps.nodes)
     if (by_name.find(n.name) == by_name.end()) report.add(kMissing, "in ALPS, not in slurm.conf", n.name);
   for (const ConfNode& c : conf) {
     const auto& defs = by_name[c.name];

@@ -57,7 +57,7 @@ std::optional<CrayPlace> parse_cname(std::string_view cname) {
 bool has_xc_groups(const SlurmNodes& nodes, XcGroups groups) {
   if (groups != XcGroups::kAuto) return groups == XcGroups::kYes;
   if (nodes.sockets_seen) return true;
-  for (const SlurmNode& n : nodes.nodes) {
+  for (const SlurmConfNode& n : nodes.nodes) {
     const auto p = parse_cname(n.cname);
     if (p && p->slot > 7) return true;
   }
@@ -67,7 +67,7 @@ bool has_xc_groups(const SlurmNodes& nodes, XcGroups groups) {
 basil::Result<std::string> topology_conf(const SlurmNodes& nodes, XcGroups groups) {
   const bool xc = has_xc_groups(nodes, groups);
   Level blades, chassis, cabinets, xc_groups, top;
-  for (const SlurmNode& n : nodes.nodes) {
+  for (const SlurmConfNode& n : nodes.nodes) {
     const auto p = parse_cname(n.cname);
     if (!p)
       return basil::Status(basil::Code::kInvalidValue,

@@ -79,7 +79,9 @@ bool SlurmCluster::write_config(const std::string& topology) {
     << "SelectType=select/cons_tres\nSelectTypeParameters=CR_Core_Memory\n"
     << "SlurmdParameters=config_overrides\nReturnToService=2\n"
     << "KillWait=2\nMessageTimeout=20\nInactiveLimit=0\n"
-    << "SchedulerParameters=batch_sched_delay=0\n";
+    // Pending jobs are looked at every second (Slurm: every 60 s, and 30 s
+    // for backfill), so that a test waits for its jobs, not for a timer.
+    << "SchedulerParameters=batch_sched_delay=0,sched_interval=1,bf_interval=1\n";
   if (!topology.empty()) {
     write_file(dir() + "/topology.conf", topology);
     c << "TopologyPlugin=topology/tree\n";

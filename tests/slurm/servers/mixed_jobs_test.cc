@@ -128,7 +128,8 @@ TEST(SlurmMixedJobsTest, FiftyJobsOfMixedShapeReserveExactlyTheirNodesAndShapeAn
       std::smatch m;
       std::lock_guard<std::mutex> lock(mu);
       if (r.exit_code != 0 || !std::regex_search(r.out, m, std::regex("^([0-9]+) "))) {
-        srun_errors.push_back(r.err + r.out);
+        srun_errors.push_back("srun " + std::to_string(s.nodes) + " nodes exited " + std::to_string(r.exit_code) +
+                              ": " + r.err + r.out);
         return;
       }
       const auto id = static_cast<std::uint32_t>(std::stoul(m[1]));

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "basild/core/xml_log_format.h"
 #include "tests/basild/daemon/daemon_support.h"
 #include "tests/support/slurm_fixture.h"
 #include "tests/support/sshd_fixture.h"
@@ -121,16 +122,14 @@ class Site {
     return 0;
   }
 
-  // The RESERVE requests for `batch_id` in basild's XML log, each from its
-  // <BasilRequest to its </BasilRequest>.
+  // The RESERVE requests for `batch_id` in basild's XML log, as sent.
   std::vector<std::string> reserves(std::uint32_t batch_id) const {
-    const std::string xml = basil_test::read_file(basild.dir() + "/basil_xml.log");
+    const auto log = basild::parse_xml_log(basil_test::read_file(basild.dir() + "/basil_xml.log"));
     std::vector<std::string> out;
-    for (std::size_t at = 0; (at = xml.find("method=\"RESERVE\"", at)) != std::string::npos; ++at) {
-      const auto end = xml.find("</BasilRequest>", at);
-      const std::string request = xml.substr(at, end == std::string::npos ? std::string::npos : end - at);
-      if (request.find("batch_id=\"" + std::to_string(batch_id) + "\"") != std::string::npos) out.push_back(request);
-    }
+    for (const auto& r : log.records)
+      if (r.direction == basild::XmlLogRecord::Direction::kRequest && r.kind == "RESERVE" &&
+          r.body.find("batch_id=\"" + std::to_string(batch_id) + "\"") != std::string::npos)
+        out.push_back(r.body);
     return out;
   }
 
