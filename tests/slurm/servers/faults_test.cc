@@ -1,0 +1,194 @@
+// Faults with a real Slurm, basil-slurm and basild on the emulated XC: a
+// job cancelled while its prolog runs, slurmctld killed -9 mid-job and
+// started again, basild killed while jobs start, and the ssh link to the
+// main system cut for 20 s while jobs start. Each ends with every ALPS
+// reservation either held by a live Slurm job or released, and no live
+// job's reservation released.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "basil_proto/codec.h"
+#include "tests/slurm/servers/site.h"
+
+namespace {
+
+using namespace std::chrono_literals;
+using basil_slurm_test::Site;
+using basild::testing::emulator_admin;
+using basild::testing::emulator_path;
+using basild::testing::wait_until;
+
+// The batch_id of every reservation ALPS holds, asked of the emulator.
+std::map<std::uint64_t, std::string> alps_holds(const Site& site) {
+  auto out = basild::testing::run_command(
+      "echo '<BasilRequest protocol=\"1.3\" method=\"QUERY\" type=\"INVENTORY\"><Inventory><ReservationArray/>"
+      "</Inventory></BasilRequest>' | " +
+      emulator_path() + " --state " + site.basild.emu());
+  std::map<std::uint64_t, std::string> held;
+  auto r = basil::decode_response(out.out);
+  if (!r) {
+    ADD_FAILURE() << r.status().to_string();
+    return held;
+  }
+  for (const auto& res : std::get<basil::Inventory>(r->body).reservations)
+    held[res.reservation_id] = res.batch_id.value_or("");
+  return held;
+}
+
+// The jobs Slurm has live (any state squeue shows).
+std::set<std::string> live_jobs(const Site& site) {
+  auto r = site.slurm.client({"squeue", "-h", "-o", "%A"}, 20s);
+  std::set<std::string> ids;
+  std::istringstream in(r.out);
+  for (std::string id; in >> id;) ids.insert(id);
+  return ids;
+}
+
+// Every reservation ALPS holds is a live job's (within `limit`, for the
+// orphan check's grace), and each of `running` still holds one.
+void expect_alps_agrees_with_slurm(const Site& site, const std::vector<std::uint32_t>& running,
+                                   std::chrono::milliseconds limit) {
+  std::map<std::uint64_t, std::string> held;
+  std::set<std::string> live;
+  const bool agrees = wait_until(
+      [&] {
+        held = alps_holds(site);
+        live = live_jobs(site);
+        for (const auto& [id, batch] : held)
+          if (!live.count(batch)) return false;
+        return true;
+      },
+      limit);
+  std::string shown;
+  for (const auto& [id, batch] : held) shown += " " + std::to_string(id) + ":" + batch;
+  EXPECT_TRUE(agrees) << "ALPS holds" << shown << site.why();
+  for (std::uint32_t job : running) {
+    bool has = false;
+    for (const auto& [id, batch] : held) has = has || batch == std::to_string(job);
+    EXPECT_TRUE(has) << "running job " << job << " lost its reservation; ALPS holds" << shown;
+  }
+}
+
+std::vector<std::string> batch_args(unsigned nodes, const std::string& script) {
+  return {"-N" + std::to_string(nodes), "-o", "/dev/null", "--wrap", script};
+}
+
+TEST(SlurmFaultsTest, AJobCancelledWhileItsPrologRunsLeavesNoReservationAndALiveJobKeepsItsOwn) {
+  if (auto why = basil_test::slurm_unavailable()) GTEST_SKIP() << *why;
+  Site site({.tag = "slurm-cancel"});
+  ASSERT_TRUE(site.start()) << site.slurm.error();
+  const auto live = site.slurm.sbatch(batch_args(1, "sleep 600"));
+  ASSERT_TRUE(live) << site.slurm.error();
+  ASSERT_TRUE(site.slurm.wait_job_state(*live, "RUNNING", 60s)) << site.why();
+
+  emulator_admin(site.basild.emu(), "fault --method RESERVE --latency-ms 3000");
+  const auto cancelled = site.slurm.sbatch(batch_args(2, "true"));
+  ASSERT_TRUE(cancelled) << site.slurm.error();
+  ASSERT_TRUE(site.slurm.wait_job_state(*cancelled, "CONFIGURING", 30s)) << site.slurm.job_state(*cancelled);
+  ASSERT_EQ(site.slurm.client({"scancel", std::to_string(*cancelled)}).exit_code, 0);
+  EXPECT_TRUE(site.slurm.wait_job_state(*cancelled, "CANCELLED", 60s)) << site.slurm.job_state(*cancelled);
+  emulator_admin(site.basild.emu(), "fault --clear");
+
+  expect_alps_agrees_with_slurm(site, {*live}, 60s);
+  ASSERT_EQ(site.slurm.client({"scancel", std::to_string(*live)}).exit_code, 0);
+  EXPECT_TRUE(wait_until([&] { return alps_holds(site).empty(); }, 60s)) << site.why();
+}
+
+TEST(SlurmFaultsTest, SlurmctldKilledMidJobAndStartedAgainLosesNoReservation) {
+  if (auto why = basil_test::slurm_unavailable()) GTEST_SKIP() << *why;
+  Site site({.tag = "slurm-ctldkill"});
+  ASSERT_TRUE(site.start()) << site.slurm.error();
+  std::vector<std::uint32_t> running;
+  for (unsigned n : {1u, 2u, 3u}) {
+    const auto id = site.slurm.sbatch(batch_args(n, "sleep 600"));
+    ASSERT_TRUE(id) << site.slurm.error();
+    running.push_back(*id);
+  }
+  for (auto id : running) ASSERT_TRUE(site.slurm.wait_job_state(id, "RUNNING", 60s)) << site.why();
+  // Killed mid-job, after it has saved the running jobs: a controller killed
+  // before its state save loses jobs, and basild then rightly releases theirs.
+  const std::string saved = site.slurm.dir() + "/state/job_state";
+  const auto running_since = std::filesystem::file_time_type::clock::now();
+  ASSERT_TRUE(wait_until(
+      [&] { return std::filesystem::exists(saved) && std::filesystem::last_write_time(saved) > running_since; }, 30s));
+
+  site.slurm.stop_controller(SIGKILL);
+  // basild's job table fails while the controller is away: nothing is released.
+  const auto failures = [&] {
+    return site.basild.get("/v1/stats")["reconcile"]["source_failures"].value("squeue", std::uint64_t{0});
+  };
+  const auto before = failures();
+  ASSERT_TRUE(wait_until([&] { return failures() >= before + 2; }, 90s)) << site.basild.log();
+  EXPECT_EQ(alps_holds(site).size(), running.size());
+
+  ASSERT_TRUE(site.slurm.start_controller()) << site.slurm.error();
+  for (auto id : running) EXPECT_EQ(site.slurm.job_state(id), "RUNNING");
+  expect_alps_agrees_with_slurm(site, running, 30s);
+  // The jobs end normally, through the epilog.
+  for (auto id : running) ASSERT_EQ(site.slurm.client({"scancel", std::to_string(id)}).exit_code, 0);
+  EXPECT_TRUE(wait_until([&] { return alps_holds(site).empty(); }, 60s)) << site.why();
+}
+
+// Jobs starting while basild is killed (or its link to the main system is
+// cut): each one either runs in its reservation or is requeued and runs
+// later; none is left holding ALPS nodes.
+void jobs_start_through_a_fault(Site& site, const std::function<void()>& fault, const std::function<void()>& mend) {
+  ASSERT_TRUE(site.start()) << site.slurm.error();
+  emulator_admin(site.basild.emu(), "fault --method RESERVE --latency-ms 500");
+  std::vector<std::uint32_t> jobs;
+  for (unsigned i = 0; i < 8; ++i) {
+    const auto id = site.slurm.sbatch(batch_args(1 + i % 2, "test -n \"$BASIL_RESERVATION_ID\" && sleep 2"));
+    ASSERT_TRUE(id) << site.slurm.error();
+    jobs.push_back(*id);
+  }
+  ASSERT_TRUE(wait_until([&] { return site.slurm.job_state(jobs.front()) != "PENDING"; }, 30s));
+  fault();
+  mend();
+  emulator_admin(site.basild.emu(), "fault --clear");
+  // A requeued job waits for its begin time (Slurm sets it some two minutes
+  // ahead); the test lets each start at once, as an admin may.
+  for (auto id : jobs)
+    EXPECT_TRUE(wait_until(
+        [&] {
+          const auto job = site.slurm.job(id);
+          const auto state = job.count("JobState") ? job.at("JobState") : "";
+          if (state == "PENDING" && job.count("Restarts") && job.at("Restarts") != "0")
+            site.slurm.client({"scontrol", "update", "JobId=" + std::to_string(id), "StartTime=now"});
+          return state == "COMPLETED";
+        },
+        180s))
+        << id << ": " << site.show_job(id) << site.why();
+  EXPECT_TRUE(wait_until([&] { return alps_holds(site).empty(); }, 60s)) << site.why();
+}
+
+TEST(SlurmFaultsTest, BasildKilledWhileJobsStartLeavesEveryJobRunOrRequeuedAndNothingHeld) {
+  if (auto why = basil_test::slurm_unavailable()) GTEST_SKIP() << *why;
+  Site site({.tag = "slurm-basildkill"});
+  jobs_start_through_a_fault(
+      site, [&] { site.basild.stop(SIGKILL); }, [&] { site.basild.start(true, /*xml_log=*/true); });
+}
+
+TEST(SlurmFaultsTest, TheLinkToTheMainSystemCutFor20sWhileJobsStartLeavesNothingHeld) {
+  if (auto why = basil_test::slurm_unavailable()) GTEST_SKIP() << *why;
+  Site site({.gateway = true, .tag = "slurm-linkcut"});
+  jobs_start_through_a_fault(
+      site,
+      [&] {
+        site.sshd->Kill();
+        const auto cut = std::chrono::steady_clock::now();
+        // The cut lasts 20 s: wait for basild to notice, then for the time to pass.
+        EXPECT_TRUE(wait_until([&] { return !site.basild.get("/v1/health").value("alps_reachable", true); }, 30s));
+        basil_test::wait_until([&] { return std::chrono::steady_clock::now() - cut >= 20s; }, 25s, 100ms);
+      },
+      [&] { ASSERT_TRUE(site.sshd->Start()) << site.sshd->error(); });
+}
+
+}  // namespace
