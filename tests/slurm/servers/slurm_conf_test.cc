@@ -19,6 +19,7 @@
 
 namespace {
 
+using namespace std::chrono_literals;
 using basil_test::Ran;
 using basil_test::SlurmCluster;
 using Fields = std::map<std::string, std::string>;
@@ -34,10 +35,16 @@ struct Alps {
   basil::Inventory inventory;
 };
 
-Alps alps_of(const basil_test::TempDir& dir, const std::string& preset, const std::string& protocol) {
+// With `system` (the emulator's system JSON), `preset` only names it.
+Alps alps_of(const basil_test::TempDir& dir, const std::string& preset, const std::string& protocol,
+             const std::string& system = "") {
   const std::string state = dir.path() + "/" + preset;
-  Ran init = basil_test::run({kEmulator, "init", "--preset", preset, "--state", state}, "",
-                             {.err = basil_test::Redirect::pipe()});
+  std::vector<std::string> argv = {kEmulator, "init", "--preset", preset, "--state", state};
+  if (!system.empty()) {
+    basil_test::write_file(state + ".json", system);
+    argv = {kEmulator, "init", "--system", state + ".json", "--state", state};
+  }
+  Ran init = basil_test::run(argv, "", {.err = basil_test::Redirect::pipe()});
   EXPECT_EQ(init.exit_code, 0) << init.err;
   Ran r = basil_test::run({kEmulator, "--state", state},
                           "<BasilRequest protocol=\"" + protocol + "\" method=\"QUERY\" type=\"INVENTORY\"/>",
@@ -161,6 +168,45 @@ TEST(SlurmConfServerTest, TheTdsRegistersWithTheGeneratedLayoutAndTopology) {
                    {{"CPUTot", "32"}, {"Sockets", "2"}, {"CoresPerSocket", "8"}, {"ThreadsPerCore", "2"},
                     {"RealMemory", "65536"}, {"State", "IDLE"}},
                    /*xc=*/true);
+}
+
+// Two chassis of one cabinet, four nodes on one blade of each: NIDs 0-3
+// (c0-0c0s0n0-3) and 64-67 (c0-0c1s0n0-3).
+const char* kTwoChassis = R"({"mpp_host": "two", "cle": "5.2",
+ "geometry": {"rows": 1, "chassis_per_cabinet": 3, "slots_per_chassis": 16, "nodes_per_slot": 4},
+ "layouts": [{"name": "xc", "sockets": 2, "compute_units_per_segment": 8, "threads_per_compute_unit": 2,
+              "memory_mb": 65536}],
+ "nodes": [{"nids": "0-3", "layout": "xc"}, {"nids": "64-67", "layout": "xc"}]})";
+
+// Where Slurm puts a 3-node job while nid00000 and nid00001 are busy: the
+// chassis of each of its nodes.
+std::set<std::string> chassis_of_a_three_node_job(const Alps& alps, bool topology) {
+  basil_test::SlurmOptions options{.nodes = {"nid00000", "nid00001", "nid00002", "nid00003", "nid00064", "nid00065",
+                                             "nid00066", "nid00067"},
+                                   .parent = slurm_parent(),
+                                   .tag = "slurm-place"};
+  SlurmCluster slurm(options);
+  EXPECT_TRUE(slurm.start(topology ? slurm_conf(alps, {"--topology"}) : "")) << slurm.error();
+  const auto busy = slurm.sbatch({"-w", "nid[00000-00001]", "-o", "/dev/null", "--wrap", "sleep 600"});
+  EXPECT_TRUE(busy && slurm.wait_job_state(*busy, "RUNNING", 60s)) << slurm.error();
+  const auto job = slurm.sbatch({"-N3", "-o", "/dev/null", "--wrap", "true"});
+  EXPECT_TRUE(job && slurm.wait_job_state(*job, "RUNNING,COMPLETED", 60s)) << slurm.error();
+  std::set<std::string> chassis;
+  if (!job) return chassis;
+  for (const std::string& node : expand(slurm.job(*job)["NodeList"])) {
+    chassis.insert(std::stoul(node.substr(3)) < 64 ? "c0-0c0" : "c0-0c1");
+  }
+  return chassis;
+}
+
+TEST(SlurmConfServerTest, WithTheGeneratedTopologyAJobThatFitsOneChassisIsPlacedInOne) {
+  if (auto why = basil_test::slurm_unavailable()) GTEST_SKIP() << *why;
+  basil_test::TempDir dir("slurm-conf-place", slurm_parent());
+  const Alps alps = alps_of(dir, "two-chassis", "1.3", kTwoChassis);
+  // Slurm's default placement takes the lowest free nodes: across both chassis.
+  EXPECT_EQ(chassis_of_a_three_node_job(alps, false).size(), 2u);
+  // With the topology, the one blade with three free nodes.
+  EXPECT_EQ(chassis_of_a_three_node_job(alps, true), (std::set<std::string>{"c0-0c1"}));
 }
 
 // slurmctld alone (the nodes FUTURE, so no slurmd is waited for): it loads
