@@ -4,7 +4,7 @@
 // --mem; sbatch and srun. Each job's RESERVE names exactly its nodes with
 // the width, depth, nppn and nppcu its shape gives; each job's tasks (and
 // batch script) see its reservation id; at the end ALPS holds nothing and
-// basild agrees.
+// basild agrees. Through basild local to ALPS and through the ssh gateway.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -92,9 +92,11 @@ std::set<std::uint32_t> nids_of(const std::string& nodelist) {
   return out;
 }
 
-TEST(SlurmMixedJobsTest, FiftyJobsOfMixedShapeReserveExactlyTheirNodesAndShapeAndLeaveNothingBehind) {
+class SlurmMixedJobsTest : public ::testing::TestWithParam<bool> {};
+
+TEST_P(SlurmMixedJobsTest, FiftyJobsOfMixedShapeReserveExactlyTheirNodesAndShapeAndLeaveNothingBehind) {
   if (auto why = basil_test::slurm_unavailable()) GTEST_SKIP() << *why;
-  Site site({.tag = "slurm-mixed"});
+  Site site({.gateway = GetParam(), .tag = GetParam() ? "slurm-mixed-gw" : "slurm-mixed"});
   ASSERT_TRUE(site.start()) << site.slurm.error();
   const std::string out = site.hooks.dir();
   const auto all = shapes();
@@ -191,5 +193,9 @@ TEST(SlurmMixedJobsTest, FiftyJobsOfMixedShapeReserveExactlyTheirNodesAndShapeAn
   EXPECT_TRUE(wait_until([&] { return site.basild.alps_reservations().empty(); }, 30s)) << site.why();
   EXPECT_TRUE(site.basild.basild_reservations().empty()) << site.basild.get("/v1/reservations").dump();
 }
+
+// basild local to ALPS, and on an external login node through the ssh gateway.
+INSTANTIATE_TEST_SUITE_P(Paths, SlurmMixedJobsTest, ::testing::Bool(),
+                         [](const ::testing::TestParamInfo<bool>& p) { return p.param ? "Gateway" : "Local"; });
 
 }  // namespace
