@@ -8,7 +8,7 @@
 //   build/bench/control_load [SECONDS] [RATE] [IDLE]     (defaults 60, 1000, 1000)
 //   build/bench/control_load --views [CLIENTS]           (default 1000)
 //
-// --views: CLIENTS connections ask for GET /v1/inventory (424 KB on the
+// --views: CLIENTS connections ask for GET /v1/inventory (480 KB on the
 // xc30-2256) at once and read their answers, while one more asks for
 // /v1/health every 50 ms; prints the health latencies meanwhile, the time
 // until every answer was read, basild's VmRSS before and at its highest,

@@ -18,7 +18,7 @@ nlohmann::json health_json(const DaemonParts& d);
 nlohmann::json stats_json(const DaemonParts& d);
 std::string metrics_text(const DaemonParts& d);
 
-// The bodies of the large views (GET /v1/inventory: 424 KB on a 2256-node
+// The bodies of the large views (GET /v1/inventory: 480 KB on a 2256-node
 // system, asked by every client at once), encoded once per change of what
 // they show and shared by every response until the next: all but their
 // "age_s", which each response writes before the shared part.
