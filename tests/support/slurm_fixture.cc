@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <filesystem>
 #include <sstream>
 #include <utility>
 
@@ -247,6 +248,16 @@ bool SlurmCluster::wait_queue_empty(std::chrono::milliseconds limit) const {
 std::map<std::string, std::string> SlurmCluster::node(const std::string& name) const {
   Ran r = client({"scontrol", "-o", "show", "node", name}, 20s);
   return r.exit_code == 0 ? fields_of(r.out) : std::map<std::string, std::string>{};
+}
+
+bool SlurmCluster::save_state(std::uint32_t id, std::chrono::milliseconds limit) {
+  const std::string saved = dir() + "/state/job_state";
+  const auto since = std::filesystem::file_time_type::clock::now();
+  if (client({"scontrol", "update", "JobId=" + std::to_string(id), "Comment=state-saved"}).exit_code != 0) return false;
+  std::error_code ec;
+  return wait_until(
+      [&] { return std::filesystem::exists(saved, ec) && std::filesystem::last_write_time(saved, ec) > since; },
+      limit, 100ms);
 }
 
 void SlurmCluster::stop_all() {

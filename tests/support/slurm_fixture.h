@@ -77,6 +77,11 @@ class SlurmCluster {
   // One node (`scontrol -o show node NAME`) as its fields.
   std::map<std::string, std::string> node(const std::string& name) const;
 
+  // Makes slurmctld write its job state now and waits until it has (a
+  // controller killed before its save loses what changed since): a change
+  // of job `id`'s Comment, which nothing here reads, is what makes it save.
+  bool save_state(std::uint32_t id, std::chrono::milliseconds limit);
+
   // The controller alone: killed with `sig` (its prologs with it), and
   // started again on the same configuration and state.
   void stop_controller(int sig);

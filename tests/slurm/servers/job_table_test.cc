@@ -50,7 +50,9 @@ TEST(SlurmJobTableTest, AReservationWhoseJobSlurmForgotIsReleasedAndALiveJobsNev
   EXPECT_TRUE(d.alps_reservations().count(held)) << d.log();
   EXPECT_EQ(source_failures(d), 0u) << d.log();
 
-  // slurmctld killed: squeue fails, and a reservation Slurm would not list stays while it does.
+  // slurmctld killed (after it saved the running job): squeue fails, and a
+  // reservation Slurm would not list stays while it does.
+  ASSERT_TRUE(slurm.save_state(*live, 30s));
   slurm.stop_controller(SIGKILL);
   const auto during = reserve_in_alps(d, "888888");
   const auto failed = source_failures(d) + 2;  // enough for the grace and the count
