@@ -2,6 +2,8 @@
 
 #include <vector>
 
+#include "basild/core/job_json.h"
+
 namespace basild::slurm {
 
 using basil::Code;
@@ -33,15 +35,18 @@ Result<json> reserve_body(const JobEnv& env, const JobShape& shape, const NodeNa
     return Status(Code::kInvalidValue, "scontrol's NodeList=" + shape.node_list +
                                            " is not the job's SLURM_JOB_NODELIST=" + env.node_list);
   if (nids->empty()) return Status(Code::kInvalidValue, "the job has no nodes (SLURM_JOB_NODELIST is empty)");
-  json job = {{"nodes", nids->size()}, {"node_list", nids->format()}};
-  if (shape.ntasks) job["ntasks"] = *shape.ntasks;
-  if (shape.ntasks_per_node) job["ntasks_per_node"] = *shape.ntasks_per_node;
-  if (shape.cpus_per_task) job["cpus_per_task"] = *shape.cpus_per_task;
-  if (shape.ntasks_per_core) job["ntasks_per_core"] = *shape.ntasks_per_core;
-  if (shape.mem_per_node_mb) job["mem_per_node_mb"] = *shape.mem_per_node_mb;
-  if (shape.mem_per_cpu_mb) job["mem_per_cpu_mb"] = *shape.mem_per_cpu_mb;
-  if (shape.gpus_per_node > 0) job["gpus_per_node"] = shape.gpus_per_node;
-  json body = {{"batch_id", env.job_id}, {"user", env.user}, {"job", std::move(job)}};
+  // The job form as basild reads it (basild/core/job_json.h), written by its own writer.
+  basil::JobRequest job;
+  job.nodes_min = job.nodes_max = static_cast<std::uint32_t>(nids->size());  // at most 1,000,000 names
+  job.ntasks = shape.ntasks;
+  job.ntasks_per_node = shape.ntasks_per_node;
+  job.cpus_per_task = shape.cpus_per_task;
+  job.ntasks_per_core = shape.ntasks_per_core;
+  job.mem_per_node_mb = shape.mem_per_node_mb;
+  job.mem_per_cpu_mb = shape.mem_per_cpu_mb;
+  job.gpus_per_node = shape.gpus_per_node;
+  job.nodes = *nids;
+  json body = {{"batch_id", env.job_id}, {"user", env.user}, {"job", job_to_json(job)}};
   if (env.account) body["account"] = *env.account;
   return body;
 }

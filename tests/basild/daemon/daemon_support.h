@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
@@ -134,18 +135,24 @@ class Daemon {
     return call("POST", "/v1/reserve", body.dump(), status);
   }
 
-  // Reservations ALPS holds, asked of the emulator directly.
-  std::set<std::uint64_t> alps_reservations() const {
+  // Reservations ALPS holds, with their batch_id, asked of the emulator directly.
+  std::map<std::uint64_t, std::string> alps_batch_ids() const {
     auto out = run_command("echo '<BasilRequest protocol=\"1.3\" method=\"QUERY\" type=\"INVENTORY\"><Inventory>"
                            "<ReservationArray/></Inventory></BasilRequest>' | " +
                            testing::emulator_path() + " --state " + emu_);
-    std::set<std::uint64_t> ids;
+    std::map<std::uint64_t, std::string> held;
     auto r = basil::decode_response(out.out);
     if (!r) {
       ADD_FAILURE() << r.status().to_string() << "\n" << out.out;
-      return ids;
+      return held;
     }
-    for (const auto& res : std::get<basil::Inventory>(r->body).reservations) ids.insert(res.reservation_id);
+    for (const auto& res : std::get<basil::Inventory>(r->body).reservations)
+      held[res.reservation_id] = res.batch_id.value_or("");
+    return held;
+  }
+  std::set<std::uint64_t> alps_reservations() const {
+    std::set<std::uint64_t> ids;
+    for (const auto& [id, batch] : alps_batch_ids()) ids.insert(id);
     return ids;
   }
 

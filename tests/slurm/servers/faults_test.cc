@@ -14,7 +14,6 @@
 #include <string>
 #include <vector>
 
-#include "basil_proto/codec.h"
 #include "tests/slurm/servers/site.h"
 
 namespace {
@@ -22,25 +21,9 @@ namespace {
 using namespace std::chrono_literals;
 using basil_slurm_test::Site;
 using basild::testing::emulator_admin;
-using basild::testing::emulator_path;
 using basild::testing::wait_until;
 
-// The batch_id of every reservation ALPS holds, asked of the emulator.
-std::map<std::uint64_t, std::string> alps_holds(const Site& site) {
-  auto out = basild::testing::run_command(
-      "echo '<BasilRequest protocol=\"1.3\" method=\"QUERY\" type=\"INVENTORY\"><Inventory><ReservationArray/>"
-      "</Inventory></BasilRequest>' | " +
-      emulator_path() + " --state " + site.basild.emu());
-  std::map<std::uint64_t, std::string> held;
-  auto r = basil::decode_response(out.out);
-  if (!r) {
-    ADD_FAILURE() << r.status().to_string();
-    return held;
-  }
-  for (const auto& res : std::get<basil::Inventory>(r->body).reservations)
-    held[res.reservation_id] = res.batch_id.value_or("");
-  return held;
-}
+std::map<std::uint64_t, std::string> alps_holds(const Site& site) { return site.basild.alps_batch_ids(); }
 
 // The jobs Slurm has live (any state squeue shows).
 std::set<std::string> live_jobs(const Site& site) {
