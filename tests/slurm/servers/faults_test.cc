@@ -63,19 +63,34 @@ std::vector<std::string> batch_args(unsigned nodes, const std::string& script) {
   return {"-N" + std::to_string(nodes), "-o", "/dev/null", "--wrap", script};
 }
 
-TEST(SlurmFaultsTest, AJobCancelledWhileItsPrologRunsLeavesNoReservationAndALiveJobKeepsItsOwn) {
+// The prolog is held in RESERVE (ALPS has made the reservation, its answer
+// is late: basild has not learned it yet) or in CONFIRM (basild has it) when
+// the job is cancelled; ALPS is first shown to hold the job's reservation.
+class SlurmCancelInPrologTest : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(SlurmCancelInPrologTest, AJobCancelledWhileItsPrologWaitsOnAlpsLeavesNoReservationAndALiveJobKeepsItsOwn) {
   if (auto why = basil_test::slurm_unavailable()) GTEST_SKIP() << *why;
-  Site site({.tag = "slurm-cancel"});
+  Site site({.tag = std::string("slurm-cancel-") + GetParam()});
   ASSERT_TRUE(site.start()) << site.slurm.error();
   const auto live = site.slurm.sbatch(batch_args(1, "sleep 600"));
   ASSERT_TRUE(live) << site.slurm.error();
   ASSERT_TRUE(site.slurm.wait_job_state(*live, "RUNNING", 60s)) << site.why();
 
-  emulator_admin(site.basild.emu(), "fault --method RESERVE --latency-ms 3000");
+  emulator_admin(site.basild.emu(), std::string("fault --method ") + GetParam() + " --latency-ms 4000");
   const auto cancelled = site.slurm.sbatch(batch_args(2, "true"));
   ASSERT_TRUE(cancelled) << site.slurm.error();
   ASSERT_TRUE(site.slurm.wait_job_state(*cancelled, "CONFIGURING", 30s)) << site.slurm.job_state(*cancelled);
-  ASSERT_EQ(site.slurm.client({"scancel", std::to_string(*cancelled)}).exit_code, 0);
+  const std::string batch = std::to_string(*cancelled);
+  ASSERT_TRUE(wait_until(
+      [&] {
+        for (const auto& [id, b] : alps_holds(site))
+          if (b == batch) return true;
+        return false;
+      },
+      30s))
+      << "ALPS never held a reservation for job " << batch << site.why();
+  ASSERT_EQ(site.slurm.job_state(*cancelled), "CONFIGURING") << "the prolog no longer runs: the test is too late";
+  ASSERT_EQ(site.slurm.client({"scancel", batch}).exit_code, 0);
   EXPECT_TRUE(site.slurm.wait_job_state(*cancelled, "CANCELLED", 60s)) << site.slurm.job_state(*cancelled);
   emulator_admin(site.basild.emu(), "fault --clear");
 
@@ -83,6 +98,9 @@ TEST(SlurmFaultsTest, AJobCancelledWhileItsPrologRunsLeavesNoReservationAndALive
   ASSERT_EQ(site.slurm.client({"scancel", std::to_string(*live)}).exit_code, 0);
   EXPECT_TRUE(wait_until([&] { return alps_holds(site).empty(); }, 60s)) << site.why();
 }
+
+INSTANTIATE_TEST_SUITE_P(Calls, SlurmCancelInPrologTest, ::testing::Values("RESERVE", "CONFIRM"),
+                         [](const auto& call) { return std::string(call.param); });
 
 TEST(SlurmFaultsTest, SlurmctldKilledMidJobAndStartedAgainLosesNoReservation) {
   if (auto why = basil_test::slurm_unavailable()) GTEST_SKIP() << *why;
