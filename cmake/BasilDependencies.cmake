@@ -26,6 +26,13 @@ else()
   message(STATUS "libsystemd: not found; basild is built without sd_notify "
                  "(conf/basild.service's Type=notify then needs Type=simple)")
 endif()
+# Slurm's client library (Debian libslurm-dev): basil-slurm ends a job its
+# prolog refused FAILED through it.
+find_path(SLURM_INCLUDE_DIR slurm/slurm.h REQUIRED)
+find_library(SLURM_LIBRARY slurm REQUIRED)
+add_library(Slurm::slurm UNKNOWN IMPORTED GLOBAL)
+set_target_properties(Slurm::slurm PROPERTIES IMPORTED_LOCATION "${SLURM_LIBRARY}"
+                                              INTERFACE_INCLUDE_DIRECTORIES "${SLURM_INCLUDE_DIR}")
 if(BASIL_TESTS)
   find_package(GTest REQUIRED)
 endif()

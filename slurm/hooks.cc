@@ -1,5 +1,8 @@
 #include "slurm/hooks.h"
 
+#include <charconv>
+#include <system_error>
+
 #include "slurm/reserve_body.h"
 #include "slurm/scontrol_job.h"
 
@@ -134,7 +137,26 @@ class Prolog {
       }
     }
     if (e.exit_code == kExitOk) log(LogLevel::kInfo, "started: " + e.admin_comment);
+    if (e.no_requeue) fail_job(e.exit_code, e.admin_comment);
     return e.exit_code;
+  }
+
+  // A permanent refusal ends the job FAILED (ExitCode CODE:0). Should
+  // slurmctld not take it, the prolog's exit status still ends the job:
+  // Slurm then cancels it.
+  void fail_job(int code, const std::string& message) {
+    std::uint32_t id = 0;
+    const char* first = env_.job_id.data();
+    const char* last = first + env_.job_id.size();
+    const auto [at, ec] = std::from_chars(first, last, id);
+    const std::string failure = ec == std::errc() && at == last && first != last
+                                    ? ports_.fail_job(id, code, message)
+                                    : "SLURM_JOB_ID=" + env_.job_id + " is not a job number";
+    if (failure.empty()) {
+      log(LogLevel::kInfo, "job ended FAILED with exit code " + std::to_string(code));
+    } else {
+      log(LogLevel::kWarning, "could not end the job FAILED (Slurm cancels it instead): " + failure);
+    }
   }
 
   void log(LogLevel level, const std::string& line) { ports_.log(level, "job " + env_.job_id + " prolog: " + line); }

@@ -6,8 +6,8 @@
 //     scontrol update JobId=ID AdminComment="basil: reservation R".
 //     A failure after the RESERVE releases what it reserved; every failure
 //     sets the AdminComment to the reason, and a permanent one makes the job
-//     non-requeueable first (Requeue=0), so that slurmctld cancels a batch
-//     job instead of requeueing it.
+//     non-requeueable (Requeue=0) and ends it FAILED (Slurm's job completion
+//     call), so that slurmctld neither requeues it nor calls it cancelled.
 //   epilog (EpilogSlurmctld): GET /v1/reservations, and POST /v1/release of
 //     each whose batch_id is the job id.
 //   task-prolog (TaskProlog, on the node, as the job's user): scontrol show
@@ -44,6 +44,11 @@ class Ports {
   virtual Reply basild(std::string_view method, std::string_view target, const std::string& body) = 0;
   // scontrol with these arguments, as configured (path, SLURM_CONF, timeout).
   virtual ProgramRun scontrol(const std::vector<std::string>& args) = 0;
+  // Tells the job's srun or salloc `message` (a batch job has no one to
+  // tell), then ends the job FAILED with exit code `exit_code` through
+  // Slurm's job completion call (the one srun makes when its allocation
+  // ends): "" when slurmctld took it, else its error.
+  virtual std::string fail_job(std::uint32_t job_id, int exit_code, const std::string& message) = 0;
   virtual void log(LogLevel level, const std::string& line) = 0;
 };
 

@@ -17,6 +17,7 @@
 #include "basild/control_client/client.h"
 #include "emulator/run_program.h"
 #include "slurm/hooks.h"
+#include "slurm/slurm_api.h"
 
 namespace {
 
@@ -95,6 +96,12 @@ class RealPorts : public Ports {
     out.out = std::move(r->out);
     out.err = std::move(r->err);
     return out;
+  }
+
+  // libslurm's completion call, as srun makes it; slurmctld takes it from
+  // root or SlurmUser, whom PrologSlurmctld runs as.
+  std::string fail_job(std::uint32_t job_id, int exit_code, const std::string& message) override {
+    return complete_job_failed(job_id, exit_code, message, config_.scontrol_timeout);
   }
 
   void log(LogLevel level, const std::string& line) override { logger_.log(level, line); }

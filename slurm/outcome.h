@@ -58,8 +58,8 @@ inline constexpr int kExitPermanent = 2;
 inline constexpr int kExitUsage = 64;  // bad arguments, configuration or environment
 
 // How the prolog ends: its exit status, the job's AdminComment, and
-// whether the job is made non-requeueable first (a permanent refusal: a
-// batch job is then cancelled with the reason, not requeued to fail again).
+// whether the job is made non-requeueable and ended FAILED (a permanent
+// refusal: not requeued to fail again).
 struct PrologEnd {
   int exit_code = kExitOk;
   std::string admin_comment;

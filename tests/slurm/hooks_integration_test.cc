@@ -118,6 +118,10 @@ TEST(SlurmHooksTest, AJobBasildRefusesFailsNonRequeueableWithBasildsSentence) {
             "update\nJobId=45\nRequeue=0\nAdminComment=basil: refused: job refused before ALPS: node 9 of the job's "
             "node list is not a batch compute node in the inventory; list only batch compute nodes\n");
   EXPECT_TRUE(d.alps_reservations().empty());
+  // No slurmctld here: libslurm's fatal() ends the child that makes the
+  // completion call, not the prolog, and its reason reaches the log.
+  EXPECT_NE(slurm.log().find("could not end the job FAILED (Slurm cancels it instead): "), std::string::npos)
+      << slurm.log();
   // The epilog still runs (slurmctld runs it after a failed prolog) and finds nothing.
   EXPECT_EQ(slurm.run("epilog_slurmctld").exit_code, 0);
   EXPECT_NE(slurm.log().find("job 45 epilog: the job holds no reservation"), std::string::npos) << slurm.log();

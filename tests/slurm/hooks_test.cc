@@ -44,6 +44,14 @@ class FakePorts : public Ports {
     scontrol_runs.pop_front();
     return r;
   }
+  std::vector<std::string> fail_job_answers;  // in order; "" when none is scripted
+  std::string fail_job(std::uint32_t job_id, int exit_code, const std::string& message) override {
+    calls.push_back("fail_job " + std::to_string(job_id) + " " + std::to_string(exit_code) + " " + message);
+    if (fail_job_answers.empty()) return {};
+    std::string r = fail_job_answers.front();
+    fail_job_answers.erase(fail_job_answers.begin());
+    return r;
+  }
   void log(LogLevel level, const std::string& line) override {
     lines.push_back(std::string(log_level_name(level)) + ": " + line);
   }
@@ -85,18 +93,36 @@ TEST(PrologTest, ReservesConfirmsWithTheJobIdAndNamesTheReservationInTheAdminCom
                          "scontrol update JobId=15 AdminComment=basil: reservation 3"}));
 }
 
-TEST(PrologTest, APermanentRefusalMakesTheJobNonRequeueableWithBasildsSentence) {
-  FakePorts p;
+// scontrol shows the job, basild refuses it for good, the update succeeds.
+void script_refusal_of_33_cpus(FakePorts& p) {
   p.show(fixture("n4"));
   p.answer("POST /v1/reserve", 400,
            {{"error", "job refused before ALPS: the job asks 33 CPUs per node"}, {"code", "job_rejected"},
             {"transient", false}});
   p.scontrol_ok();
+}
+
+TEST(PrologTest, APermanentRefusalMakesTheJobNonRequeueableWithBasildsSentenceAndEndsItFailed) {
+  FakePorts p;
+  script_refusal_of_33_cpus(p);
   EXPECT_EQ(run_prolog(job15(), HookConfig{}, p), kExitPermanent);
-  ASSERT_EQ(p.calls.size(), 3u);
+  ASSERT_EQ(p.calls.size(), 4u);
   EXPECT_EQ(p.calls[2],
             "scontrol update JobId=15 Requeue=0 AdminComment=basil: refused: job refused before ALPS: the job asks 33 "
             "CPUs per node");
+  EXPECT_EQ(p.calls[3],  // after the comment: the job keeps its reason
+            "fail_job 15 2 basil: refused: job refused before ALPS: the job asks 33 CPUs per node");
+  EXPECT_NE(p.log_text().find("job ended FAILED with exit code 2"), std::string::npos) << p.log_text();
+}
+
+TEST(PrologTest, ACompletionSlurmctldRefusesIsLoggedAndTheExitStatusStillEndsTheJob) {
+  FakePorts p;
+  script_refusal_of_33_cpus(p);
+  p.fail_job_answers.push_back("Access/permission denied");
+  EXPECT_EQ(run_prolog(job15(), HookConfig{}, p), kExitPermanent);
+  EXPECT_NE(p.log_text().find("could not end the job FAILED (Slurm cancels it instead): Access/permission denied"),
+            std::string::npos)
+      << p.log_text();
 }
 
 TEST(PrologTest, BasildUnreachableIsTransientAndKeepsTheJobRequeueable) {
@@ -117,6 +143,7 @@ TEST(PrologTest, AnAlpsTransientFailureIsTransient) {
            {{"error", "TRANSIENT ALPS SYSTEM error: busy"}, {"code", "alps_transient"}, {"transient", true}});
   p.scontrol_ok();
   EXPECT_EQ(run_prolog(job15(), HookConfig{}, p), kExitTransient);
+  for (const auto& c : p.calls) EXPECT_EQ(c.find("fail_job"), std::string::npos) << c;  // Slurm requeues it
 }
 
 TEST(PrologTest, AFailedConfirmReleasesTheReservation) {
@@ -129,8 +156,9 @@ TEST(PrologTest, AFailedConfirmReleasesTheReservation) {
   p.answer("POST /v1/release", 200, {{"reservation_id", 3}, {"state", "released"}, {"claims", 0}});
   p.scontrol_ok();
   EXPECT_EQ(run_prolog(job15(), HookConfig{}, p), kExitPermanent);
-  ASSERT_EQ(p.calls.size(), 5u);
+  ASSERT_EQ(p.calls.size(), 6u);
   EXPECT_EQ(p.calls[3], R"(POST /v1/release {"reservation_id":3})");
+  EXPECT_EQ(p.calls[5].rfind("fail_job 15 2 basil: refused: PERMANENT ALPS BACKEND error", 0), 0u) << p.calls[5];
   EXPECT_NE(p.calls[4].find("Requeue=0 AdminComment=basil: refused: PERMANENT ALPS BACKEND error"), std::string::npos);
 }
 
@@ -216,8 +244,9 @@ TEST(PrologTest, AJobImitatingScontrolsFieldsIsRefused) {
   p.show(fixture("forged_block_differs"));
   p.scontrol_ok();
   EXPECT_EQ(run_prolog(e, HookConfig{}, p), kExitPermanent);
-  EXPECT_EQ(p.calls.size(), 2u);  // nothing reached basild
-  EXPECT_NE(p.calls.back().find("Requeue=0 AdminComment=basil: refused: cannot read the job's shape: scontrol's "
+  EXPECT_EQ(p.calls.size(), 3u);  // nothing reached basild
+  EXPECT_EQ(p.calls.back().rfind("fail_job 31 2 basil: refused: cannot read the job's shape", 0), 0u) << p.calls.back();
+  EXPECT_NE(p.calls[1].find("Requeue=0 AdminComment=basil: refused: cannot read the job's shape: scontrol's "
                                 "output holds different job shapes"),
             std::string::npos)
       << p.calls.back();

@@ -95,7 +95,7 @@ TEST(SlurmHooksServerTest, BatchSrunAndArrayJobsRunInTheirReservationsWhichTheEp
   EXPECT_EQ(site.basild.events_of("release", r_srun).size(), 1u);
 }
 
-TEST(SlurmHooksServerTest, AJobBasildRefusesIsCancelledWithItsSentenceAndOneAlpsCannotRunNowIsRequeued) {
+TEST(SlurmHooksServerTest, AJobBasildRefusesFailsWithItsSentenceAndOneAlpsCannotRunNowIsRequeued) {
   if (auto why = basil_test::slurm_unavailable()) GTEST_SKIP() << *why;
   Site site(four_nodes());
   emulator_admin(site.basild.emu(), "node --nids 11 --role INTERACTIVE");
@@ -104,16 +104,22 @@ TEST(SlurmHooksServerTest, AJobBasildRefusesIsCancelledWithItsSentenceAndOneAlps
 
   const auto refused = site.slurm.sbatch({"-w", "nid00011", "-o", "/dev/null", "--wrap", "true"});
   ASSERT_TRUE(refused) << site.slurm.error();
-  ASSERT_TRUE(site.slurm.wait_job_state(*refused, "CANCELLED", 60s)) << site.slurm.job_state(*refused) << site.why();
+  ASSERT_TRUE(site.slurm.wait_job_state(*refused, "FAILED", 60s)) << site.slurm.job_state(*refused) << site.why();
   const std::string shown = site.show_job(*refused);
   EXPECT_NE(shown.find("Requeue=0"), std::string::npos) << shown;
+  EXPECT_NE(shown.find("ExitCode=2:0"), std::string::npos) << shown;
   EXPECT_NE(shown.find("AdminComment=basil: refused: job refused before ALPS: node 11 of the job's node list is not "
                        "a batch compute node in the inventory"),
             std::string::npos)
       << shown;
   const auto srun = site.slurm.client({"srun", "-w", "nid00011", "true"});
   EXPECT_NE(srun.exit_code, 0);
-  EXPECT_NE(srun.err.find("PrologSlurmctld failed, job killed"), std::string::npos) << srun.err;
+  // srun has no AdminComment to show: the prolog tells it the sentence.
+  EXPECT_NE(srun.err.find("srun: basil: refused: job refused before ALPS: node 11 of the job's node list is not a "
+                          "batch compute node"),
+            std::string::npos)
+      << srun.err;
+  EXPECT_EQ(site.slurm.job_state(*refused + 1), "FAILED");  // srun's job, the next id
 
   const auto later = site.slurm.sbatch({"-w", "nid00010", "-o", "/dev/null", "--wrap", "true"});
   ASSERT_TRUE(later) << site.slurm.error();
