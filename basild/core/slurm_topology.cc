@@ -2,6 +2,7 @@
 
 #include <charconv>
 #include <map>
+#include <set>
 #include <tuple>
 #include <vector>
 
@@ -64,8 +65,20 @@ bool has_xc_groups(const SlurmNodes& nodes, XcGroups groups) {
   return false;
 }
 
-basil::Result<std::string> topology_conf(const SlurmNodes& nodes, XcGroups groups) {
+bool has_blade_level(const SlurmNodes& nodes, BladeLevel blades) {
+  if (blades != BladeLevel::kAuto) return blades == BladeLevel::kYes;
+  std::set<Key> seen;
+  for (const SlurmConfNode& n : nodes.nodes) {
+    const auto p = parse_cname(n.cname);
+    if (p) seen.insert({p->column, p->row, p->chassis, p->slot});
+    if (seen.size() > kMaxBladeSwitches) return false;
+  }
+  return true;
+}
+
+basil::Result<std::string> topology_conf(const SlurmNodes& nodes, XcGroups groups, BladeLevel blade_level) {
   const bool xc = has_xc_groups(nodes, groups);
+  const bool with_blades = has_blade_level(nodes, blade_level);
   Level blades, chassis, cabinets, xc_groups, top;
   for (const SlurmConfNode& n : nodes.nodes) {
     const auto p = parse_cname(n.cname);
@@ -73,8 +86,12 @@ basil::Result<std::string> topology_conf(const SlurmNodes& nodes, XcGroups group
       return basil::Status(basil::Code::kInvalidValue,
                            n.name + " (NID " + std::to_string(n.nid) + "): ALPS names it '" + n.cname +
                                "', not a Cray cname c<column>-<row>c<chassis>s<slot>n<node>");
-    blades.add({p->column, p->row, p->chassis, p->slot}, blade_name(*p), n.name);
-    chassis.add({p->column, p->row, p->chassis, 0}, chassis_name(*p), blade_name(*p));
+    if (with_blades) {
+      blades.add({p->column, p->row, p->chassis, p->slot}, blade_name(*p), n.name);
+      chassis.add({p->column, p->row, p->chassis, 0}, chassis_name(*p), blade_name(*p));
+    } else {
+      chassis.add({p->column, p->row, p->chassis, 0}, chassis_name(*p), n.name);
+    }
     cabinets.add({p->column, p->row, 0, 0}, cabinet_name(*p), chassis_name(*p));
     if (xc) {
       xc_groups.add({p->column / 2, p->row, 0, 0}, group_name(*p), cabinet_name(*p));
@@ -85,10 +102,11 @@ basil::Result<std::string> topology_conf(const SlurmNodes& nodes, XcGroups group
   }
   std::string out = "# Slurm topology/tree from the Cray hierarchy in ALPS's node names";
   if (nodes.system) out += " (system " + *nodes.system + ")";
-  out += ", written by basilctl slurm-conf --topology\n# switches: blade, chassis, cabinet, ";
-  out += xc ? "two-cabinet group (XC), top\n" : "top\n";
+  out += ", written by basilctl slurm-conf --topology\n# switches: ";
+  out += with_blades ? "blade, chassis, " : "chassis (no blade level: " + std::to_string(nodes.nodes.size()) + " nodes), ";
+  out += xc ? "cabinet, two-cabinet group (XC), top\n" : "cabinet, top\n";
   blades.write(out, "Nodes");
-  chassis.write(out, "Switches");
+  chassis.write(out, with_blades ? "Switches" : "Nodes");
   cabinets.write(out, "Switches");
   xc_groups.write(out, "Switches");
   top.write(out, "Switches");

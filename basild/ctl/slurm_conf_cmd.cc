@@ -1,18 +1,34 @@
 #include "basild/ctl/slurm_conf_cmd.h"
 
+#include <array>
+#include <optional>
+
 #include "basild/ctl/option_word.h"
 
 namespace basilctl {
 
+namespace {
+
+// "auto", "yes", "no" as 0, 1, 2.
+std::optional<std::size_t> auto_yes_no(const std::string& value) {
+  if (value == "auto") return 0;
+  if (value == "yes") return 1;
+  if (value == "no") return 2;
+  return std::nullopt;
+}
+
+}  // namespace
+
 const char* slurm_conf_usage() {
-  return "usage: basilctl slurm-conf [--inventory FILE] [--name-format FMT] [--topology [--groups auto|yes|no]]\n"
+  return "usage: basilctl slurm-conf [--inventory FILE] [--name-format FMT]\n"
+         "                           [--topology [--groups auto|yes|no] [--blades auto|yes|no]]\n"
          "       basilctl slurm-conf [--inventory FILE] [--name-format FMT] --check SLURM_CONF\n";
 }
 
 SlurmConfArgsResult parse_slurm_conf_args(const std::vector<std::string>& argv) {
   SlurmConfArgsResult result;
   SlurmConfArgs a;
-  bool groups_given = false;
+  std::string tree_shaped_by;  // --groups or --blades, when given
   for (std::size_t i = 0; i < argv.size(); ++i) {
     auto [opt, value, inline_value] = split_option(argv[i]);
     if (opt == "--topology") {
@@ -23,7 +39,7 @@ SlurmConfArgsResult parse_slurm_conf_args(const std::vector<std::string>& argv) 
       a.topology = true;
       continue;
     }
-    if (opt != "--inventory" && opt != "--name-format" && opt != "--groups" && opt != "--check") {
+    if (opt != "--inventory" && opt != "--name-format" && opt != "--groups" && opt != "--blades" && opt != "--check") {
       result.error = opt.rfind("-", 0) == 0 ? "slurm-conf: unknown option '" + opt + "'"
                                             : "slurm-conf: unexpected argument '" + opt + "'";
       return result;
@@ -47,22 +63,22 @@ SlurmConfArgsResult parse_slurm_conf_args(const std::vector<std::string>& argv) 
       }
       a.rule = std::move(*rule);
     } else {
-      groups_given = true;
-      if (value == "auto") a.groups = basild::XcGroups::kAuto;
-      else if (value == "yes") a.groups = basild::XcGroups::kYes;
-      else if (value == "no") a.groups = basild::XcGroups::kNo;
-      else {
-        result.error = "slurm-conf: --groups must be auto, yes or no, not '" + value + "'";
+      tree_shaped_by = opt;
+      const auto level = auto_yes_no(value);
+      if (!level) {
+        result.error = "slurm-conf: " + opt + " must be auto, yes or no, not '" + value + "'";
         return result;
       }
+      if (opt == "--groups") a.groups = std::array{basild::XcGroups::kAuto, basild::XcGroups::kYes, basild::XcGroups::kNo}[*level];
+      else a.blades = std::array{basild::BladeLevel::kAuto, basild::BladeLevel::kYes, basild::BladeLevel::kNo}[*level];
     }
   }
   if (a.check_file && a.topology) {
     result.error = "slurm-conf: --check compares node lines; it cannot be combined with --topology";
     return result;
   }
-  if (groups_given && !a.topology) {
-    result.error = "slurm-conf: --groups shapes topology.conf; it needs --topology";
+  if (!tree_shaped_by.empty() && !a.topology) {
+    result.error = "slurm-conf: " + tree_shaped_by + " shapes topology.conf; it needs --topology";
     return result;
   }
   if ((a.check_file && a.check_file->empty()) || (a.inventory_file && a.inventory_file->empty())) {
@@ -79,7 +95,7 @@ SlurmConfRun slurm_conf_text(const SlurmConfArgs& args, const basild::SlurmNodes
     run.out = basild::node_lines(nodes, args.rule);
     return run;
   }
-  auto text = basild::topology_conf(nodes, args.groups);
+  auto text = basild::topology_conf(nodes, args.groups, args.blades);
   if (!text) {
     run.exit_code = kSlurmConfTrouble;
     run.err = "basilctl: slurm-conf: " + text.status().message() + "\n";

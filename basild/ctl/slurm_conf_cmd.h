@@ -28,6 +28,7 @@ struct SlurmConfArgs {
   basild::NodeNameRule rule;                  // --name-format FMT
   bool topology = false;                      // --topology
   basild::XcGroups groups = basild::XcGroups::kAuto;  // --groups auto|yes|no
+  basild::BladeLevel blades = basild::BladeLevel::kAuto;  // --blades auto|yes|no
   std::optional<std::string> check_file;      // --check FILE
 };
 

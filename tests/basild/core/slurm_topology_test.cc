@@ -43,6 +43,39 @@ TEST(SlurmTopologyTest, TheTdsIsTwoBladesOfOneChassisInOneXcGroup) {
             "SwitchName=top Switches=g0-0\n");
 }
 
+TEST(SlurmTopologyTest, WithoutTheBladeLevelEachChassisListsItsNodes) {
+  auto t = topology_conf(slurm_nodes(preset_inventory("tds-8"), NodeNameRule()), XcGroups::kAuto, BladeLevel::kNo);
+  ASSERT_TRUE(t) << t.status().message();
+  EXPECT_EQ(*t,
+            "# Slurm topology/tree from the Cray hierarchy in ALPS's node names (system tds), written by basilctl "
+            "slurm-conf --topology\n"
+            "# switches: chassis (no blade level: 8 nodes), cabinet, two-cabinet group (XC), top\n"
+            "SwitchName=c0-0c0 Nodes=nid[00008-00015]\n"
+            "SwitchName=c0-0 Switches=c0-0c0\n"
+            "SwitchName=g0-0 Switches=c0-0\n"
+            "SwitchName=top Switches=g0-0\n");
+}
+
+// `blades` blades of 4 nodes, 16 to a chassis, 3 chassis to a cabinet.
+SlurmNodes nodes_in_blades(std::uint32_t blades) {
+  SlurmNodes nodes;
+  for (std::uint32_t nid = 0; nid < blades * 4; ++nid) {
+    const std::uint32_t blade = nid / 4, chassis = blade / 16;
+    nodes.nodes.push_back({nid, "nid" + std::to_string(nid),
+                           "c" + std::to_string(chassis / 3) + "-0c" + std::to_string(chassis % 3) + "s" +
+                               std::to_string(blade % 16) + "n" + std::to_string(nid % 4),
+                           {}});
+  }
+  return nodes;
+}
+
+TEST(SlurmTopologyTest, TheBladeLevelIsLeftOutAutomaticallyAboveItsLimitOnly) {
+  EXPECT_TRUE(has_blade_level(nodes_in_blades(kMaxBladeSwitches), BladeLevel::kAuto));
+  EXPECT_FALSE(has_blade_level(nodes_in_blades(kMaxBladeSwitches + 1), BladeLevel::kAuto));
+  EXPECT_TRUE(has_blade_level(nodes_in_blades(kMaxBladeSwitches + 1), BladeLevel::kYes));
+  EXPECT_FALSE(has_blade_level(nodes_in_blades(1), BladeLevel::kNo));
+}
+
 // SwitchName -> its Nodes= or Switches= value, and the order of the lines.
 struct Tree {
   std::map<std::string, std::string> children;

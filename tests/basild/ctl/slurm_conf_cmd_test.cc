@@ -17,7 +17,11 @@ TEST(SlurmConfArgsTest, OptionsTakeTheirValueEitherWay) {
   EXPECT_EQ(r.args->rule.name(7), "cn007");
   EXPECT_TRUE(r.args->topology);
   EXPECT_EQ(r.args->groups, basild::XcGroups::kNo);
+  EXPECT_EQ(r.args->blades, basild::BladeLevel::kAuto);
   EXPECT_FALSE(r.args->check_file);
+  auto blades = parse_slurm_conf_args({"--topology", "--blades=no"});
+  ASSERT_TRUE(blades.args) << blades.error;
+  EXPECT_EQ(blades.args->blades, basild::BladeLevel::kNo);
   auto check = parse_slurm_conf_args({"--check=/etc/slurm/slurm.conf"});
   ASSERT_TRUE(check.args) << check.error;
   EXPECT_EQ(check.args->check_file, "/etc/slurm/slurm.conf");
@@ -36,6 +40,8 @@ TEST(SlurmConfArgsTest, MistakesAreNamed) {
       {{"--topology=yes"}, "slurm-conf: --topology takes no value"},
       {{"--groups", "maybe", "--topology"}, "slurm-conf: --groups must be auto, yes or no, not 'maybe'"},
       {{"--groups", "yes"}, "slurm-conf: --groups shapes topology.conf; it needs --topology"},
+      {{"--topology", "--blades", "some"}, "slurm-conf: --blades must be auto, yes or no, not 'some'"},
+      {{"--blades", "no"}, "slurm-conf: --blades shapes topology.conf; it needs --topology"},
       {{"--check", "a", "--topology"}, "slurm-conf: --check compares node lines; it cannot be combined with --topology"},
       {{"--check="}, "slurm-conf: an empty file name"},
       {{"--name-format", "nid"}, "slurm-conf: --name-format: node name rule 'nid': it has no %d for the NID"},
