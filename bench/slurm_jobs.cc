@@ -3,8 +3,10 @@
 // (basil-slurm as PrologSlurmctld, EpilogSlurmctld and TaskProlog; basild
 // on the emulated tds-8, its apbasil run locally or through the ssh
 // gateway to a real sshd), all in one run:
+//  - the same with three hooks that do nothing (/bin/true): what Slurm
+//    itself spends on having slurmctld hooks at all;
 //  - throughput: JOBS one-node jobs submitted at once, jobs per minute from
-//    the first submission to the queue's end;
+//    the first submission to the queue's end, ROUNDS times;
 //  - start: SERIAL jobs one after another, each from just before its sbatch
 //    to the first line of its script (wall clock, the script writes it):
 //    median and p95;
@@ -13,7 +15,11 @@
 //    hooks' cost beyond it: median start with hooks - median start without
 //    - ALPS's own.
 //
-//   build/bench/slurm_jobs [JOBS] [SERIAL] [PATHS]   (defaults 100 30 local,gateway)
+//   build/bench/slurm_jobs [JOBS] [SERIAL] [PATHS] [ROUNDS]   (defaults 100 30 local,gateway 5)
+//
+// The throughput rounds of all variants are interleaved (each keeps its
+// cluster), and each variant's median round is reported with its range:
+// one round's figure varies by 20% or more with Slurm's timers.
 //
 // Needs root and Slurm (scripts/setup.sh installs it). Exit status 1 when a
 // job does not complete or basild holds a reservation at the end.
@@ -25,6 +31,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <sstream>
@@ -135,56 +142,84 @@ void configure_hooks(const std::string& dir, const Basild& b, const std::string&
                                                         slurm_conf + "\"\n[log]\nsyslog = false\n");
 }
 
-struct Figures {
-  bool ok = true;
-  double jobs_per_min = 0;
-  std::vector<double> start_ms;
-};
-
 // A job whose script writes the wall clock at its first line into `dir`/start.ID.
 std::vector<std::string> job_args(const std::string& dir) {
-  return {"-N1", "-o", "/dev/null", "--wrap", "date +%s.%N > " + dir + "/start.$SLURM_JOB_ID"};
+  return {"-N1", "-o", "/dev/null", "--wrap", "date +%s.%N > " + dir + "/start." + "$SLURM_JOB_ID"};
 }
 
-Figures run_variant(const std::string& label, const Basild* basild, int jobs, int serial) {
-  Figures f;
-  basil_test::TempDir work("slurm-jobs", g_bin + "/slurm-tests");
-  ::chmod(work.path().c_str(), 0755);
-  basil_test::SlurmCluster slurm({.nodes = node_names(),
-                                  .extra_conf = basild != nullptr ? hook_lines(work.path()) : "",
-                                  .parent = g_bin + "/slurm-tests"});
-  if (basild != nullptr) configure_hooks(work.path(), *basild, slurm.conf());
-  if (!slurm.start()) {
-    std::fprintf(stderr, "%s: Slurm did not start: %s\n", label.c_str(), slurm.error().c_str());
-    return {false, 0, {}};
+// Slurm's own cost of running slurmctld hooks at all, apart from what they
+// do: the same three hooks as programs that do nothing.
+const std::string kEmptyHooks = "PrologSlurmctld=/bin/true\nEpilogSlurmctld=/bin/true\nTaskProlog=/bin/true\n";
+
+// One Slurm set-up (alone, empty hooks, basild's hooks local or through the
+// gateway), its cluster kept for every round.
+class Variant {
+ public:
+  Variant(std::string label, std::unique_ptr<Basild> basild, bool empty_hooks)
+      : label_(std::move(label)), basild_(std::move(basild)), work_("slurm-jobs", g_bin + "/slurm-tests") {
+    ::chmod(work_.path().c_str(), 0755);
+    slurm_ = std::make_unique<basil_test::SlurmCluster>(basil_test::SlurmOptions{
+        .nodes = node_names(),
+        .extra_conf = basild_ ? hook_lines(work_.path()) : empty_hooks ? kEmptyHooks : "",
+        .parent = g_bin + "/slurm-tests"});
+    if (basild_) configure_hooks(work_.path(), *basild_, slurm_->conf());
+    if (!slurm_->start()) fail("Slurm did not start: " + slurm_->error());
   }
-  // Throughput.
-  const double t0 = wall_s();
-  for (int i = 0; i < jobs; ++i)
-    if (!slurm.sbatch(job_args(work.path()))) {
-      std::fprintf(stderr, "%s: %s\n", label.c_str(), slurm.error().c_str());
-      f.ok = false;
-    }
-  if (!slurm.wait_queue_empty(10min)) f.ok = false;
-  f.jobs_per_min = jobs / (wall_s() - t0) * 60.0;
+
+  // Throughput: `jobs` jobs submitted at once, jobs per minute from the
+  // first submission to the queue's end.
+  void round(int jobs) {
+    if (!ok_) return;
+    const double t0 = wall_s();
+    for (int i = 0; i < jobs; ++i)
+      if (!slurm_->sbatch(job_args(work_.path()))) fail(slurm_->error());
+    if (!slurm_->wait_queue_empty(10min)) fail("the queue did not empty");
+    rates_.push_back(jobs / (wall_s() - t0) * 60.0);
+  }
+
   // Start latency, one job at a time.
-  for (int i = 0; i < serial; ++i) {
-    const double submitted = wall_s();
-    const auto id = slurm.sbatch(job_args(work.path()));
-    if (!id) {
-      f.ok = false;
-      continue;
+  void serial(int count) {
+    for (int i = 0; i < count && ok_; ++i) {
+      const double submitted = wall_s();
+      const auto id = slurm_->sbatch(job_args(work_.path()));
+      if (!id) {
+        fail(slurm_->error());
+        continue;
+      }
+      const std::string file = work_.path() + "/start." + std::to_string(*id);
+      if (!basil_test::wait_until([&] { return basil_test::read_file(file).size() > 10; }, 60s, 2ms)) {
+        fail("job " + std::to_string(*id) + " did not start");
+        continue;
+      }
+      start_ms_.push_back((std::stod(basil_test::read_file(file)) - submitted) * 1e3);
+      if (!slurm_->wait_queue_empty(60s)) fail("the queue did not empty");
     }
-    const std::string file = work.path() + "/start." + std::to_string(*id);
-    if (!basil_test::wait_until([&] { return basil_test::read_file(file).size() > 10; }, 60s, 2ms)) {
-      f.ok = false;
-      continue;
-    }
-    f.start_ms.push_back((std::stod(basil_test::read_file(file)) - submitted) * 1e3);
-    if (!slurm.wait_queue_empty(60s)) f.ok = false;
   }
-  return f;
-}
+
+  void fail(const std::string& why) {
+    std::fprintf(stderr, "%s: %s\n", label_.c_str(), why.c_str());
+    ok_ = false;
+  }
+  bool ok() const { return ok_; }
+  const std::string& label() const { return label_; }
+  const Basild* basild() const { return basild_.get(); }
+  double rate_p50() const { return quantile(rates_, 0.5); }
+  double start_p50() const { return quantile(start_ms_, 0.5); }
+
+  void print() const {
+    std::printf("%-22s %8.1f jobs/min (min %.1f, max %.1f, %zu rounds)   start p50 %7.1f ms  p95 %7.1f ms\n",
+                label_.c_str(), rate_p50(), quantile(rates_, 0.0), quantile(rates_, 1.0), rates_.size(), start_p50(),
+                quantile(start_ms_, 0.95));
+  }
+
+ private:
+  std::string label_;
+  std::unique_ptr<Basild> basild_;
+  basil_test::TempDir work_;
+  std::unique_ptr<basil_test::SlurmCluster> slurm_;
+  std::vector<double> rates_, start_ms_;
+  bool ok_ = true;
+};
 
 }  // namespace
 
@@ -192,37 +227,43 @@ int main(int argc, char** argv) {
   const int jobs = argc > 1 ? std::atoi(argv[1]) : 100;
   const int serial = argc > 2 ? std::atoi(argv[2]) : 30;
   const std::string paths = argc > 3 ? argv[3] : "local,gateway";
+  const int rounds = argc > 4 ? std::atoi(argv[4]) : 5;
   if (auto why = basil_test::slurm_unavailable()) {
     std::fprintf(stderr, "slurm_jobs: %s\n", why->c_str());
     return 77;
   }
   ::mkdir((g_bin + "/slurm-tests").c_str(), 0755);
-  bool ok = true;
-  const Figures plain = run_variant("slurm alone", nullptr, jobs, serial);
-  ok = ok && plain.ok;
-  const double plain_p50 = quantile(plain.start_ms, 0.5);
-  std::printf("%-22s %8.1f jobs/min   start p50 %7.1f ms  p95 %7.1f ms\n", "slurm alone", plain.jobs_per_min,
-              plain_p50, quantile(plain.start_ms, 0.95));
+  std::vector<std::unique_ptr<Variant>> variants;
+  variants.push_back(std::make_unique<Variant>("slurm alone", nullptr, false));
+  variants.push_back(std::make_unique<Variant>("slurm, empty hooks", nullptr, true));
   std::istringstream in(paths);
   for (std::string path; std::getline(in, path, ',');) {
-    Basild b(path);
-    if (!b.up()) {
-      std::fprintf(stderr, "basild (%s) did not come up:\n%s\n", path.c_str(), b.log().c_str());
-      ok = false;
-      continue;
+    auto b = std::make_unique<Basild>(path);
+    if (!b->up()) {
+      std::fprintf(stderr, "basild (%s) did not come up:\n%s\n", path.c_str(), b->log().c_str());
+      return 1;
     }
-    const Figures with = run_variant("hooks, " + path, &b, jobs, serial);
-    ok = ok && with.ok;
-    const double p50 = quantile(with.start_ms, 0.5);
-    const double alps = b.median_ms("RESERVE") + b.median_ms("CONFIRM");
-    std::printf("%-22s %8.1f jobs/min   start p50 %7.1f ms  p95 %7.1f ms\n", ("hooks, " + path).c_str(),
-                with.jobs_per_min, p50, quantile(with.start_ms, 0.95));
-    std::printf("  throughput %.1f%% of Slurm alone; ALPS's own time per start (RESERVE + CONFIRM p50) %.1f ms; "
-                "hooks beyond it %.1f ms (p50)\n",
-                100.0 * with.jobs_per_min / plain.jobs_per_min, alps, p50 - plain_p50 - alps);
-    if (b.held() != 0) {
-      std::fprintf(stderr, "basild (%s) still holds %zu reservations\n", path.c_str(), b.held());
-      ok = false;
+    variants.push_back(std::make_unique<Variant>("hooks, " + path, std::move(b), false));
+  }
+  // Rounds interleaved, so that a change in the machine's load meets every
+  // variant alike; the median round is reported.
+  for (int r = 0; r < rounds; ++r)
+    for (auto& v : variants) v->round(jobs);
+  for (auto& v : variants) v->serial(serial);
+  bool ok = true;
+  const Variant& plain = *variants.front();
+  for (const auto& v : variants) {
+    ok = ok && v->ok();
+    v->print();
+    if (const Basild* b = v->basild()) {
+      const double alps = b->median_ms("RESERVE") + b->median_ms("CONFIRM");
+      std::printf("  throughput %.1f%% of Slurm alone; ALPS's own time per start (RESERVE + CONFIRM p50) %.1f ms; "
+                  "hooks beyond it %.1f ms (p50)\n",
+                  100.0 * v->rate_p50() / plain.rate_p50(), alps, v->start_p50() - plain.start_p50() - alps);
+      if (b->held() != 0) {
+        std::fprintf(stderr, "%s: basild still holds %zu reservations\n", v->label().c_str(), b->held());
+        ok = false;
+      }
     }
   }
   return ok ? 0 : 1;
