@@ -17,6 +17,9 @@
 //
 //   build/bench/slurm_jobs [JOBS] [SERIAL] [PATHS] [ROUNDS]   (defaults 100 30 local,gateway 5)
 //
+// PATHS may also name empty-prolog and empty-epilog: Slurm with only that
+// one of its slurmctld hooks, empty.
+//
 // The throughput rounds of all variants are interleaved (each keeps its
 // cluster), and each variant's median round is reported with its range:
 // one round's figure varies by 20% or more with Slurm's timers.
@@ -155,12 +158,12 @@ const std::string kEmptyHooks = "PrologSlurmctld=/bin/true\nEpilogSlurmctld=/bin
 // gateway), its cluster kept for every round.
 class Variant {
  public:
-  Variant(std::string label, std::unique_ptr<Basild> basild, bool empty_hooks)
+  Variant(std::string label, std::unique_ptr<Basild> basild, const std::string& empty_hooks)
       : label_(std::move(label)), basild_(std::move(basild)), work_("slurm-jobs", g_bin + "/slurm-tests") {
     ::chmod(work_.path().c_str(), 0755);
     slurm_ = std::make_unique<basil_test::SlurmCluster>(basil_test::SlurmOptions{
         .nodes = node_names(),
-        .extra_conf = basild_ ? hook_lines(work_.path()) : empty_hooks ? kEmptyHooks : "",
+        .extra_conf = basild_ ? hook_lines(work_.path()) : empty_hooks,
         .parent = g_bin + "/slurm-tests"});
     if (basild_) configure_hooks(work_.path(), *basild_, slurm_->conf());
     if (!slurm_->start()) fail("Slurm did not start: " + slurm_->error());
@@ -234,16 +237,21 @@ int main(int argc, char** argv) {
   }
   ::mkdir((g_bin + "/slurm-tests").c_str(), 0755);
   std::vector<std::unique_ptr<Variant>> variants;
-  variants.push_back(std::make_unique<Variant>("slurm alone", nullptr, false));
-  variants.push_back(std::make_unique<Variant>("slurm, empty hooks", nullptr, true));
+  variants.push_back(std::make_unique<Variant>("slurm alone", nullptr, ""));
+  variants.push_back(std::make_unique<Variant>("slurm, empty hooks", nullptr, kEmptyHooks));
   std::istringstream in(paths);
   for (std::string path; std::getline(in, path, ',');) {
+    if (path == "empty-prolog" || path == "empty-epilog") {  // which of Slurm's hooks costs what
+      const std::string hook = path == "empty-prolog" ? "PrologSlurmctld" : "EpilogSlurmctld";
+      variants.push_back(std::make_unique<Variant>("slurm, " + path, nullptr, hook + "=/bin/true\n"));
+      continue;
+    }
     auto b = std::make_unique<Basild>(path);
     if (!b->up()) {
       std::fprintf(stderr, "basild (%s) did not come up:\n%s\n", path.c_str(), b->log().c_str());
       return 1;
     }
-    variants.push_back(std::make_unique<Variant>("hooks, " + path, std::move(b), false));
+    variants.push_back(std::make_unique<Variant>("hooks, " + path, std::move(b), ""));
   }
   // Rounds interleaved, so that a change in the machine's load meets every
   // variant alike; the median round is reported.
