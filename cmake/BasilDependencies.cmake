@@ -33,6 +33,9 @@ find_library(SLURM_LIBRARY slurm REQUIRED)
 add_library(Slurm::slurm UNKNOWN IMPORTED GLOBAL)
 set_target_properties(Slurm::slurm PROPERTIES IMPORTED_LOCATION "${SLURM_LIBRARY}"
                                               INTERFACE_INCLUDE_DIRECTORIES "${SLURM_INCLUDE_DIR}")
+# hwloc (Debian libhwloc-dev): the reduced-auto-affinity SPANK plugin reads
+# the node's sockets, cores and hardware threads through it.
+pkg_check_modules(HWLOC REQUIRED IMPORTED_TARGET GLOBAL hwloc)
 if(BASIL_TESTS)
   find_package(GTest REQUIRED)
 endif()

@@ -14,7 +14,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev nlohmann-json3-dev libtomlplusplus-dev libsystemd-dev
   openssh-server openssh-client procps curl
   mariadb-server mariadb-client
-  slurmctld slurmd slurm-client libslurm-dev munge
+  slurmctld slurmd slurm-client libslurm-dev munge libhwloc-dev
   clang-14 libclang-rt-14-dev
   gnuplot-nox
 )
