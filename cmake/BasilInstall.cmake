@@ -1,19 +1,26 @@
 # The files `cmake --install` puts beside the programs (GNUInstallDirs; the
-# programs are installed by their own folders):
+# programs are installed by their own folders). The layout is the Debian
+# packages' (debian/*.install take these paths as they are), so that a man
+# page names one path for both:
 #   sbin/               basild, apbasil_proxy, apkill_proxy (the paths
 #                       conf/basild.service and conf/cray.conf name),
 #                       basil-slurm (conf/basil-slurm.conf)
 #   bin/                basilctl, basil-emulator
 #   libexec/basild/     apbasil_proxy-fallback (apbasil_proxy looks in
 #                       ../libexec/basild/), basil_gateway built here
-#   share/basild/       basil_gateway.c, to build on the main system
-#                       (apbasil_proxy(8), "The gateway helper")
-#   share/man/          the manual pages
-#   share/doc/basild/examples/   conf/: basild.conf, apbasil_proxy.conf,
-#                       cray.conf, basil-slurm.conf, emulator-system.example
+#   share/man/          the manual pages (apkill_proxy.8 a link to
+#                       apbasil_proxy.8)
+#   share/doc/PACKAGE/  each package's examples (conf/) and, for
+#                       apbasil-proxy, basil_gateway.c to build on the main
+#                       system (apbasil_proxy(8), "The gateway helper"):
+#       basild/examples/          basild.conf
+#       apbasil-proxy/examples/   apbasil_proxy.conf, cray.conf
+#       apbasil-proxy/            basil_gateway.c
+#       basil-emulator/examples/  emulator-system.example
+#       basil-slurm/examples/     basil-slurm.conf
 #   lib/systemd/system/ basild.service, its ExecStart naming the installed
 #                       basild (BASIL_SYSTEMD_UNITDIR, relative to the prefix
-#                       unless absolute)
+#                       unless absolute; the Debian build sets /lib/systemd/system)
 
 # apbasil_proxy finds its fallback at ../libexec/basild/ from its own folder.
 if(NOT CMAKE_INSTALL_SBINDIR STREQUAL "sbin" OR NOT CMAKE_INSTALL_LIBEXECDIR STREQUAL "libexec")
@@ -23,13 +30,14 @@ if(NOT CMAKE_INSTALL_SBINDIR STREQUAL "sbin" OR NOT CMAKE_INSTALL_LIBEXECDIR STR
 endif()
 
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/man/ DESTINATION ${CMAKE_INSTALL_MANDIR}
-        FILES_MATCHING PATTERN "*.[1-8]")
-install(FILES ${PROJECT_SOURCE_DIR}/conf/basild.conf
-              ${PROJECT_SOURCE_DIR}/conf/apbasil_proxy.conf
-              ${PROJECT_SOURCE_DIR}/conf/cray.conf
-              ${PROJECT_SOURCE_DIR}/conf/basil-slurm.conf
-              ${PROJECT_SOURCE_DIR}/conf/emulator-system.example
-        DESTINATION ${CMAKE_INSTALL_DOCDIR}/examples)
+        FILES_MATCHING PATTERN "*.[1-8]")  # links stay links
+set(basil_docdir ${CMAKE_INSTALL_DATAROOTDIR}/doc)
+install(FILES ${PROJECT_SOURCE_DIR}/conf/basild.conf DESTINATION ${basil_docdir}/basild/examples)
+install(FILES ${PROJECT_SOURCE_DIR}/conf/apbasil_proxy.conf ${PROJECT_SOURCE_DIR}/conf/cray.conf
+        DESTINATION ${basil_docdir}/apbasil-proxy/examples)
+install(FILES ${PROJECT_SOURCE_DIR}/basild/conduit/basil_gateway.c DESTINATION ${basil_docdir}/apbasil-proxy)
+install(FILES ${PROJECT_SOURCE_DIR}/conf/emulator-system.example DESTINATION ${basil_docdir}/basil-emulator/examples)
+install(FILES ${PROJECT_SOURCE_DIR}/conf/basil-slurm.conf DESTINATION ${basil_docdir}/basil-slurm/examples)
 
 # The unit names /usr/sbin/basild; installed, it names the basild of the
 # prefix given at install time (cmake --install --prefix).

@@ -11,6 +11,10 @@
 # Off under the sanitizers (ASan wants the shared runtime), with
 # -DBASIL_LEAN=OFF, and when an archive is missing.
 option(BASIL_LEAN "Link the per-call programs against static archives of their libraries" ON)
+# The static programs' debug information in TARGET.debug beside them (see
+# basil_static_executable). Off for the Debian build, whose dh_strip moves
+# every program's debug information into the -dbgsym packages.
+option(BASIL_SPLIT_DEBUG "Split the static programs' debug information into TARGET.debug" ON)
 
 set(BASIL_LEAN_ACTIVE OFF)
 if(BASIL_LEAN AND NOT BASIL_SANITIZE AND NOT BASIL_FUZZ)
@@ -91,7 +95,9 @@ function(basil_static_executable target bindir)
     return()
   endif()
   target_link_options(${target} PRIVATE -static)
-  if(NOT CMAKE_OBJCOPY)
+  if(NOT BASIL_SPLIT_DEBUG)
+    return()
+  elseif(NOT CMAKE_OBJCOPY)
     message(STATUS "${target}: no objcopy, its debug information stays in the program")
   else()
     add_custom_command(TARGET ${target} POST_BUILD

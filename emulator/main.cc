@@ -53,6 +53,7 @@ constexpr const char* kUsage = R"(usage: basil-emulator [--state DIR]           
        basil-emulator system [--cle VERSION] [--inventory-forms on|off] [--fsync on|off]
        basil-emulator check | show
        basil-emulator sdb print|load|sync|forget|show [options]   (sdb --help)
+       basil-emulator --version
 Every command takes --state DIR (default: $BASIL_EMULATOR_STATE).
 )";
 
@@ -493,6 +494,7 @@ int admin(int argc, char** argv) {
   po::options_description opts("options");
   opts.add_options()
       ("help,h", "usage")
+      ("version", "print the version")
       ("state", po::value<std::string>(), "state directory")
       ("preset", po::value<std::string>())
       ("system", po::value<std::string>())
@@ -549,6 +551,10 @@ int admin(int argc, char** argv) {
   }
   if (vm.count("help")) {
     std::cout << kUsage;
+    return 0;
+  }
+  if (vm.count("version")) {
+    std::cout << "basil-emulator " << BASIL_VERSION << "\n";
     return 0;
   }
   const std::string dir = state_dir_from(vm);

@@ -17,6 +17,7 @@ packages=(
   slurmctld slurmd slurm-client libslurm-dev munge libhwloc-dev
   clang-14 libclang-rt-14-dev
   gnuplot-nox
+  debhelper dpkg-dev lintian mandoc prometheus systemd util-linux
 )
 
 missing=()

@@ -6,8 +6,14 @@
  * requests on stdin, runs apbasil for each (several at once, each in its
  * own process group, the request on its stdin, never through a shell), and
  * writes framed answers on stdout. It runs apkill the same way (stdin
- * empty) when asked to signal an application. The frames (see
- * basild/conduit/frames.h):
+ * empty) when asked to signal an application.
+ *
+ * Build it on the main system, with its own compiler (it needs only the C
+ * library and C99; apbasil_proxy(8), "The gateway helper"):
+ *   cc -std=c99 -O2 -o basil_gateway basil_gateway.c
+ *   install -m 755 basil_gateway /usr/local/libexec/basil_gateway
+ *
+ * The frames (see basild/conduit/frames.h):
  *
  *   out, once:  "BASIL-GATEWAY 3\n"
  *   in:         "Q <id> <len>\n" <request>           run a request

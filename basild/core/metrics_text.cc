@@ -4,6 +4,26 @@
 
 namespace basild {
 
+namespace {
+
+// The text format's escapes: backslash and newline, and in a label value
+// the double quote too.
+void append_escaped(std::string& out, std::string_view text, bool quote) {
+  for (char c : text) {
+    if (c == '\\') {
+      out += "\\\\";
+    } else if (c == '\n') {
+      out += "\\n";
+    } else if (c == '"' && quote) {
+      out += "\\\"";
+    } else {
+      out += c;
+    }
+  }
+}
+
+}  // namespace
+
 Labels::Labels(std::initializer_list<std::pair<std::string_view, std::string_view>> pairs) {
   for (const auto& [name, value] : pairs) add(name, value);
 }
@@ -12,17 +32,7 @@ Labels& Labels::add(std::string_view name, std::string_view value) {
   if (!inner_.empty()) inner_ += ',';
   inner_ += name;
   inner_ += "=\"";
-  for (char c : value) {
-    if (c == '\\') {
-      inner_ += "\\\\";
-    } else if (c == '"') {
-      inner_ += "\\\"";
-    } else if (c == '\n') {
-      inner_ += "\\n";
-    } else {
-      inner_ += c;
-    }
-  }
+  append_escaped(inner_, value, true);
   inner_ += '"';
   text_ = "{" + inner_ + "}";
   return *this;
@@ -35,13 +45,11 @@ std::string metric_number(double v) {
 }
 
 MetricsText& MetricsText::family(std::string_view name, std::string_view type, std::string_view help) {
-  if (!help.empty()) {
-    text_ += "# HELP ";
-    text_ += name;
-    text_ += ' ';
-    text_ += help;
-    text_ += '\n';
-  }
+  text_ += "# HELP ";
+  text_ += name;
+  text_ += ' ';
+  append_escaped(text_, help, false);
+  text_ += '\n';
   text_ += "# TYPE ";
   text_ += name;
   text_ += ' ';

@@ -27,15 +27,18 @@ class Labels {
   std::string text_;
 };
 
+// Every family has its "# HELP" and "# TYPE" lines (promtool's rules, which
+// scripts/packages.sh runs on a live basild), and a counter's name ends in
+// _total.
 class MetricsText {
  public:
-  // A family's header: "# HELP" when help is given, then "# TYPE".
-  MetricsText& family(std::string_view name, std::string_view type, std::string_view help = {});
+  // A family's header: "# HELP", then "# TYPE".
+  MetricsText& family(std::string_view name, std::string_view type, std::string_view help);
   MetricsText& sample(std::string_view name, const Labels& labels, std::uint64_t value);
   MetricsText& sample(std::string_view name, const Labels& labels, double value);
   // A family of one unlabelled sample.
-  MetricsText& counter(std::string_view name, std::uint64_t value, std::string_view help = {});
-  MetricsText& gauge(std::string_view name, std::uint64_t value, std::string_view help = {});
+  MetricsText& counter(std::string_view name, std::uint64_t value, std::string_view help);
+  MetricsText& gauge(std::string_view name, std::uint64_t value, std::string_view help);
 
   const std::string& text() const { return text_; }
   std::string take() { return std::move(text_); }

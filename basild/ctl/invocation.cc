@@ -66,6 +66,7 @@ bool valid_key(std::string_view k) {
 
 const char* usage() {
   return "usage: basilctl [--socket PATH] [--json] [--timeout SECONDS] COMMAND [ARGS]\n"
+         "       basilctl --version\n"
          "\n"
          "Commands over the control socket (default /run/basild/control.sock, or $BASILD_SOCKET):\n"
          "  health                     daemon health (exit 1 when not healthy)\n"
@@ -160,6 +161,10 @@ ParseResult parse_invocation(const std::vector<std::string>& argv, std::string_v
       inv.help = true;
       continue;
     }
+    if (!after_dashdash && a == "--version") {
+      inv.version = true;
+      continue;
+    }
     if (inv.command.empty()) {
       if (a.size() > 1 && a[0] == '-') {
         result.error = "unknown option '" + a + "'";
@@ -170,7 +175,7 @@ ParseResult parse_invocation(const std::vector<std::string>& argv, std::string_v
     }
     inv.args.push_back(a);
   }
-  if (inv.command.empty() && !inv.help) {
+  if (inv.command.empty() && !inv.help && !inv.version) {
     result.error = "no command given";
     return result;
   }

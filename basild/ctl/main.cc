@@ -409,6 +409,10 @@ int main(int argc, char** argv) {
     std::cout << basilctl::usage();
     return kExitOk;
   }
+  if (inv.version) {
+    std::cout << "basilctl " << BASIL_VERSION << "\n";
+    return kExitOk;
+  }
   if (inv.command == "decode") return cmd_decode(inv.args);
   if (inv.command == "replay") return cmd_replay(inv.args);
   if (inv.command == "plan") return cmd_plan(inv);

@@ -361,19 +361,21 @@ json AlpsPoller::poll_json() const {
 }
 
 void AlpsPoller::write_metrics(MetricsText& m) const {
-  m.gauge("basild_alps_reachable", reachable_ ? 1 : 0);
-  m.counter("basild_reservations_gone_total", gone_behind_back_);
-  auto each = [&](const char* name, auto value_of) {
-    m.family(name, "counter");
+  m.gauge("basild_alps_reachable", reachable_ ? 1 : 0, "1 when the last poll reached ALPS");
+  m.counter("basild_reservations_gone_total", gone_behind_back_,
+            "reservations that vanished from ALPS without basild releasing them");
+  auto each = [&](const char* name, const char* help, auto value_of) {
+    m.family(name, "counter", help);
     for (const auto& [mode, st] : stats_)
       for (std::size_t k = 0; k < kQueryKinds; ++k)
         m.sample(name, {{"mode", poll_mode_name(mode)}, {"query", query_kind_name(static_cast<QueryKind>(k))}},
                  value_of(st.kinds[k]));
   };
-  each("basild_poll_calls_total", [](const PollStats::Kind& k) { return k.calls; });
-  each("basild_poll_seconds_total",
+  each("basild_poll_calls_total", "polling calls, per poll mode and query",
+       [](const PollStats::Kind& k) { return k.calls; });
+  each("basild_poll_seconds_total", "time spent in polling calls, per poll mode and query",
        [](const PollStats::Kind& k) { return std::chrono::duration<double>(k.time).count(); });
-  m.counter("basild_node_changes_total", node_changes_);
+  m.counter("basild_node_changes_total", node_changes_, "changes of a node's state or role between inventories");
 }
 
 }  // namespace basild

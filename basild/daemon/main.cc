@@ -1,5 +1,5 @@
 // basild: the daemon between a batch scheduler and Cray ALPS.
-//   basild [--config FILE] [--check-config] [--accept-empty-state]
+//   basild [--config FILE] [--check-config] [--accept-empty-state] | --version
 #include <signal.h>
 
 // GCC 12 reports -Wnull-dereference inside libstdc++'s std::string when it
@@ -54,10 +54,15 @@ bool read_file(const std::string& path, std::string& out) {
 int main(int argc, char** argv) {
   std::string config_path = "/etc/basild/basild.conf";
   po::options_description desc("basild options");
-  desc.add_options()("help,h", "show this help")(
-      "config,c", po::value<std::string>(&config_path), "configuration file (default /etc/basild/basild.conf)")(
-      "check-config", "parse the configuration, print it with defaults filled in, and exit")(
-      "accept-empty-state", "start with an empty state database when the file exists but is empty (0 bytes)");
+  // One option per line: tests/docs/pages.sh reads them from here for basild(8).
+  // clang-format off
+  desc.add_options()
+      ("help,h", "show this help")
+      ("version", "print the version (debian/changelog's) and exit")
+      ("config,c", po::value<std::string>(&config_path), "configuration file (default /etc/basild/basild.conf)")
+      ("check-config", "parse the configuration, print it with defaults filled in, and exit")
+      ("accept-empty-state", "start with an empty state database when the file exists but is empty (0 bytes)");
+  // clang-format on
   po::variables_map vm;
   try {
     po::store(po::parse_command_line(argc, argv, desc), vm);
@@ -68,6 +73,10 @@ int main(int argc, char** argv) {
   }
   if (vm.count("help") != 0) {
     std::cout << desc;
+    return 0;
+  }
+  if (vm.count("version") != 0) {
+    std::cout << "basild " << BASIL_VERSION << "\n";
     return 0;
   }
   std::string text;

@@ -289,11 +289,14 @@ json ReconcileRunner::stats_json() const {
 }
 
 void ReconcileRunner::write_metrics(MetricsText& m) const {
-  m.counter("basild_orphans_released_total", orphans_released_);
-  m.counter("basild_strays_released_total", strays_released_);
-  m.counter("basild_apkills_total", apkills_);
-  m.gauge("basild_reconcile_alarm", alarm_on_ ? 1 : 0);
-  m.family("basild_job_source_failures_total", "counter");
+  m.counter("basild_orphans_released_total", orphans_released_,
+            "ALPS reservations released because no live job owned them");
+  m.counter("basild_strays_released_total", strays_released_,
+            "reservations of a live job other than the one basild recorded for it, released");
+  m.counter("basild_apkills_total", apkills_, "apkill runs for applications that outlived their release");
+  m.gauge("basild_reconcile_alarm", alarm_on_ ? 1 : 0,
+          "1 while too large a share of the reservations has no live job (nothing is released)");
+  m.family("basild_job_source_failures_total", "counter", "job table sources that failed or timed out");
   for (const auto& [name, n] : source_failures_)
     m.sample("basild_job_source_failures_total", {{"source", name}}, n);
 }

@@ -62,13 +62,15 @@ class SshConduit final : public Conduit {
 
   void write_metrics(MetricsText& m) const override {
     const auto s = transport_.status();
-    m.gauge("basild_conduit_up", s.state == "up" ? 1 : 0);
-    m.counter("basild_conduit_connects_total", s.connects);
-    m.counter("basild_conduit_connect_failures_total", s.connect_failures);
-    m.counter("basild_conduit_drops_total", s.drops);
-    m.counter("basild_conduit_helper_starts_total", s.helper_starts);
-    m.counter("basild_conduit_retried_queries_total", s.retried_queries);
-    m.counter("basild_conduit_lost_calls_total", s.lost_calls);
+    m.gauge("basild_conduit_up", s.state == "up" ? 1 : 0, "1 while the ssh session to the main system is up");
+    m.counter("basild_conduit_connects_total", s.connects, "ssh sessions opened to the main system");
+    m.counter("basild_conduit_connect_failures_total", s.connect_failures, "ssh sessions that could not be opened");
+    m.counter("basild_conduit_drops_total", s.drops, "ssh sessions lost while up");
+    m.counter("basild_conduit_helper_starts_total", s.helper_starts, "gateway helpers started on the main system");
+    m.counter("basild_conduit_retried_queries_total", s.retried_queries,
+              "QUERY calls sent again after their session was lost");
+    m.counter("basild_conduit_lost_calls_total", s.lost_calls,
+              "calls other than QUERY whose session was lost before they were answered");
   }
 
  private:

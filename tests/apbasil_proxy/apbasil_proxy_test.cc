@@ -1,6 +1,7 @@
 // apbasil_proxy: its pure decisions, then the real binary as a scheduler
 // calls it (request written, stdin closed, answer read), through a real
 // basild on the ssh conduit and on its own ssh session, against a real sshd.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 
@@ -14,6 +15,7 @@
 #include "apbasil_proxy/proxy.h"
 #include "tests/support/files.h"
 #include "tests/support/sshd_fixture.h"
+#include "tests/support/prometheus_text.h"
 #include "tests/support/subprocess.h"
 #include "tests/support/wait.h"
 
@@ -224,6 +226,7 @@ TEST_F(ProxyTest, BasildAnswersEngineFromTheLastGoodAnswerWhileTheMainSystemIsDo
     ASSERT_TRUE(m.ok());
     EXPECT_NE(m.body.find("basild_conduit_up 0\n"), std::string::npos) << m.body;
     EXPECT_NE(m.body.find("basild_conduit_connects_total 1\n"), std::string::npos) << m.body;
+    EXPECT_THAT(basil_test::prometheus_problems(m.body), ::testing::IsEmpty());
   }
 
   auto e = basil::decode_response(run_proxy(config, engine).out);

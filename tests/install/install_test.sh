@@ -23,13 +23,17 @@ for f in sbin/basild sbin/apbasil_proxy sbin/apkill_proxy sbin/basil-slurm bin/b
          libexec/basild/apbasil_proxy-fallback libexec/basild/basil_gateway; do
   [ -x "$prefix/$f" ] || fail "$f is not installed"
 done
-for f in share/basild/basil_gateway.c share/man/man1/basilctl.1 share/man/man1/basil-emulator.1 \
+# The layout is the Debian packages' (cmake/BasilInstall.cmake): each
+# package's examples in share/doc/PACKAGE/.
+for f in share/doc/apbasil-proxy/basil_gateway.c share/man/man1/basilctl.1 share/man/man1/basil-emulator.1 \
          share/man/man5/basild.conf.5 share/man/man8/basild.8 share/man/man8/apbasil_proxy.8 \
-         share/man/man8/basil-slurm.8 share/doc/basild/examples/basil-slurm.conf \
-         share/doc/basild/examples/basild.conf share/doc/basild/examples/apbasil_proxy.conf \
-         share/doc/basild/examples/cray.conf lib/systemd/system/basild.service; do
+         share/man/man8/apkill_proxy.8 share/man/man8/basil-slurm.8 \
+         share/doc/basil-slurm/examples/basil-slurm.conf share/doc/basild/examples/basild.conf \
+         share/doc/apbasil-proxy/examples/apbasil_proxy.conf share/doc/apbasil-proxy/examples/cray.conf \
+         share/doc/basil-emulator/examples/emulator-system.example lib/systemd/system/basild.service; do
   [ -f "$prefix/$f" ] || fail "$f is not installed"
 done
+[ "$(readlink "$prefix/share/man/man8/apkill_proxy.8")" = apbasil_proxy.8 ] || fail "apkill_proxy.8 is no link to apbasil_proxy.8"
 grep -q "^ExecStart=$prefix/sbin/basild " "$prefix/lib/systemd/system/basild.service" ||
   fail "basild.service does not start $prefix/sbin/basild"
 [ ! -e "$prefix/bin/apbasil" ] || fail "the emulator's apbasil link is installed"

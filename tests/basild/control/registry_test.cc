@@ -1,6 +1,7 @@
 // The command registry on its own: no sockets.
 #include "basild/control/registry.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <optional>
@@ -8,6 +9,7 @@
 
 #include "basild/control/server.h"
 #include "basild/control_client/url.h"
+#include "tests/support/prometheus_text.h"
 
 namespace basild::control {
 namespace {
@@ -349,6 +351,7 @@ TEST(ServerStatsTest, JsonAndPrometheusCarryEveryCounter) {
   EXPECT_NE(text.find("basild_control_queued_bytes 5\n"), std::string::npos);
   EXPECT_NE(text.find("basild_control_output_limited_total{how=\"refused\"} 6\n"), std::string::npos);
   EXPECT_NE(text.find("# TYPE basild_control_connections_open gauge\n"), std::string::npos);
+  EXPECT_THAT(basil_test::prometheus_problems(text), ::testing::IsEmpty());
 }
 
 }  // namespace

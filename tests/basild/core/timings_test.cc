@@ -2,9 +2,12 @@
 
 #include "basild/core/metrics_text.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
+
+#include "tests/support/prometheus_text.h"
 
 namespace basild {
 namespace {
@@ -68,6 +71,7 @@ TEST(TimingsTest, CountsErrorsPerKindWithTransportAndDecodeApart) {
       << prom;
   EXPECT_NE(prom.find("basild_basil_call_errors_total{caller=\"basild\",method=\"QUERY\",type=\"INVENTORY\"} 1"), std::string::npos);
   EXPECT_NE(prom.find("quantile=\"0.99\""), std::string::npos);
+  EXPECT_THAT(basil_test::prometheus_problems(prom), ::testing::IsEmpty());
 
   const auto table = t.to_table();
   EXPECT_NE(table.find("INVENTORY"), std::string::npos) << table;

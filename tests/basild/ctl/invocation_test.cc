@@ -49,6 +49,12 @@ TEST(InvocationTest, GlobalOptionsAnywhere) {
   EXPECT_TRUE(parse_ok({"--help"}).help);
 }
 
+TEST(InvocationTest, VersionNeedsNoCommand) {
+  EXPECT_TRUE(parse_ok({"--version"}).version);
+  EXPECT_TRUE(parse_ok({"health", "--version"}).version);
+  EXPECT_FALSE(parse_ok({"health"}).version);
+}
+
 TEST(InvocationTest, UnknownOptionsAndCommandsAreNamed) {
   EXPECT_NE(parse_error({"--sokcet", "x", "health"}).find("'--sokcet'"), std::string::npos);
   EXPECT_NE(parse_error({"helth"}).find("'helth'"), std::string::npos);

@@ -7,6 +7,7 @@
 
 #include "basild/core/ordered_store.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <boost/asio/detached.hpp>
@@ -14,6 +15,7 @@
 #include "tests/support/captured_log.h"
 #include "tests/support/fake_alps.h"
 #include "tests/support/memory_store.h"
+#include "tests/support/prometheus_text.h"
 
 namespace basild {
 namespace {
@@ -366,6 +368,7 @@ TEST_F(AlpsPollerTest, AReservationGoneBehindBasildsBackIsMarkedGoneAndCounted) 
   MetricsText m;
   poller_->write_metrics(m);
   EXPECT_NE(m.text().find("basild_reservations_gone_total 1\n"), std::string::npos) << m.text();
+  EXPECT_THAT(basil_test::prometheus_problems(m.text()), ::testing::IsEmpty());
 }
 
 TEST_F(AlpsPollerTest, AReservationMadeByOthersIsRecordedWithItsNodesOnlyFromAFullInventory) {

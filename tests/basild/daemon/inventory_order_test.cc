@@ -1,6 +1,7 @@
 // basild's own RELEASE against an INVENTORY that was in flight across it:
 // the real daemon and the real emulator, the emulator's INVENTORY answer
 // delayed after its picture of ALPS was taken.
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -11,6 +12,7 @@
 #include "basild/control_client/client.h"
 #include "tests/basild/daemon/daemon_support.h"
 #include "tests/basild/io/emulator_support.h"
+#include "tests/support/prometheus_text.h"
 
 namespace basild {
 namespace {
@@ -77,6 +79,7 @@ TEST(InventoryOrderTest, AnInventoryTakenBeforeAReleaseAndAnsweredAfterItDoesNot
   const auto metrics = c.request("GET", "/metrics", "", "", 30s);
   ASSERT_TRUE(metrics.ok());
   EXPECT_NE(metrics.body.find("basild_reservations_gone_total 0\n"), std::string::npos) << metrics.body;
+  EXPECT_THAT(basil_test::prometheus_problems(metrics.body), ::testing::IsEmpty());
   EXPECT_EQ(d.log().find("vanished"), std::string::npos) << d.log();
 }
 

@@ -4,6 +4,7 @@
 // INVENTORYs start the sync. No process, no socket.
 #include "basild/daemon/node_sync_runner.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <boost/asio/detached.hpp>
@@ -14,6 +15,7 @@
 #include "tests/support/fake_alps.h"
 #include "tests/support/fake_node_control.h"
 #include "tests/support/memory_store.h"
+#include "tests/support/prometheus_text.h"
 
 namespace basild {
 namespace {
@@ -227,6 +229,7 @@ TEST_F(NodeSyncRunnerTest, MetricsCountDrainsResumesAndFailures) {
   EXPECT_NE(m.text().find("basild_node_resumes_total 0\n"), std::string::npos);
   EXPECT_NE(m.text().find("basild_node_sync_failures_total 1\n"), std::string::npos);
   EXPECT_NE(m.text().find("basild_nodes_drained_by_basild 0\n"), std::string::npos) << "as listed before the plan";
+  EXPECT_THAT(basil_test::prometheus_problems(m.text()), ::testing::IsEmpty());
 }
 
 TEST_F(NodeSyncRunnerTest, AStoppedRunnerChangesNothingMoreAndReportsNoFailure) {

@@ -4,11 +4,13 @@
 // step() does what is due at the clock's time; no timer runs.
 #include "basild/daemon/state_watch.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "tests/support/captured_log.h"
 #include "tests/support/fake_alps.h"
 #include "tests/support/memory_store.h"
+#include "tests/support/prometheus_text.h"
 
 namespace basild {
 namespace {
@@ -175,6 +177,7 @@ TEST_F(StateWatchTest, FailingWritesShowInHealthUntilAProbeWriteSucceeds) {
     metrics = m.take();
   }
   EXPECT_NE(metrics.find("basild_state_write_failures_total 3"), std::string::npos) << metrics;
+  EXPECT_THAT(basil_test::prometheus_problems(metrics), ::testing::IsEmpty());
 }
 
 TEST_F(StateWatchTest, KeptChangesAreWrittenByTheWatchOnceTheDatabaseTakesWrites) {
