@@ -17,7 +17,9 @@
 #       apbasil-proxy/examples/   apbasil_proxy.conf, cray.conf
 #       apbasil-proxy/            basil_gateway.c
 #       basil-emulator/examples/  emulator-system.example
-#       basil-slurm/examples/     basil-slurm.conf
+#       basil-slurm/examples/     basil-slurm.conf, plugstack.conf
+#   lib/<triplet>/slurm-wlm/ reduced_auto_affinity.so, in Debian's Slurm
+#                       PluginDir with prefix /usr (BASIL_SLURM_PLUGINDIR)
 #   lib/systemd/system/ basild.service, its ExecStart naming the installed
 #                       basild (BASIL_SYSTEMD_UNITDIR, relative to the prefix
 #                       unless absolute; the Debian build sets /lib/systemd/system)
@@ -38,6 +40,9 @@ install(FILES ${PROJECT_SOURCE_DIR}/conf/apbasil_proxy.conf ${PROJECT_SOURCE_DIR
 install(FILES ${PROJECT_SOURCE_DIR}/basild/conduit/basil_gateway.c DESTINATION ${basil_docdir}/apbasil-proxy)
 install(FILES ${PROJECT_SOURCE_DIR}/conf/emulator-system.example DESTINATION ${basil_docdir}/basil-emulator/examples)
 install(FILES ${PROJECT_SOURCE_DIR}/conf/basil-slurm.conf DESTINATION ${basil_docdir}/basil-slurm/examples)
+if(NOT BASIL_SANITIZE)  # the SPANK plugin's, which the sanitizer tree does not build
+  install(FILES ${PROJECT_SOURCE_DIR}/conf/plugstack.conf DESTINATION ${basil_docdir}/basil-slurm/examples)
+endif()
 
 # The unit names /usr/sbin/basild; installed, it names the basild of the
 # prefix given at install time (cmake --install --prefix).
