@@ -119,13 +119,20 @@ TEST(SlurmHooksServerTest, AJobBasildRefusesFailsWithItsSentenceAndOneAlpsCannot
                           "batch compute node"),
             std::string::npos)
       << srun.err;
-  EXPECT_EQ(site.slurm.job_state(*refused + 1), "FAILED");  // srun's job, the next id
+  EXPECT_TRUE(site.slurm.wait_job_state(*refused + 1, "FAILED", 30s))  // srun's job, the next id
+      << site.slurm.job_state(*refused + 1);
 
   const auto later = site.slurm.sbatch({"-w", "nid00010", "-o", "/dev/null", "--wrap", "true"});
   ASSERT_TRUE(later) << site.slurm.error();
-  ASSERT_TRUE(wait_until([&] { return site.slurm.job(*later)["Restarts"] == "1"; }, 60s)) << site.why();
+  // Requeued: COMPLETING for a moment (its epilog runs), then PENDING.
+  ASSERT_TRUE(wait_until(
+      [&] {
+        auto job = site.slurm.job(*later);
+        return job["Restarts"] == "1" && job["JobState"] == "PENDING";
+      },
+      60s))
+      << site.show_job(*later) << site.why();
   const std::string requeued = site.show_job(*later);
-  EXPECT_NE(requeued.find("JobState=PENDING"), std::string::npos) << requeued;
   EXPECT_NE(requeued.find("AdminComment=basil: could not start (transient): job refused before ALPS: node 10 of the "
                           "job's node list is not UP now"),
             std::string::npos)

@@ -58,8 +58,10 @@ TEST_P(SlurmRefusalTest, AJobOnANodeAlpsHasDownIsRequeuedAndTheNodeDrainedThenRe
   EXPECT_TRUE(wait_until(
       [&] {
         const auto n = site.slurm.node("nid00010");
+        // PENDING: a requeued job is COMPLETING for a moment first.
         return field(n, "State").find("DRAIN") != std::string::npos &&
-               reason(site, "nid00010").rfind("basild: ALPS has nid 10 state DOWN", 0) == 0;
+               reason(site, "nid00010").rfind("basild: ALPS has nid 10 state DOWN", 0) == 0 &&
+               site.slurm.job_state(*job) == "PENDING";
       },
       60s))
       << site.show_job(*job) << site.why();
