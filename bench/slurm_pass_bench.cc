@@ -28,12 +28,14 @@
 // chain first when it is odd (D C, C D, D C, ...), so that a drift of the
 // machine falls on both paths alike. It measures; it asserts no speed.
 //
-//   build/bench/slurm_pass_bench [--jobs N] [--runs R] [--step-ms S] [--preset NAME] [--json FILE]
+//   build/bench/slurm_pass_bench [--jobs N] [--runs R] [--step-ms S] [--preset NAME] [--json FILE] [--hold FILE]
 //     N jobs per run (default 50), R runs per path (default 5), each job
 //     running S ms between its CONFIRM and its end (default 5: the calls
 //     back to back, the chain's overhead at its heaviest; a real Slurm
 //     adds its own time per job, see below), the emulator's preset
-//     (default xc30-2256); the report also as JSON.
+//     (default xc30-2256); the report also as JSON. --hold FILE measures
+//     nothing: it sets both paths up, writes their apbasil commands to FILE
+//     and waits until FILE is removed (for perf or strace by hand).
 //
 // With --step-ms 5 a run is almost nothing but apbasil calls, so the ratio
 // weighs the chain's per-call cost as no Slurm does. The run the issue
@@ -47,6 +49,7 @@
 #include <condition_variable>
 #include <cstdio>
 #include <fstream>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <set>
@@ -90,6 +93,7 @@ struct Options {
   int step_ms = 5;  // a job's run time between CONFIRM and its end
   std::string preset = "xc30-2256";
   std::string json;
+  std::string hold;
 };
 
 bool positive(const std::string& s, int& into) {
@@ -113,6 +117,8 @@ std::optional<Options> parse_options(int argc, char** argv) {
       o.preset = value;
     } else if (arg == "--json" && !value.empty()) {
       o.json = value;
+    } else if (arg == "--hold" && !value.empty()) {
+      o.hold = value;
     } else {
       return std::nullopt;
     }
@@ -344,6 +350,24 @@ std::optional<Machine> probe(const std::string& state) {
   return m;
 }
 
+// --hold FILE: the two paths set up and left for measuring by hand (perf,
+// strace); their apbasil commands, a line each, are written to FILE, and
+// everything is torn down once FILE is removed.
+int hold(const std::string& file, const std::array<Path, 2>& paths) {
+  {
+    std::ofstream out(file);
+    for (const auto& p : paths) {
+      out << p.name << ":";
+      for (const auto& a : p.argv) out << " " << a;
+      out << "\n";
+    }
+  }
+  std::printf("holding the chain; commands in %s; remove it to end\n", file.c_str());
+  std::fflush(stdout);
+  while (std::ifstream(file).good()) std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  return 0;
+}
+
 // ---------------------------------------------------------------- the report
 
 int failures(const Record& r) {
@@ -357,7 +381,26 @@ double median_ratio(const Record& chain, const Record& direct) {
   return dm > 0 ? quantile(chain.jobs_per_minute, 0.5) / dm : 0.0;
 }
 
-void print_report(const Options& o, const Machine& m, const std::array<Path, 2>& paths) {
+// basild's own timings of the calls it forwarded for the proxy: the time
+// on its conduit (ssh, the gateway helper and the emulator's run), by kind
+// ("ENGINE", ...), p50 in ms. The chain's time less this is the proxy's
+// start, its socket and basild's own handling; this less the direct time
+// is what the conduit adds to running the emulator.
+std::map<std::string, double> conduit_p50_ms(const basil::bench::BenchBasild& b) {
+  using namespace std::chrono_literals;
+  std::map<std::string, double> out;
+  basild::control::Client c(b.dir.path() + "/control.sock");
+  const auto r = c.request("GET", "/v1/stats", "", "", 5s);
+  const auto j = nlohmann::json::parse(r.ok() ? r.body : std::string(), nullptr, false);
+  if (!j.is_object() || !j.contains("calls")) return out;
+  for (const auto& call : j["calls"])
+    if (call.value("caller", "") == "forwarded")
+      out[call.value("kind", "")] = call["transport"].value("p50", 0.0) * 1000.0;
+  return out;
+}
+
+void print_report(const Options& o, const Machine& m, const std::array<Path, 2>& paths,
+                  const std::map<std::string, double>& conduit) {
   const auto& d = paths[0].record;
   const auto& c = paths[1].record;
   std::printf("slurm_pass_bench: %s, %llu nodes of %llu CPUs; %d jobs per run, %d runs per path alternating"
@@ -380,6 +423,17 @@ void print_report(const Options& o, const Machine& m, const std::array<Path, 2>&
     const double c50 = quantile(c.ms[i], 0.5), c95 = quantile(c.ms[i], 0.95);
     std::printf("%-15s %6zu %6zu %9.2f %9.2f %9.2f %9.2f %+9.2f %+9.2f  %d/%d\n", kMethodNames[i], d.ms[i].size(),
                 c.ms[i].size(), d50, d95, c50, c95, c50 - d50, c95 - d95, d.failures[i], c.failures[i]);
+  }
+  std::printf("\nwhere the chain's time goes, p50 (ms): basild's conduit (ssh, helper, emulator) as basild"
+              " times it;\nthe proxy's start, its socket and basild's handling = chain - conduit; the conduit's"
+              " own part = conduit - direct\n%-15s %9s %9s %9s %9s\n",
+              "", "direct", "conduit", "proxy+bd", "conduit+");
+  for (std::size_t i = 0; i < kMethods; ++i) {
+    const auto it = conduit.find(kMethodNames[i]);
+    if (it == conduit.end()) continue;
+    const double d50 = quantile(d.ms[i], 0.5), c50 = quantile(c.ms[i], 0.5);
+    std::printf("%-15s %9.2f %9.2f %+9.2f %+9.2f\n", kMethodNames[i], d50, it->second, c50 - it->second,
+                it->second - d50);
   }
   std::printf("the controller's decoding of an INVENTORY answer (in each pass, not in the call times): p50 %.2f ms"
               " direct, %.2f ms chain\n",
@@ -417,7 +471,7 @@ nlohmann::json to_json(const Options& o, const Machine& m, const std::array<Path
 int main(int argc, char** argv) {
   const auto opts = parse_options(argc, argv);
   if (!opts) {
-    std::fprintf(stderr, "usage: slurm_pass_bench [--jobs N] [--runs R] [--step-ms S] [--preset NAME] [--json FILE]\n");
+    std::fprintf(stderr, "usage: slurm_pass_bench [--jobs N] [--runs R] [--step-ms S] [--preset NAME] [--json FILE] [--hold FILE]\n");
     return 2;
   }
   ::signal(SIGPIPE, SIG_IGN);  // an apbasil that exits before reading its request
@@ -439,6 +493,7 @@ int main(int argc, char** argv) {
   if (!basil::bench::start_basild(gateway, sshd, "ssh-gateway", g_emulator, state, g_bin)) return 1;
   std::array<Path, 2> paths{Path{"direct", {g_emulator, "--state", state}, {}},
                             Path{"chain", {g_bin + "/apbasil_proxy/apbasil_proxy", "--config", gateway.config}, {}}};
+  if (!opts->hold.empty()) return hold(opts->hold, paths);
   const std::string warm = encode(Dialect::k1_3, basil::InventoryQuery{});
   for (auto& p : paths) run(p.argv, warm, kQuiet);
   std::uint64_t job_id = 1000;
@@ -450,7 +505,7 @@ int main(int argc, char** argv) {
       check_clean(state, p);
     }
   }
-  print_report(*opts, *machine, paths);
+  print_report(*opts, *machine, paths, conduit_p50_ms(gateway));
   if (!opts->json.empty()) std::ofstream(opts->json) << to_json(*opts, *machine, paths).dump(2) << "\n";
   return failures(paths[0].record) + failures(paths[1].record) == 0 ? 0 : 2;
 }

@@ -84,14 +84,14 @@ Client::Client(asio::any_io_executor executor, Transport& transport, ClientOptio
       observer_(std::move(observer)) {}
 
 void Client::observe(CallEvent::Phase phase, std::uint64_t call_id, CallKind kind, Caller caller,
-                     std::string_view xml, const CallOutcome* outcome) const {
+                     std::string_view xml, const CallOutcome* outcome, std::string_view via) const {
   if (!observer_) return;
   CallEvent ev;
   ev.phase = phase;
   ev.call_id = call_id;
   ev.kind = kind;
   ev.caller = caller;
-  ev.transport = transport_.name();
+  ev.transport = via.empty() ? transport_.name() : via;
   ev.xml = xml;
   ev.when = std::chrono::system_clock::now();
   if (outcome != nullptr) {
@@ -109,6 +109,7 @@ Awaitable<CallOutcome> Client::transport_call(CallKind kind, std::string xml, st
   CallOutcome outcome =
       co_await async_transport_call(transport_, std::move(xml), options_.call_timeout, asio::use_awaitable);
   observe(CallEvent::Phase::kResponse, call_id, kind, caller, outcome.response, &outcome);
+  if (!outcome.status && options_.engine_memory != nullptr) options_.engine_memory->unsettle();
   co_return outcome;
 }
 
@@ -153,7 +154,7 @@ Awaitable<Result<basil::Response>> Client::exchange(CallKind kind, const basil::
   }
   if (timings_) timings_->record(kind, outcome.elapsed, decode_time, false);
   if (kind == CallKind::kEngine && options_.engine_memory != nullptr)
-    options_.engine_memory->learn(request.protocol, outcome.response);
+    options_.engine_memory->learn(request.protocol, outcome.response, std::chrono::steady_clock::now());
   co_return std::move(response);
 }
 
@@ -350,6 +351,7 @@ Awaitable<Result<std::uint64_t>> Client::forward_stream(std::string request_xml,
                                                with_diagnostics(outcome.status.message(), outcome.diagnostics));
   if (on_end) on_end(ended);
   observe(CallEvent::Phase::kResponse, call_id, kind.call, Caller::kForwarded, *seen, &outcome);
+  if (!outcome.status && options_.engine_memory != nullptr) options_.engine_memory->unsettle();
   if (timings_) {
     const bool failed = !outcome.status || !is_success_answer(*seen);
     timings_->record(kind.call, outcome.elapsed, {}, failed, Caller::kForwarded);
@@ -358,16 +360,30 @@ Awaitable<Result<std::uint64_t>> Client::forward_stream(std::string request_xml,
   co_return *bytes;
 }
 
+// A forwarded ENGINE answered with the fresh answer ALPS gave before: in
+// the XML log as a call whose transport is "memory", in no timing.
+std::optional<std::string> Client::reuse_engine_answer(const RequestKind& kind, std::string_view request_xml) {
+  if (!kind.engine || options_.engine_memory == nullptr) return std::nullopt;
+  auto kept = options_.engine_memory->reuse(kind.protocol, std::chrono::steady_clock::now(), options_.engine_max_age);
+  if (!kept || !observer_) return kept;
+  const std::uint64_t call_id = next_call_id_++;
+  const CallOutcome outcome{Status::ok(), {}, "answered from basild's engine memory", {}};
+  observe(CallEvent::Phase::kRequest, call_id, kind.call, Caller::kForwarded, request_xml, nullptr, "memory");
+  observe(CallEvent::Phase::kResponse, call_id, kind.call, Caller::kForwarded, *kept, &outcome, "memory");
+  return kept;
+}
+
 Awaitable<Result<std::string>> Client::forward(std::string request_xml) {
   std::uint64_t call_id = 0;
   const RequestKind kind = classify_request(request_xml);
+  if (auto kept = reuse_engine_answer(kind, request_xml)) co_return std::move(*kept);
   CallOutcome outcome = co_await transport_call(kind.call, std::move(request_xml), call_id, Caller::kForwarded);
   if (timings_) {
     const bool failed = !outcome.status || !is_success_answer(outcome.response);
     timings_->record(kind.call, outcome.elapsed, {}, failed, Caller::kForwarded);
   }
   if (kind.engine && options_.engine_memory != nullptr) {
-    if (outcome.status) options_.engine_memory->learn(kind.protocol, outcome.response);
+    if (outcome.status) options_.engine_memory->learn(kind.protocol, outcome.response, std::chrono::steady_clock::now());
     if (!outcome.status || !is_good_engine_answer(outcome.response)) {
       if (auto kept = options_.engine_memory->recall(kind.protocol)) co_return std::move(*kept);
     }

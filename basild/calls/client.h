@@ -26,6 +26,7 @@
 #include "basil_proto/model.h"
 #include "basil_proto/status.h"
 #include "basild/core/engine_memory.h"
+#include "basild/core/request_kind.h"
 #include "basild/core/timings.h"
 #include "basild/core/transport.h"
 
@@ -48,8 +49,10 @@ struct ClientOptions {
   ReleasePolicy release;
   basil::DecodeOptions decode;
   // Learns every good ENGINE answer; forward() answers an ENGINE that ALPS
-  // does not answer from it. Must outlive the client; null: none.
+  // does not answer from it, and one asked while ALPS's answer is younger
+  // than engine_max_age (0: never). Must outlive the client; null: none.
   EngineMemory* engine_memory = nullptr;
+  std::chrono::milliseconds engine_max_age{0};
 };
 
 // One event per request sent and per answer received (or failure), for the
@@ -133,7 +136,9 @@ class Client {
   // Only the transport's errors are errors; a BASIL FAILURE is a response.
   // A QUERY ENGINE that fails, or is answered with anything but an Engine,
   // is answered from the engine memory when it has an answer for the
-  // request's protocol (see core/engine_memory.h).
+  // request's protocol; one asked while that answer is fresh is answered
+  // from it at once, logged with the transport "memory" and not timed (see
+  // core/engine_memory.h).
   Awaitable<basil::Result<std::string>> forward(std::string request_xml);
   // forward() for a long answer passed on while it arrives (a scheduler's
   // INVENTORY): its bytes go to `on_chunk` as they come, then `on_end` is
@@ -154,9 +159,11 @@ class Client {
   Awaitable<basil::Result<basil::Response>> exchange(CallKind kind, const basil::Request& request);
   Awaitable<CallOutcome> transport_call(CallKind kind, std::string xml, std::uint64_t& call_id,
                                         Caller caller = Caller::kBasild);
-  // The observer's request (outcome null) or response event.
+  // The observer's request (outcome null) or response event; `via` names
+  // what answered when it was not the transport.
   void observe(CallEvent::Phase phase, std::uint64_t call_id, CallKind kind, Caller caller, std::string_view xml,
-               const CallOutcome* outcome) const;
+               const CallOutcome* outcome, std::string_view via = {}) const;
+  std::optional<std::string> reuse_engine_answer(const RequestKind& kind, std::string_view request_xml);
   Awaitable<basil::Status> ensure_dialect();
 
   boost::asio::any_io_executor executor_;

@@ -46,6 +46,9 @@ struct BasilConfig {
   std::optional<basil::Dialect> version;  // nullopt ("auto"): negotiated by QUERY ENGINE;
                                           // else a pinned protocol (1.0, 1.1, 1.2, 1.3)
   bool strict_decode = false;  // unknown elements/attributes are errors instead of warnings
+  // A forwarded QUERY ENGINE is answered with ALPS's last answer to its
+  // protocol while that answer is younger than this (0: always asked).
+  Duration engine_max_age = std::chrono::seconds(60);
   bool operator==(const BasilConfig&) const = default;
 };
 

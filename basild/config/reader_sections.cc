@@ -80,6 +80,7 @@ void read_basil(const toml::table& t, BasilConfig& c, Errors& errors) {
   Section s("basil", t, errors);
   s.key("version", [&](const Field& f) { read_version(f, c.version); });
   s.key("strict_decode", [&](const Field& f) { assign(c.strict_decode, read_bool(f)); });
+  s.key("engine_max_age", [&](const Field& f) { assign(c.engine_max_age, read_duration(f, 0ms, 24h)); });
   s.finish();
 }
 

@@ -102,7 +102,8 @@ std::string format_config(const Config& c) {
     << "max_output_bytes = " << c.apbasil.max_output_bytes << "\n\n";
   o << "[basil]\n"
     << "version = " << quote(c.basil.version ? basil::protocol_string(*c.basil.version) : "auto") << "\n"
-    << "strict_decode = " << boolean(c.basil.strict_decode) << "\n\n";
+    << "strict_decode = " << boolean(c.basil.strict_decode) << "\n"
+    << "engine_max_age = " << dur(c.basil.engine_max_age) << "\n\n";
   o << "[conduit]\n"
     << "mode = " << quote(conduit_mode_name(c.conduit.mode)) << "\n"
     << "host = " << quote(c.conduit.host) << "\n"

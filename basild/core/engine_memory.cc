@@ -9,8 +9,9 @@ namespace basild {
 EngineMemory::EngineMemory(Answers known, Remember remember)
     : answers_(std::move(known)), remember_(std::move(remember)) {}
 
-void EngineMemory::learn(const std::string& protocol, const std::string& xml) {
+void EngineMemory::learn(const std::string& protocol, const std::string& xml, Time now) {
   if (!is_good_engine_answer(xml)) return;
+  learnt_at_[protocol] = now;
   auto& kept = answers_[protocol];
   if (kept == xml) return;
   kept = xml;
@@ -21,6 +22,17 @@ std::optional<std::string> EngineMemory::recall(const std::string& protocol) {
   const auto it = answers_.find(protocol);
   if (it == answers_.end()) return std::nullopt;
   ++recalled_;
+  return it->second;
+}
+
+std::optional<std::string> EngineMemory::reuse(const std::string& protocol, Time now,
+                                               std::chrono::nanoseconds max_age) {
+  const auto at = learnt_at_.find(protocol);
+  const auto it = answers_.find(protocol);
+  if (max_age <= std::chrono::nanoseconds::zero() || at == learnt_at_.end() || it == answers_.end() ||
+      now - at->second > max_age)
+    return std::nullopt;
+  ++reused_;
   return it->second;
 }
 

@@ -175,6 +175,7 @@ struct Service::Impl : std::enable_shared_from_this<Impl> {
     co.pinned = config.basil.version;
     co.decode.strict = config.basil.strict_decode;
     co.engine_memory = &engine_memory;
+    co.engine_max_age = config.basil.engine_max_age;
     client = std::make_unique<Client>(io.get_executor(), transport->get(), co, &timings,
                                       xml_log->enabled() ? xml_log->observer() : CallObserver{});
   }

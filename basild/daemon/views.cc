@@ -22,6 +22,7 @@ json health_json(const DaemonParts& d) {
                     {"queued", d.transport->queued()}};
   j["conduit"] = d.transport->status_json();
   j["engine_from_memory"] = d.engine_memory->answered_from_memory();
+  j["engine_reused"] = d.engine_memory->reused();
   j["inventories_learnt"] = poller.inventories_learnt();
   j["inventory_age_s"] = poller.inventory() ? json(age_seconds(poller.inventory_at(), now)) : json(nullptr);
   j["uptime_s"] = age_seconds(d.started_at, now);
@@ -58,6 +59,8 @@ std::string metrics_text(const DaemonParts& d) {
   d.transport->write_metrics(m);
   m.counter("basild_engine_from_memory_total", d.engine_memory->answered_from_memory(),
             "QUERY ENGINE calls answered with the last good answer while ALPS could not answer");
+  m.counter("basild_engine_reused_total", d.engine_memory->reused(),
+            "forwarded QUERY ENGINE calls answered with ALPS's answer younger than engine_max_age, without asking ALPS");
   d.poller->write_metrics(m);
   d.runner->write_metrics(m);
   if (d.node_sync) d.node_sync->write_metrics(m);

@@ -3,12 +3,14 @@
 // scheduler started then (slurmctld) or a job step that ends then
 // (slurmstepd) would otherwise stop. Through the ssh gateway with the main
 // system's sshd gone, and locally with apbasil failing; directly and through
-// apbasil_proxy as Slurm runs it.
+// apbasil_proxy as Slurm runs it. And while ALPS's answer is fresh, a
+// forwarded ENGINE is answered with it without running apbasil at all.
 #include <gtest/gtest.h>
 
 #include <fstream>
 
 #include "tests/basild/daemon/daemon_support.h"
+#include "tests/support/files.h"
 #include "tests/support/sshd_fixture.h"
 #include "tests/support/subprocess.h"
 #include "tests/support/wait.h"
@@ -79,6 +81,43 @@ TEST(EngineMemoryIntegrationTest, ARestartWhileApbasilFailsStillAnswersEngineLoc
   d.start(false);
   wait_for_socket(d);
   expect_engine_from_memory(d, first.body);
+}
+
+std::string proxy_engine(const Daemon& d) {
+  return basil_test::run({std::string(BASIL_BINARY_DIR) + "/apbasil_proxy/apbasil_proxy", "--config",
+                          d.dir() + "/basild.conf"},
+                         kEngine10)
+      .out;
+}
+
+TEST(EngineMemoryIntegrationTest, AFreshAnswerIsReusedWithoutRunningApbasilUntilACallCannotReachAlps) {
+  Daemon d("engmem-reuse", "tds-8", "", "[basil]\nengine_max_age = \"1h\"\n");
+  d.start(true, /*xml_log=*/true);
+  const std::string good = proxy_engine(d);
+  ASSERT_NE(good.find("<Engine"), std::string::npos) << good;
+  // From now on every apbasil ENGINE writes garbage: an answer that is not
+  // a failure came from basild's memory, and none of them is the outage's
+  // recall.
+  emulator_admin(d.emu(), "fault --method ENGINE --garbage 1");
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(proxy_engine(d), good);
+  auto health = d.get("/v1/health");
+  EXPECT_GE(health.value("engine_reused", 0), 3);
+  EXPECT_EQ(health.value("engine_from_memory", -1), 0);
+  EXPECT_NE(basil_test::read_file(d.dir() + "/basil_xml.log").find("\"transport\":\"memory\""), std::string::npos);
+
+  // A call that cannot reach ALPS (apbasil writes garbage): the next ENGINE
+  // is asked of ALPS, fails there, and only then is the kept answer recalled.
+  emulator_admin(d.emu(), "fault --method RELEASE --garbage 1");
+  control::Client c(d.socket());
+  auto release = c.request("POST", "/v1/basil?failures=basil",
+                           "<BasilRequest protocol=\"1.3\" method=\"RELEASE\" reservation_id=\"99\"/>",
+                           "application/xml", 30s);
+  ASSERT_TRUE(release.ok()) << release.message;
+  const auto reused_before = d.get("/v1/health").value("engine_reused", 0);
+  EXPECT_EQ(proxy_engine(d), good);
+  health = d.get("/v1/health");
+  EXPECT_EQ(health.value("engine_from_memory", 0), 1) << "asked of ALPS, which failed";
+  EXPECT_EQ(health.value("engine_reused", 0), reused_before);
 }
 
 }  // namespace
