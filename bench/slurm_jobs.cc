@@ -17,8 +17,9 @@
 //
 //   build/bench/slurm_jobs [JOBS] [SERIAL] [PATHS] [ROUNDS]   (defaults 100 30 local,gateway 5)
 //
-// PATHS may also name empty-prolog and empty-epilog: Slurm with only that
-// one of its slurmctld hooks, empty.
+// PATHS may also name empty-prolog, empty-epilog and empty-task-prolog:
+// Slurm with only that one of its hooks, empty; and empty-ctld-hooks: both
+// slurmctld hooks empty, no TaskProlog.
 //
 // The throughput rounds of all variants are interleaved (each keeps its
 // cluster), and each variant's median round is reported with its range:
@@ -34,6 +35,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -154,6 +156,14 @@ std::vector<std::string> job_args(const std::string& dir) {
 // do: the same three hooks as programs that do nothing.
 const std::string kEmptyHooks = "PrologSlurmctld=/bin/true\nEpilogSlurmctld=/bin/true\nTaskProlog=/bin/true\n";
 
+// The variants of Slurm with some of its hooks, empty, by their PATHS name.
+const std::map<std::string, std::string> kSomeEmptyHooks{
+    {"empty-prolog", "PrologSlurmctld=/bin/true\n"},
+    {"empty-epilog", "EpilogSlurmctld=/bin/true\n"},
+    {"empty-task-prolog", "TaskProlog=/bin/true\n"},
+    {"empty-ctld-hooks", "PrologSlurmctld=/bin/true\nEpilogSlurmctld=/bin/true\n"},
+};
+
 // One Slurm set-up (alone, empty hooks, basild's hooks local or through the
 // gateway), its cluster kept for every round.
 class Variant {
@@ -241,9 +251,8 @@ int main(int argc, char** argv) {
   variants.push_back(std::make_unique<Variant>("slurm, empty hooks", nullptr, kEmptyHooks));
   std::istringstream in(paths);
   for (std::string path; std::getline(in, path, ',');) {
-    if (path == "empty-prolog" || path == "empty-epilog") {  // which of Slurm's hooks costs what
-      const std::string hook = path == "empty-prolog" ? "PrologSlurmctld" : "EpilogSlurmctld";
-      variants.push_back(std::make_unique<Variant>("slurm, " + path, nullptr, hook + "=/bin/true\n"));
+    if (const auto some = kSomeEmptyHooks.find(path); some != kSomeEmptyHooks.end()) {  // which hook costs what
+      variants.push_back(std::make_unique<Variant>("slurm, " + path, nullptr, some->second));
       continue;
     }
     auto b = std::make_unique<Basild>(path);
