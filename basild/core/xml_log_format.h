@@ -31,7 +31,7 @@ struct XmlLogRecord {
   Direction direction = Direction::kRequest;
   std::string kind;       // call_kind_name(): "RESERVE", "INVENTORY", "RAW", ...
   std::string caller = "basild";  // caller_name(): "basild", or "forwarded" (a scheduler's call)
-  std::string transport;  // Transport::name()
+  std::string transport;  // Transport::name(), or "memory" (an ENGINE answered from basild's engine memory)
   std::optional<double> duration_ms;  // responses
   std::string status;                 // responses: "ok" or a code name
   std::string diagnostics;            // responses, may be empty

@@ -253,6 +253,7 @@ json stats_from_xml_log(const std::vector<basild::XmlLogRecord>& records) {
   basild::Timings timings;
   for (const auto& r : records) {
     if (r.direction != basild::XmlLogRecord::Direction::kResponse || !r.duration_ms) continue;
+    if (r.transport == "memory") continue;  // answered from basild's engine memory: no call, as in basild's stats
     auto kind = basild::call_kind_from_name(r.kind);
     if (!kind) continue;
     timings.record(*kind, std::chrono::nanoseconds(static_cast<std::int64_t>(*r.duration_ms * 1e6)),

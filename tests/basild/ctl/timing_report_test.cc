@@ -135,6 +135,24 @@ TEST(StatsFromXmlLogTest, ResponsesAreTimedByTheirLoggedDuration) {
   EXPECT_NEAR(rows[0].transport.max, 30, 1e-6);
 }
 
+TEST(StatsFromXmlLogTest, AnEngineAnsweredFromBasildsMemoryIsNoCallToTime) {
+  std::vector<basild::XmlLogRecord> records;
+  for (const char* transport : {"ssh-gateway", "memory", "memory"}) {
+    basild::XmlLogRecord resp;
+    resp.kind = "ENGINE";
+    resp.caller = "forwarded";
+    resp.transport = transport;
+    resp.direction = basild::XmlLogRecord::Direction::kResponse;
+    resp.duration_ms = resp.transport == "memory" ? 0.0 : 12.0;
+    resp.status = "ok";
+    records.push_back(resp);
+  }
+  const auto rows = method_rows(stats_from_xml_log(records));
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].count, 1u);
+  EXPECT_NEAR(rows[0].transport.p50, 12, 0.5);
+}
+
 json poll_doc(double summary_calls, double summary_time, double inv_calls, double inv_time) {
   return {{"modes",
            {{"summary-hybrid",
