@@ -10,6 +10,8 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "basil_proto/ranges.h"
+
 namespace emu {
 
 using basil::Code;
@@ -257,18 +259,7 @@ bool is_busy(int rc) {
 
 }  // namespace
 
-std::string format_indices(const std::vector<std::uint32_t>& v) {
-  std::string out;
-  for (std::size_t i = 0; i < v.size();) {
-    std::size_t j = i;
-    while (j + 1 < v.size() && v[j + 1] == v[j] + 1) ++j;
-    if (!out.empty()) out += ',';
-    out += std::to_string(v[i]);
-    if (j > i) out += '-' + std::to_string(v[j]);
-    i = j + 1;
-  }
-  return out;
-}
+std::string format_indices(const std::vector<std::uint32_t>& v) { return basil::format_ranges(v); }
 
 Result<std::vector<std::uint32_t>> parse_indices(std::string_view text) {
   std::vector<std::uint32_t> out;

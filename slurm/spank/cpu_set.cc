@@ -4,20 +4,11 @@
 #include <charconv>
 #include <iterator>
 
+#include "basil_proto/ranges.h"
+
 namespace basild::spank {
 
-std::string cpu_list(const CpuSet& cpus) {
-  std::string out;
-  for (std::size_t i = 0; i < cpus.size();) {
-    std::size_t j = i;
-    while (j + 1 < cpus.size() && cpus[j + 1] == cpus[j] + 1) ++j;
-    if (!out.empty()) out += ',';
-    out += std::to_string(cpus[i]);
-    if (j > i) out += '-' + std::to_string(cpus[j]);
-    i = j + 1;
-  }
-  return out;
-}
+std::string cpu_list(const CpuSet& cpus) { return basil::format_ranges(cpus); }
 
 std::string hex_mask(const CpuSet& cpus) {
   if (cpus.empty()) return "0x0";

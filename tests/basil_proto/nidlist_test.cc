@@ -1,4 +1,5 @@
 #include "basil_proto/nidlist.h"
+#include "basil_proto/ranges.h"
 
 #include <gtest/gtest.h>
 
@@ -69,3 +70,14 @@ TEST(NidListTest, LargeListsStayCompact) {
 
 }  // namespace
 }  // namespace basil
+
+TEST(FormatRangesTest, WritesSortedNumbersAsRangesAsNidListDoes) {
+  EXPECT_EQ(basil::format_ranges(std::vector<unsigned>{}), "");
+  EXPECT_EQ(basil::format_ranges(std::vector<unsigned>{7}), "7");
+  EXPECT_EQ(basil::format_ranges(std::vector<std::uint32_t>{0, 1, 2, 8, 10, 11}), "0-2,8,10-11");
+  for (const char* text : {"1-5,8,10-11", "0", "3,5,7", "0-63"}) {
+    const auto list = basil::NidList::parse(text);
+    ASSERT_TRUE(list);
+    EXPECT_EQ(basil::format_ranges(list->expand()), list->format()) << text;
+  }
+}
