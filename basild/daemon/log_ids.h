@@ -126,6 +126,8 @@ inline constexpr LogIdEntry kLogIds[] = {
      "a reservation granted to a scheduler's forwarded RESERVE, recorded."},
     {"B0307", LogLevel::kInfo,
      "a reservation released by the scheduler (forwarded RELEASE)."},
+    {"B0308", LogLevel::kWarning,
+     "ALPS refused a job's RESERVE as PERMANENT, but a fresh INVENTORY has a listed node not UP: answered as transient."},
     {"B0310", LogLevel::kWarning,
      "a RELEASE is not proven; the reconciler tries again."},
     {"B0311", LogLevel::kInfo,

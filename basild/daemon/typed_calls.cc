@@ -20,16 +20,23 @@ basil::GeometryPolicy TypedCalls::geometry_policy() const {
   return p;
 }
 
-// A reserve in the job form: the geometry from the cached inventory. A job
-// that cannot run is refused here and never reaches apbasil.
-std::optional<control::Response> TypedCalls::reserve_from_job(const json& body, basil::ReserveRequest& out) {
+// The node pool of the cached INVENTORY, rebuilt once per INVENTORY, not
+// per reserve; false while there is none.
+bool TypedCalls::refresh_pool() {
   const auto& inventory = parts_.poller.inventory();
-  if (!inventory)
-    return control::Response::error(ResultCode::kUnavailable, "no INVENTORY yet: a job's geometry needs one");
-  if (!pool_ || pool_at_ != parts_.poller.inventory_at()) {  // rebuilt once per INVENTORY, not per reserve
+  if (!inventory) return false;
+  if (!pool_ || pool_at_ != parts_.poller.inventory_at()) {
     pool_ = basil::node_pool(*inventory);
     pool_at_ = parts_.poller.inventory_at();
   }
+  return true;
+}
+
+// A reserve in the job form: the geometry from the cached inventory. A job
+// that cannot run is refused here and never reaches apbasil.
+std::optional<control::Response> TypedCalls::reserve_from_job(const json& body, basil::ReserveRequest& out) {
+  if (!refresh_pool())
+    return control::Response::error(ResultCode::kUnavailable, "no INVENTORY yet: a job's geometry needs one");
   auto planned = plan_job_reserve(body, *pool_, geometry_policy());
   if (const auto* r = std::get_if<basil::Rejection>(&planned)) {
     parts_.log.warning("B0305", "RESERVE for job " + out.batch_id.value_or("?") + " refused before ALPS (" +
@@ -96,7 +103,7 @@ void TypedCalls::reserve(const json& body, control::Responder reply) {
   const std::int64_t intent_id = *intent;
   parts_.poller.order().intent_started(intent_id);
   auto self = shared_from_this();
-  auto finish = [self, intent_id, request, reply](basil::Result<ReserveOutcome> r) {
+  auto finish = [self, intent_id, request, reply, job = job_form ? body : json()](basil::Result<ReserveOutcome> r) {
     self->parts_.poller.order().intent_ended(intent_id);
     if (!r) {
       const auto code = r.status().code();
@@ -108,6 +115,8 @@ void TypedCalls::reserve(const json& body, control::Responder reply) {
       } else {
         self->note(self->parts_.store.settle_intent_dropped(intent_id, r.status().to_string()));
         self->parts_.poller.order().intent_settled(intent_id);
+        if (code == basil::Code::kAlpsPermanent && !job.is_null())
+          return self->recheck_refusal(job, *request.batch_id, r.status(), reply);
       }
       return reply(error_reply(r.status()));
     }
@@ -148,6 +157,29 @@ void TypedCalls::reserve(const json& body, control::Responder reply) {
     };
     co_spawn_result<ReserveOutcome>(parts_.io.get_executor(), plain(&parts_.client, request), finish);
   }
+}
+
+// ALPS answers a RESERVE naming a node that went down since basild's
+// INVENTORY with a PERMANENT "NID list is short", the words it has for a
+// list that can never be placed. A fresh INVENTORY tells the two apart: a
+// listed node not UP now makes the refusal transient, so the scheduler
+// waits or requeues the job instead of failing it for good.
+void TypedCalls::recheck_refusal(const json& job, const std::string& batch, const basil::Status& alps,
+                                 control::Responder reply) {
+  auto self = shared_from_this();
+  parts_.poller.demand_inventory([self, job, batch, alps, reply](const basil::Status& fresh) {
+    if (fresh && self->refresh_pool()) {
+      auto planned = plan_job_reserve(job, *self->pool_, self->geometry_policy());
+      if (const auto* r = std::get_if<basil::Rejection>(&planned); r && r->transient()) {
+        self->parts_.log.warning("B0308", "RESERVE for job " + batch + " refused by ALPS (" + alps.message() +
+                                              "), and a fresh INVENTORY has " + r->message + ": transient");
+        json j = rejection_to_json(*r);
+        j["error"] = "ALPS refused the job (" + alps.message() + "): " + r->message;
+        return reply(control::Response::json(j, ResultCode::kUnavailable));
+      }
+    }
+    reply(error_reply(alps));
+  });
 }
 
 void TypedCalls::confirm(const json& body, control::Responder reply) {

@@ -4,7 +4,8 @@
 // gets what it holds; one whose earlier answer may have been lost is looked
 // for in ALPS first), its job form planned from the cached INVENTORY by the
 // site's [geometry] policy, and RELEASE loops that end only when ALPS proves
-// the reservation gone.
+// the reservation gone. A job-form RESERVE ALPS refuses for good is checked
+// against a fresh INVENTORY: a listed node that went down makes it transient.
 #pragma once
 
 #include <memory>
@@ -33,7 +34,10 @@ class TypedCalls : public std::enable_shared_from_this<TypedCalls> {
   basil::GeometryPolicy geometry_policy() const;
 
  private:
+  bool refresh_pool();
   std::optional<control::Response> reserve_from_job(const nlohmann::json& body, basil::ReserveRequest& out);
+  void recheck_refusal(const nlohmann::json& job, const std::string& batch, const basil::Status& alps,
+                       control::Responder reply);
   void note(const basil::Status& s);
   control::Response unrecorded(std::string_view call, std::uint64_t res_id, std::string_view done,
                                const basil::Status& why);

@@ -316,6 +316,43 @@ TEST(BasildGeometryTest, MalformedJobIsRefusedPermanentlyWithoutCallingApbasil) 
   EXPECT_EQ(d.alps_reservations().size(), 1u);
 }
 
+// ALPS refuses a node list naming a node that went down since basild's
+// INVENTORY with a PERMANENT "NID list is short". A fresh INVENTORY shows the
+// node DOWN: the refusal is answered as transient, so a scheduler requeues
+// the job. A node ALPS no longer has in batch keeps the refusal permanent.
+TEST(BasildGeometryTest, AlpsRefusingANodeThatWentDownSinceTheInventoryIsTransient) {
+  Daemon d("geo-down", "tds-8", "", "",
+           "[poll]\ninterval = \"1h\"\ninventory_max_age = \"1h\"\norphan_check_interval = \"1h\"\n");
+  d.start();
+  const auto inventories = [&] {
+    return d.get("/v1/stats")["poll"]["modes"]["summary-hybrid"]["queries"]["inventory"].value("calls", 0);
+  };
+  const int before = inventories();
+  emulator_admin(d.emu(), "node --nids 10 --set-state DOWN");
+  unsigned status = 0;
+  auto down = reserve_job(d, "41", {{"node_list", "10"}}, &status);
+  EXPECT_EQ(status, 503u) << down.dump() << d.log();
+  EXPECT_EQ(down.value("transient", false), true) << down.dump();
+  EXPECT_EQ(down.value("reason", ""), "node_unavailable") << down.dump();
+  const std::string why = down.value("error", "");
+  EXPECT_NE(why.find("NID list is short"), std::string::npos) << "ALPS's sentence: " << why;
+  EXPECT_NE(why.find("not UP"), std::string::npos) << "the fresh INVENTORY's: " << why;
+  EXPECT_EQ(inventories(), before + 1) << "one fresh INVENTORY, asked for the refusal";
+  EXPECT_NE(d.log().find("B0308"), std::string::npos) << d.log();
+
+  // UP again in basild's view, then taken out of batch behind its back:
+  // no waiting makes the node placeable, and ALPS's refusal stays permanent.
+  emulator_admin(d.emu(), "node --nids 10 --set-state UP");
+  d.call("POST", "/v1/inventory/refresh", "", &status);
+  ASSERT_EQ(status, 200u);
+  emulator_admin(d.emu(), "node --nids 10 --role INTERACTIVE");
+  auto gone = reserve_job(d, "43", {{"node_list", "10"}}, &status);
+  EXPECT_EQ(status, 502u) << gone.dump();
+  EXPECT_EQ(gone.value("transient", true), false) << gone.dump();
+  EXPECT_NE(gone.value("error", "").find("NID list is short"), std::string::npos) << gone.dump();
+  EXPECT_TRUE(d.alps_reservations().empty());
+}
+
 TEST(BasildGeometryTest, BasilctlPlanEstimatesPendingNodesWithVisibleProcessors) {
   Daemon d("geo-plan", "xc30-2256", "", "[geometry]\none_task_per_core = true\n");
   d.start();
