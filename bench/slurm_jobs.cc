@@ -13,7 +13,10 @@
 //  - ALPS's own time per job start, from basild's timings: the median
 //    RESERVE plus the median CONFIRM (transport, apbasil included), and the
 //    hooks' cost beyond it: median start with hooks - median start without
-//    - ALPS's own.
+//    - ALPS's own;
+//  - from slurmctld's log, how long a node freed while jobs waited stayed
+//    idle (tests/support/slurmctld_log.h): whether Slurm started the next
+//    job when the last one ended or only at its next periodic pass.
 //
 //   build/bench/slurm_jobs [JOBS] [SERIAL] [PATHS] [ROUNDS]   (defaults 100 30 local,gateway 5)
 //
@@ -47,6 +50,7 @@
 #include "bench/support/bench_timing.h"
 #include "tests/support/files.h"
 #include "tests/support/slurm_fixture.h"
+#include "tests/support/slurmctld_log.h"
 #include "tests/support/sshd_fixture.h"
 #include "tests/support/subprocess.h"
 #include "tests/support/temp_dir.h"
@@ -223,6 +227,12 @@ class Variant {
     std::printf("%-22s %8.1f jobs/min (min %.1f, max %.1f, %zu rounds)   start p50 %7.1f ms  p95 %7.1f ms\n",
                 label_.c_str(), rate_p50(), quantile(rates_, 0.0), quantile(rates_, 1.0), rates_.size(), start_p50(),
                 quantile(start_ms_, 0.95));
+    // How long a freed node stayed idle while a job waited for it: Slurm
+    // starts the job at once when the job's end schedules, or at its next
+    // periodic pass (sched_interval, bf_interval: 1 s here) when not.
+    const auto waits = basil_test::freed_node_waits_ms(slurm_->controller_log());
+    std::printf("  a freed node idle while a job waited: p50 %.0f ms, p90 %.0f ms (%zu starts; slurmctld's log)\n",
+                quantile(waits, 0.5), quantile(waits, 0.9), waits.size());
   }
 
  private:

@@ -1,0 +1,82 @@
+#include "tests/support/slurmctld_log.h"
+
+#include <time.h>
+
+#include <cstdio>
+#include <map>
+#include <optional>
+#include <string>
+
+namespace basil_test {
+
+namespace {
+
+// "[2026-11-25T03:43:37.823] ..." -> seconds since the epoch (the log's
+// clock, read as UTC: only differences are used).
+std::optional<double> stamp_of(std::string_view line) {
+  if (line.size() < 25 || line[0] != '[' || line[24] != ']') return std::nullopt;
+  const std::string head(line.substr(1, 23));
+  struct tm tm = {};
+  int ms = 0;
+  if (std::sscanf(head.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d.%3d", &tm.tm_year, &tm.tm_mon, &tm.tm_mday, &tm.tm_hour,
+                  &tm.tm_min, &tm.tm_sec, &ms) != 7)
+    return std::nullopt;
+  tm.tm_year -= 1900;
+  tm.tm_mon -= 1;
+  return static_cast<double>(::timegm(&tm)) + ms / 1000.0;
+}
+
+// The word after `key` up to a blank, or "" when `key` is not in `text`.
+std::string word_after(std::string_view text, std::string_view key) {
+  const auto at = text.find(key);
+  if (at == std::string_view::npos) return "";
+  const auto from = at + key.size();
+  const auto end = text.find(' ', from);
+  return std::string(text.substr(from, end == std::string_view::npos ? std::string_view::npos : end - from));
+}
+
+}  // namespace
+
+std::vector<double> freed_node_waits_ms(std::string_view log) {
+  std::map<std::string, double> submitted;   // job -> when
+  std::map<std::string, std::string> node_of;  // job -> its one node
+  std::map<std::string, double> freed;       // node -> when its last job ended
+  std::vector<double> waits;
+  while (!log.empty()) {
+    const auto nl = log.find('\n');
+    const std::string_view line = log.substr(0, nl);
+    log = nl == std::string_view::npos ? std::string_view() : log.substr(nl + 1);
+    const auto t = stamp_of(line);
+    if (!t) continue;
+    const std::string_view msg = line.substr(26);
+    std::string job, node;
+    if (msg.find("_slurm_rpc_submit_batch_job: ") != std::string_view::npos) {
+      submitted[word_after(msg, "JobId=")] = *t;
+      continue;
+    }
+    if (msg.find("_job_complete: ") != std::string_view::npos && msg.ends_with(" done")) {
+      job = word_after(msg, "JobId=");
+      if (const auto it = node_of.find(job); it != node_of.end()) freed[it->second] = *t;
+      continue;
+    }
+    if (msg.starts_with("sched: Allocate ")) {
+      job = word_after(msg, "JobId=");
+      node = word_after(msg, "NodeList=");
+    } else if (msg.starts_with("sched/backfill: _start_job: Started ")) {
+      job = word_after(msg, "JobId=");
+      node = word_after(msg, " on ");
+    } else {
+      continue;
+    }
+    if (job.empty() || node.empty() || node.find_first_of("[,") != std::string::npos) continue;
+    node_of[job] = node;
+    const auto free_at = freed.find(node);
+    const auto sub = submitted.find(job);
+    if (free_at != freed.end() && sub != submitted.end() && sub->second <= free_at->second)
+      waits.push_back((*t - free_at->second) * 1000.0);
+    if (free_at != freed.end()) freed.erase(free_at);
+  }
+  return waits;
+}
+
+}  // namespace basil_test

@@ -1,0 +1,19 @@
+// What slurmctld's own log (Slurm 22.05, SlurmctldDebug=info) says of how
+// soon a freed node is used again: for benchmarks that ask whether Slurm
+// waits for a timer rather than starting a waiting job at once.
+#pragma once
+
+#include <string_view>
+#include <vector>
+
+namespace basil_test {
+
+// For each job started on one node that became free while the job waited
+// (submitted before that node's previous job ended): the time from the
+// previous job's end ("_job_complete: JobId=N done") to this job's start
+// ("sched: Allocate JobId=N NodeList=X" or "sched/backfill: _start_job:
+// Started JobId=N in P on X"), in ms, in the log's order. Lines it does
+// not know, and jobs on several nodes, are passed over.
+std::vector<double> freed_node_waits_ms(std::string_view log);
+
+}  // namespace basil_test

@@ -1,0 +1,50 @@
+#include "tests/support/slurmctld_log.h"
+
+#include <gtest/gtest.h>
+
+namespace basil_test {
+namespace {
+
+TEST(FreedNodeWaits, AJobWaitingWhenItsNodeIsFreedCountsFromTheEndToItsStart) {
+  const std::string log =
+      "[2026-11-25T03:43:37.000] _slurm_rpc_submit_batch_job: JobId=1 InitPrio=4294901759 usec=161\n"
+      "[2026-11-25T03:43:37.001] _slurm_rpc_submit_batch_job: JobId=2 InitPrio=4294901758 usec=120\n"
+      "[2026-11-25T03:43:37.010] sched: Allocate JobId=1 NodeList=nid00008 #CPUs=32 Partition=batch\n"
+      "[2026-11-25T03:43:37.500] _job_complete: JobId=1 WEXITSTATUS 0\n"
+      "[2026-11-25T03:43:37.500] _job_complete: JobId=1 done\n"
+      "[2026-11-25T03:43:38.250] sched/backfill: _start_job: Started JobId=2 in batch on nid00008\n";
+  const auto waits = freed_node_waits_ms(log);
+  ASSERT_EQ(waits.size(), 1u);
+  EXPECT_NEAR(waits[0], 750.0, 0.5);
+}
+
+TEST(FreedNodeWaits, AJobSubmittedAfterTheNodeWasFreedOrOnSeveralNodesIsNotAWait) {
+  const std::string log =
+      "[2026-11-25T23:59:59.900] _slurm_rpc_submit_batch_job: JobId=7 InitPrio=1 usec=1\n"
+      "[2026-11-25T23:59:59.950] sched: Allocate JobId=7 NodeList=nid00009 #CPUs=32 Partition=batch\n"
+      "[2026-11-26T00:00:00.100] _job_complete: JobId=7 done\n"
+      "[2026-11-26T00:00:01.000] _slurm_rpc_submit_batch_job: JobId=8 InitPrio=1 usec=1\n"
+      "[2026-11-26T00:00:01.020] sched: Allocate JobId=8 NodeList=nid00009 #CPUs=32 Partition=batch\n"
+      "not a log line\n"
+      "[2026-11-26T00:00:01.100] _slurm_rpc_submit_batch_job: JobId=9 InitPrio=1 usec=1\n"
+      "[2026-11-26T00:00:01.200] _job_complete: JobId=8 done\n"
+      "[2026-11-26T00:00:01.300] sched: Allocate JobId=9 NodeList=nid[00009-00010] #CPUs=64 Partition=batch\n";
+  EXPECT_TRUE(freed_node_waits_ms(log).empty());
+}
+
+TEST(FreedNodeWaits, TheWaitCrossesMidnightAndEachFreeingCountsOnce) {
+  const std::string log =
+      "[2026-11-25T23:59:59.000] _slurm_rpc_submit_batch_job: JobId=1 InitPrio=1 usec=1\n"
+      "[2026-11-25T23:59:59.000] _slurm_rpc_submit_batch_job: JobId=2 InitPrio=1 usec=1\n"
+      "[2026-11-25T23:59:59.000] _slurm_rpc_submit_batch_job: JobId=3 InitPrio=1 usec=1\n"
+      "[2026-11-25T23:59:59.100] sched: Allocate JobId=1 NodeList=nid00010 #CPUs=32 Partition=batch\n"
+      "[2026-11-25T23:59:59.900] _job_complete: JobId=1 done\n"
+      "[2026-11-26T00:00:00.200] sched: Allocate JobId=2 NodeList=nid00010 #CPUs=32 Partition=batch\n"
+      "[2026-11-26T00:00:00.300] sched: Allocate JobId=3 NodeList=nid00010 #CPUs=32 Partition=batch\n";
+  const auto waits = freed_node_waits_ms(log);
+  ASSERT_EQ(waits.size(), 1u) << "job 3 started on a node no job freed for it";
+  EXPECT_NEAR(waits[0], 300.0, 0.5);
+}
+
+}  // namespace
+}  // namespace basil_test
