@@ -172,7 +172,7 @@ void TypedCalls::recheck_refusal(const json& job, const std::string& batch, cons
       auto planned = plan_job_reserve(job, *self->pool_, self->geometry_policy());
       if (const auto* r = std::get_if<basil::Rejection>(&planned); r && r->transient()) {
         self->parts_.log.warning("B0308", "RESERVE for job " + batch + " refused by ALPS (" + alps.message() +
-                                              "), and a fresh INVENTORY has " + r->message + ": transient");
+                                              "); in a fresh INVENTORY, " + r->message + ": answered as transient");
         json j = rejection_to_json(*r);
         j["error"] = "ALPS refused the job (" + alps.message() + "): " + r->message;
         return reply(control::Response::json(j, ResultCode::kUnavailable));
