@@ -2,6 +2,7 @@
 
 #include <time.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <map>
 #include <optional>
@@ -48,7 +49,7 @@ std::vector<double> freed_node_waits_ms(std::string_view log) {
     log = nl == std::string_view::npos ? std::string_view() : log.substr(nl + 1);
     const auto t = stamp_of(line);
     if (!t) continue;
-    const std::string_view msg = line.substr(26);
+    const std::string_view msg = line.substr(std::min<std::size_t>(line.size(), 26));  // after "] "
     std::string job, node;
     if (msg.find("_slurm_rpc_submit_batch_job: ") != std::string_view::npos) {
       submitted[word_after(msg, "JobId=")] = *t;

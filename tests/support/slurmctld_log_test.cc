@@ -26,6 +26,7 @@ TEST(FreedNodeWaits, AJobSubmittedAfterTheNodeWasFreedOrOnSeveralNodesIsNotAWait
       "[2026-11-26T00:00:01.000] _slurm_rpc_submit_batch_job: JobId=8 InitPrio=1 usec=1\n"
       "[2026-11-26T00:00:01.020] sched: Allocate JobId=8 NodeList=nid00009 #CPUs=32 Partition=batch\n"
       "not a log line\n"
+      "[2026-11-26T00:00:01.050]\n"
       "[2026-11-26T00:00:01.100] _slurm_rpc_submit_batch_job: JobId=9 InitPrio=1 usec=1\n"
       "[2026-11-26T00:00:01.200] _job_complete: JobId=8 done\n"
       "[2026-11-26T00:00:01.300] sched: Allocate JobId=9 NodeList=nid[00009-00010] #CPUs=64 Partition=batch\n";
