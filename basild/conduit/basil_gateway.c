@@ -24,6 +24,8 @@
  *   in:         "W <bytes>\n"                         from now on, a call's D frames not yet
  *               credited stay under <bytes> (its stdout is not read meanwhile)
  *   in:         "C <id> <bytes>\n"                    <bytes> more of that call's D frames arrived
+ *   in:         "S <n>\n"                             from now on, keep <n> (0 or 1) apbasil
+ *               started ahead, waiting on its stdin for the next request
  *   out:        "D <id> <len>\n" <stdout bytes>        a piece of a long answer's stdout, as it comes
  *               (the first once STREAM_BYTES wait, then what each read brings)
  *   out:        "R <id> <how> <value> <outlen> <errlen>\n" <stdout> <stderr>
@@ -40,6 +42,13 @@
  * call; with them at most the window of it is on its way at any moment, so a
  * short answer waits behind that much only. A conduit that sends no W frame
  * gets version 2's behaviour; basild reads version 1 and 2 helpers too.
+ * Version 4 added the S frame: a spare apbasil, started as soon as the
+ * last call's answer has left, takes the next request, so that a call does
+ * not wait for apbasil to be spawned and to start (apbasil reads its
+ * request to end of file before it acts). A spare older than SPARE_MAX_AGE
+ * seconds is not used (an apbasil replaced on disk meanwhile is not run
+ * from its old copy): it is killed and the call spawns its own. A spare is
+ * killed before its stdin is closed, so it never sees an empty request.
  *
  * End of file on stdin: no more requests; the calls running and queued
  * are finished and answered, then the helper exits 0. A write error on
@@ -68,6 +77,7 @@
 #include <sys/types.h>
 #include <sys/uio.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #define MAX_HEADER 128
@@ -124,6 +134,17 @@ struct pending {
 static struct pending *queue_head, *queue_tail;
 static size_t queue_len;
 
+/* The apbasil started ahead (S frame): pid 0 when there is none. */
+#define SPARE_MAX_AGE 30
+static struct {
+  pid_t pid;
+  int in_fd, out_fd, err_fd;
+  time_t started; /* CLOCK_MONOTONIC seconds */
+} spare = {0, -1, -1, -1, 0};
+static int spare_wanted;
+/* No spare once the conduit has closed stdin: no request comes any more. */
+static int stdin_open = 1;
+
 static int buf_append(struct buf *b, const char *p, size_t n) {
   if (b->len + n > b->cap) {
     size_t cap = b->cap ? b->cap : 4096;
@@ -158,8 +179,32 @@ static int write_all(int fd, const char *p, size_t n) {
   return 0;
 }
 
+static time_t monotonic_seconds(void) {
+  struct timespec t;
+  if (clock_gettime(CLOCK_MONOTONIC, &t) != 0) return 0;
+  return t.tv_sec;
+}
+
+/* Kills the spare, if any (before its stdin closes: it never reads an
+   empty request), and reaps it unless `reaped`. */
+static void drop_spare(int reaped) {
+  if (spare.pid <= 0) return;
+  if (!reaped) {
+    int status;
+    kill(-spare.pid, SIGKILL);
+    while (waitpid(spare.pid, &status, 0) < 0 && errno == EINTR) {
+    }
+  }
+  if (spare.in_fd >= 0) close(spare.in_fd);
+  if (spare.out_fd >= 0) close(spare.out_fd);
+  if (spare.err_fd >= 0) close(spare.err_fd);
+  spare.pid = 0;
+  spare.in_fd = spare.out_fd = spare.err_fd = -1;
+}
+
 static void kill_all(void) {
   size_t i;
+  drop_spare(0);
   for (i = 0; i < MAX_SLOTS; i++) {
     if (slots[i].used && slots[i].pid > 0 && !slots[i].exited) {
       kill(-slots[i].pid, SIGKILL);
@@ -275,11 +320,122 @@ static void refuse(unsigned long long id, int err, const char *why) {
   buf_free(&c.err);
 }
 
-static void start_call(unsigned long long id, char *req, size_t len, int sig, unsigned long long apid) {
+/* Runs run[] in a process group of its own, its stdin, stdout and stderr
+   on new pipes whose other ends (close-on-exec) are returned. 0, or an
+   errno.
+   posix_spawn, not fork: where the C library spawns without copying the
+   helper (glibc 2.24 and later use a vfork-like clone) each call costs
+   less; measured under sshd, an emulated RESERVE ran 1.75 ms from spawn
+   to answer against 2.62 ms after fork. The child gets an empty signal
+   mask and SIGPIPE back to default. A program that cannot be run is then
+   reported as "could not be started" (how 2, its errno); a C library that
+   spawns with fork reports it as exit status 127. */
+static int spawn_program(char **run, pid_t *pid, int *in_fd, int *out_fd, int *err_fd) {
   int pin[2], pout[2], perr[2];
+  int e, i;
+  posix_spawn_file_actions_t fa;
+  posix_spawnattr_t at;
+  sigset_t none, dfl;
+  if (pipe(pin) != 0) return errno ? errno : EIO;
+  if (pipe(pout) != 0) {
+    e = errno ? errno : EIO;
+    close(pin[0]);
+    close(pin[1]);
+    return e;
+  }
+  if (pipe(perr) != 0) {
+    e = errno ? errno : EIO;
+    close(pin[0]);
+    close(pin[1]);
+    close(pout[0]);
+    close(pout[1]);
+    return e;
+  }
+  for (i = 0; i < 2; i++) {
+    fcntl(pin[i], F_SETFD, FD_CLOEXEC);
+    fcntl(pout[i], F_SETFD, FD_CLOEXEC);
+    fcntl(perr[i], F_SETFD, FD_CLOEXEC);
+  }
+  sigemptyset(&none);
+  sigemptyset(&dfl);
+  sigaddset(&dfl, SIGPIPE);
+  e = posix_spawn_file_actions_init(&fa);
+  if (e == 0) {
+    if (posix_spawnattr_init(&at) == 0) {
+      if ((e = posix_spawn_file_actions_adddup2(&fa, pin[0], 0)) == 0 &&
+          (e = posix_spawn_file_actions_adddup2(&fa, pout[1], 1)) == 0 &&
+          (e = posix_spawn_file_actions_adddup2(&fa, perr[1], 2)) == 0 &&
+          (e = posix_spawnattr_setsigmask(&at, &none)) == 0 &&
+          (e = posix_spawnattr_setsigdefault(&at, &dfl)) == 0 && (e = posix_spawnattr_setpgroup(&at, 0)) == 0 &&
+          (e = posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK |
+                                                 POSIX_SPAWN_SETSIGDEF)) == 0)
+        e = posix_spawn(pid, run[0], &fa, &at, run, environ);
+      posix_spawnattr_destroy(&at);
+    } else {
+      e = ENOMEM;
+    }
+    posix_spawn_file_actions_destroy(&fa);
+  }
+  close(pin[0]);
+  close(pout[1]);
+  close(perr[1]);
+  if (e != 0) {
+    close(pin[1]);
+    close(pout[0]);
+    close(perr[0]);
+    return e;
+  }
+  setpgid(*pid, *pid); /* also in the parent: no race with a kill */
+  fcntl(pin[1], F_SETFL, fcntl(pin[1], F_GETFL) | O_NONBLOCK);
+  *in_fd = pin[1];
+  *out_fd = pout[0];
+  *err_fd = perr[0];
+  return 0;
+}
+
+/* Starts a spare when one is wanted and there is none. A spare that cannot
+   be spawned is not retried here: the next call spawns its own and reports
+   why it could not. */
+static void refill_spare(void) {
+  if (!spare_wanted || spare.pid > 0 || !stdin_open) return;
+  if (spawn_program(apbasil_argv, &spare.pid, &spare.in_fd, &spare.out_fd, &spare.err_fd) != 0) {
+    spare.pid = 0;
+    spare.in_fd = spare.out_fd = spare.err_fd = -1;
+    return;
+  }
+  spare.started = monotonic_seconds();
+}
+
+/* Hands the spare to call `c`, unless there is none, it has ended, or it is
+   too old (then it is dropped). */
+static int take_spare(struct call *c) {
+  int status;
+  pid_t r;
+  if (spare.pid <= 0) return 0;
+  do {
+    r = waitpid(spare.pid, &status, WNOHANG);
+  } while (r < 0 && errno == EINTR);
+  if (r != 0) {
+    drop_spare(1);
+    return 0;
+  }
+  if (monotonic_seconds() - spare.started > SPARE_MAX_AGE) {
+    drop_spare(0);
+    return 0;
+  }
+  c->pid = spare.pid;
+  c->in_fd = spare.in_fd;
+  c->out_fd = spare.out_fd;
+  c->err_fd = spare.err_fd;
+  spare.pid = 0;
+  spare.in_fd = spare.out_fd = spare.err_fd = -1;
+  return 1;
+}
+
+static void start_call(unsigned long long id, char *req, size_t len, int sig, unsigned long long apid) {
   struct call *c = NULL;
   size_t i;
-  pid_t pid;
+  int e = 0;
   for (i = 0; i < MAX_SLOTS; i++) {
     if (!slots[i].used) {
       c = &slots[i];
@@ -295,89 +451,19 @@ static void start_call(unsigned long long id, char *req, size_t len, int sig, un
   c->signal = sig;
   c->apid = apid;
   c->in_fd = c->out_fd = c->err_fd = -1;
-  if (pipe(pin) != 0) goto fail;
-  if (pipe(pout) != 0) {
-    close(pin[0]);
-    close(pin[1]);
-    goto fail;
+  if (sig) {
+    snprintf(apkill_signal_word, sizeof apkill_signal_word, "-%d", sig);
+    snprintf(apkill_apid_word, sizeof apkill_apid_word, "%llu", apid);
+    e = spawn_program(apkill_argv, &c->pid, &c->in_fd, &c->out_fd, &c->err_fd);
+  } else if (!take_spare(c)) {
+    e = spawn_program(apbasil_argv, &c->pid, &c->in_fd, &c->out_fd, &c->err_fd);
   }
-  if (pipe(perr) != 0) {
-    close(pin[0]);
-    close(pin[1]);
-    close(pout[0]);
-    close(pout[1]);
-    goto fail;
+  if (e != 0) {
+    release_slot(c);
+    refuse(id, e, strerror(e));
+    return;
   }
-  for (i = 0; i < 2; i++) {
-    fcntl(pin[i], F_SETFD, FD_CLOEXEC);
-    fcntl(pout[i], F_SETFD, FD_CLOEXEC);
-    fcntl(perr[i], F_SETFD, FD_CLOEXEC);
-  }
-  /* posix_spawn, not fork: where the C library spawns without copying the
-     helper (glibc 2.24 and later use a vfork-like clone) each call costs
-     less; measured under sshd, an emulated RESERVE ran 1.75 ms from spawn
-     to answer against 2.62 ms after fork. The child gets its own process
-     group, an empty signal mask and SIGPIPE back to default. A program that
-     cannot be run is then reported as "could not be started" (how 2, its
-     errno); a C library that spawns with fork reports it as exit status 127. */
-  {
-    posix_spawn_file_actions_t fa;
-    posix_spawnattr_t at;
-    sigset_t none, dfl;
-    char **run = apbasil_argv;
-    int e;
-    if (sig) {
-      snprintf(apkill_signal_word, sizeof apkill_signal_word, "-%d", sig);
-      snprintf(apkill_apid_word, sizeof apkill_apid_word, "%llu", apid);
-      run = apkill_argv;
-    }
-    sigemptyset(&none);
-    sigemptyset(&dfl);
-    sigaddset(&dfl, SIGPIPE);
-    e = posix_spawn_file_actions_init(&fa);
-    if (e == 0) {
-      if (posix_spawnattr_init(&at) == 0) {
-        if ((e = posix_spawn_file_actions_adddup2(&fa, pin[0], 0)) == 0 &&
-            (e = posix_spawn_file_actions_adddup2(&fa, pout[1], 1)) == 0 &&
-            (e = posix_spawn_file_actions_adddup2(&fa, perr[1], 2)) == 0 &&
-            (e = posix_spawnattr_setsigmask(&at, &none)) == 0 &&
-            (e = posix_spawnattr_setsigdefault(&at, &dfl)) == 0 && (e = posix_spawnattr_setpgroup(&at, 0)) == 0 &&
-            (e = posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK |
-                                                   POSIX_SPAWN_SETSIGDEF)) == 0)
-          e = posix_spawn(&pid, run[0], &fa, &at, run, environ);
-        posix_spawnattr_destroy(&at);
-      } else {
-        e = ENOMEM;
-      }
-      posix_spawn_file_actions_destroy(&fa);
-    }
-    if (e != 0) {
-      close(pin[0]);
-      close(pin[1]);
-      close(pout[0]);
-      close(pout[1]);
-      close(perr[0]);
-      close(perr[1]);
-      errno = e;
-      goto fail;
-    }
-  }
-  setpgid(pid, pid); /* also in the parent: no race with a kill */
-  close(pin[0]);
-  close(pout[1]);
-  close(perr[1]);
-  c->pid = pid;
-  c->in_fd = pin[1];
-  c->out_fd = pout[0];
-  c->err_fd = perr[0];
-  fcntl(c->in_fd, F_SETFL, fcntl(c->in_fd, F_GETFL) | O_NONBLOCK);
   if (c->req_len == 0) close_fd(&c->in_fd);
-  return;
-fail: {
-  int e = errno ? errno : EIO;
-  release_slot(c);
-  refuse(id, e, strerror(e));
-}
 }
 
 static void start_queued(void) {
@@ -562,6 +648,14 @@ static void parse_input(void) {
       if (parse_numbers(line + 2, num, 2) != 2) fatal("bad credit header");
       off += hlen + 1;
       credit(num[0], num[1]);
+    } else if (line[0] == 'S' && line[1] == ' ') {
+      if (parse_numbers(line + 2, num, 1) != 1 || num[0] > 1) fatal("bad spare header");
+      off += hlen + 1;
+      spare_wanted = (int)num[0];
+      if (spare_wanted)
+        refill_spare();
+      else
+        drop_spare(0);
     } else if (line[0] == 'K' && line[1] == ' ') {
       if (parse_numbers(line + 2, num, 1) != 1) fatal("bad cancel header");
       off += hlen + 1;
@@ -605,7 +699,6 @@ static void usage(void) {
 
 int main(int argc, char **argv) {
   int i = 1;
-  int stdin_open = 1;
   size_t k;
   const char *apkill = NULL;
   /* The --apkill-arg words, in order (at most argc of them). */
@@ -662,14 +755,14 @@ int main(int argc, char **argv) {
   }
   free(apkill_args);
   for (k = 0; k < MAX_SLOTS; k++) slots[k].in_fd = slots[k].out_fd = slots[k].err_fd = -1;
-  if (write_all(1, "BASIL-GATEWAY 3\n", 16) != 0) return 0;
+  if (write_all(1, "BASIL-GATEWAY 4\n", 16) != 0) return 0;
 
   for (;;) {
     struct pollfd fds[2 + 3 * MAX_SLOTS];
     struct call *owner[2 + 3 * MAX_SLOTS];
     int which[2 + 3 * MAX_SLOTS];
     nfds_t n = 0;
-    int timeout = -1, r;
+    int timeout = -1, r, answered = 0;
     if (chld_pipe[0] >= 0) {
       fds[n].fd = chld_pipe[0];
       fds[n].events = POLLIN;
@@ -732,6 +825,7 @@ int main(int argc, char **argv) {
         } else if (got == 0 || (errno != EINTR && errno != EAGAIN)) {
           stdin_open = 0;
           flow_window = 0; /* no credit comes any more: the answers run out as they are */
+          drop_spare(0);
         }
         continue;
       }
@@ -770,9 +864,13 @@ int main(int argc, char **argv) {
       if (!c->exited) continue;
       send_answer(c);
       release_slot(c);
+      answered = 1;
     }
     start_queued();
+    /* After the answers have left: the spare's spawn delays none of them. */
+    if (answered) refill_spare();
     if (!stdin_open && running_count() == 0 && !queue_head) break;
   }
+  drop_spare(0);
   return 0;
 }

@@ -22,6 +22,8 @@ std::string encode_apkill_frame(std::uint64_t id, int signal, std::uint64_t apid
 
 std::string encode_window_frame(std::uint64_t bytes) { return "W " + std::to_string(bytes) + "\n"; }
 
+std::string encode_spare_frame(unsigned spares) { return "S " + std::to_string(spares) + "\n"; }
+
 std::string encode_credit_frame(std::uint64_t id, std::uint64_t bytes) {
   return "C " + std::to_string(id) + " " + std::to_string(bytes) + "\n";
 }

@@ -2,7 +2,7 @@
 // (basil_gateway.c), over one ssh channel. Pure: bytes in, values out.
 //
 // Text headers of one line, then raw bytes; numbers are unsigned decimal:
-//   helper -> conduit, once at start:  "BASIL-GATEWAY <version>\n" (1, 2 or 3)
+//   helper -> conduit, once at start:  "BASIL-GATEWAY <version>\n" (1 to 4)
 //   conduit -> helper, a request:      "Q <id> <len>\n" <len bytes of request XML>
 //   conduit -> helper, run apkill:     "A <id> <signal> <apid>\n"  (no body; the helper runs
 //                                      its --apkill argv, then "-<signal>" "<apid>")
@@ -12,6 +12,8 @@
 //                                      <bytes>; the helper stops reading that apbasil meanwhile)
 //   conduit -> helper, credit:         "C <id> <bytes>\n"  (version 3: <bytes> more of call <id>'s
 //                                      D frames have arrived)
+//   conduit -> helper, spare apbasil:  "S <n>\n"  (version 4: from then on keep <n> (0 or 1)
+//                                      apbasil started ahead, waiting on its stdin for a request)
 //   helper -> conduit, stdout so far:  "D <id> <len>\n" <len bytes>   (version 2: a long answer
 //                                      in pieces as apbasil writes it; the R frame carries the rest)
 //   helper -> conduit, an answer:      "R <id> <how> <value> <outlen> <errlen>\n" <out> <err>
@@ -48,9 +50,9 @@ struct GatewayAnswer {
 };
 
 struct GatewayHello {
-  unsigned version = 1;  // 2 sends D frames; 3 also takes a flow window and credits
+  unsigned version = 1;  // 2 sends D frames; 3 also takes a flow window and credits; 4 a spare
 };
-inline constexpr unsigned kGatewayVersion = 3;  // the newest this conduit speaks
+inline constexpr unsigned kGatewayVersion = 4;  // the newest this conduit speaks
 struct GatewayError {
   std::string message;
 };
@@ -68,6 +70,8 @@ std::string encode_cancel_frame(std::uint64_t id);
 std::string encode_apkill_frame(std::uint64_t id, int signal, std::uint64_t apid);
 std::string encode_window_frame(std::uint64_t bytes);
 std::string encode_credit_frame(std::uint64_t id, std::uint64_t bytes);
+// `spares` is 0 or 1.
+std::string encode_spare_frame(unsigned spares);
 
 // Reads the helper's output: feed() bytes in chunks of any size, next() the
 // frames as they complete. A malformed header or a frame over the limits (a

@@ -22,6 +22,7 @@ conduit::SshTransportOptions ssh_transport_options(const Config& c) {
   o.remote_apkill.insert(o.remote_apkill.end(), k.remote_apkill_args.begin(), k.remote_apkill_args.end());
   o.gateway_helper = k.gateway_helper;
   o.gateway_fallback_exec = k.gateway_fallback_exec;
+  o.gateway_spare = k.gateway_spare_apbasil;
   o.max_concurrent = c.apbasil.max_concurrent;
   o.max_output_bytes = static_cast<std::size_t>(c.apbasil.max_output_bytes);
   o.reconnect_min = k.reconnect_min;

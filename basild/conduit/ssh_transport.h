@@ -69,6 +69,7 @@ struct SshTransportOptions {
   std::vector<std::string> remote_apkill{"/usr/bin/apkill"};    // argv there, before "-SIGNAL APID"
   std::string gateway_helper = "/usr/local/libexec/basil_gateway";  // path on the main system
   bool gateway_fallback_exec = false;  // helper missing or failing to start: use exec
+  bool gateway_spare = true;           // version 4 helpers: keep an apbasil started ahead
   std::size_t max_concurrent = 4;
   std::size_t max_output_bytes = std::size_t{256} << 20;
   std::size_t max_request_bytes = std::size_t{1} << 20;

@@ -93,6 +93,9 @@ Status SshTransport::Impl::take_frames() {
       if (helper_version >= 3) {
         if (auto w = write_all(helper.get(), encode_window_frame(options.stream_window)); !w) return w;
       }
+      if (helper_version >= 4 && options.gateway_spare) {
+        if (auto s = write_all(helper.get(), encode_spare_frame(1)); !s) return s;
+      }
       helper_delay = milliseconds(0);
       down_error.clear();
       set_state("up");

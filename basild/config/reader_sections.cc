@@ -99,6 +99,7 @@ void read_conduit(const toml::table& t, ConduitConfig& c, Errors& errors) {
   s.key("remote_apkill_args", [&](const Field& f) { assign(c.remote_apkill_args, read_string_list(f, false)); });
   s.key("gateway_helper", [&](const Field& f) { assign(c.gateway_helper, read_absolute_path(f)); });
   s.key("gateway_fallback_exec", [&](const Field& f) { assign(c.gateway_fallback_exec, read_bool(f)); });
+  s.key("gateway_spare_apbasil", [&](const Field& f) { assign(c.gateway_spare_apbasil, read_bool(f)); });
   s.key("connect_timeout", [&](const Field& f) { assign(c.connect_timeout, read_duration(f, 100ms, 10min)); });
   s.key("keepalive_interval", [&](const Field& f) { assign(c.keepalive_interval, read_duration(f, 0ms, 1h)); });
   s.key("keepalive_count", [&](const Field& f) { assign(c.keepalive_count, read_u32(f, 1, 100)); });

@@ -83,9 +83,11 @@ TEST(GatewayFramesTest, RejectsMalformedHeadersAndOversizedAnswers) {
   EXPECT_FALSE(endless.next());
 }
 
-TEST(GatewayFramesTest, WindowAndCreditFramesCarryTheirNumbers) {
+TEST(GatewayFramesTest, WindowCreditAndSpareFramesCarryTheirNumbers) {
   EXPECT_EQ(encode_window_frame(4194304), "W 4194304\n");
   EXPECT_EQ(encode_credit_frame(7, 65536), "C 7 65536\n");
+  EXPECT_EQ(encode_spare_frame(1), "S 1\n");
+  EXPECT_EQ(encode_spare_frame(0), "S 0\n");
 }
 
 TEST(GatewayFramesTest, HelloGivesTheHelpersVersionAndRefusesOnesThisConduitDoesNotSpeak) {

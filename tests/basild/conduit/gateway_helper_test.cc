@@ -6,15 +6,19 @@
 #include <chrono>
 #include <fstream>
 #include <map>
+#include <sstream>
 
 #include "basil_proto/codec.h"
 #include "tests/basild/io/emulator_support.h"
 #include "basild/conduit/frames.h"
 #include "tests/support/files.h"
 #include "tests/support/subprocess.h"
+#include "tests/support/wait.h"
 
 namespace basild {
 namespace {
+
+using namespace std::chrono_literals;
 
 using testing::emulator_path;
 using testing::init_emulator;
@@ -207,6 +211,16 @@ class LiveHelper {
     EXPECT_TRUE(helper_.started()) << helper_.error();
   }
   void send(const std::string& bytes) { ASSERT_TRUE(helper_.write(bytes)); }
+  // End of input; the helper's exit status within 20 s (nullopt: it did not end).
+  std::optional<int> finish() {
+    helper_.close_stdin();
+    std::string rest;
+    while (helper_.read_stdout(rest, std::chrono::seconds(20)) != basil_test::Subprocess::Read::kEnd) {
+    }
+    auto e = helper_.wait_for(std::chrono::seconds(20));
+    if (!e) return std::nullopt;
+    return e->code();
+  }
   // The next frame, or nothing when none came within 20 s.
   std::optional<conduit::GatewayFrame> next() {
     const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(20);
@@ -237,7 +251,7 @@ TEST_F(GatewayHelperTest, AWindowHoldsALongAnswerUntilCreditedWhileAShortOneStil
   LiveHelper h({helper_, "/bin/sh", "-c", kSizedApbasil});
   auto hello = h.next();
   ASSERT_TRUE(hello);
-  EXPECT_EQ(std::get<conduit::GatewayHello>(*hello).version, 3u);
+  EXPECT_EQ(std::get<conduit::GatewayHello>(*hello).version, 4u);
   const std::size_t window = 128 * 1024;
   h.send(conduit::encode_window_frame(window) + conduit::encode_request_frame(1, "BIG\n"));
   // Pieces of call 1 up to the window (and at most one read beyond it).
@@ -302,6 +316,89 @@ TEST_F(GatewayHelperTest, WithoutAWindowALongAnswerStreamsWithoutCredits) {
   }
   EXPECT_EQ(total, std::size_t{4} << 20);
   EXPECT_GT(pieces, 1u);
+}
+
+// apbasil for the spare tests: logs its start and the request it read into
+// LOG, answers with its pid; exits 3 at once while the file DIE exists.
+std::string logging_apbasil(const std::string& dir) {
+  return "if [ -e " + dir + "/DIE ]; then echo \"died $$\" >> " + dir + "/LOG; exit 3; fi; echo \"start $$\" >> " +
+         dir + "/LOG; req=$(cat); echo \"read $$ $req\" >> " + dir + "/LOG; echo \"answer $$\"";
+}
+
+// The lines of LOG that begin with `word`, the word taken off.
+std::vector<std::string> logged(const std::string& dir, const std::string& word) {
+  std::vector<std::string> out;
+  std::istringstream in(basil_test::read_file(dir + "/LOG"));
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind(word + " ", 0) == 0) out.push_back(line.substr(word.size() + 1));
+  return out;
+}
+
+std::string answer_of(const std::optional<conduit::GatewayFrame>& f) {
+  if (!f || !std::holds_alternative<conduit::GatewayAnswer>(*f)) return "(no answer)";
+  return std::get<conduit::GatewayAnswer>(*f).out;
+}
+
+TEST_F(GatewayHelperTest, ASpareApbasilStartedAheadTakesTheNextRequestAndIsKilledUnreadAtTheEnd) {
+  LiveHelper h({helper_, "/bin/sh", "-c", logging_apbasil(dir_)});
+  auto hello = h.next();
+  ASSERT_TRUE(hello);
+  ASSERT_EQ(std::get<conduit::GatewayHello>(*hello).version, 4u);
+  h.send(conduit::encode_spare_frame(1));
+  // Started before any request exists.
+  ASSERT_TRUE(basil_test::wait_until([&] { return logged(dir_, "start").size() == 1; }, 20s, 5ms));
+  const std::string first = logged(dir_, "start")[0];
+  h.send(conduit::encode_request_frame(1, "ONE"));
+  EXPECT_EQ(answer_of(h.next()), "answer " + first + "\n");
+  // The next spare starts once the answer has left, and takes the next request.
+  ASSERT_TRUE(basil_test::wait_until([&] { return logged(dir_, "start").size() == 2; }, 20s, 5ms));
+  const std::string second = logged(dir_, "start")[1];
+  EXPECT_NE(second, first);
+  h.send(conduit::encode_request_frame(2, "TWO"));
+  EXPECT_EQ(answer_of(h.next()), "answer " + second + "\n");
+  ASSERT_TRUE(basil_test::wait_until([&] { return logged(dir_, "start").size() == 3; }, 20s, 5ms));
+  // End of input: the third, unused, is killed before it reads an empty request.
+  EXPECT_EQ(h.finish(), 0);
+  EXPECT_EQ(logged(dir_, "read"), (std::vector<std::string>{first + " ONE", second + " TWO"}));
+  EXPECT_EQ(logged(dir_, "start").size(), 3u);
+}
+
+TEST_F(GatewayHelperTest, ASpareThatEndedBeforeItsRequestIsNotUsed) {
+  LiveHelper h({helper_, "/bin/sh", "-c", logging_apbasil(dir_)});
+  ASSERT_TRUE(h.next());
+  basil_test::write_file(dir_ + "/DIE", "");
+  h.send(conduit::encode_spare_frame(1));
+  ASSERT_TRUE(basil_test::wait_until([&] { return logged(dir_, "died").size() == 1; }, 20s, 5ms));
+  ::unlink((dir_ + "/DIE").c_str());
+  h.send(conduit::encode_request_frame(7, "SEVEN"));
+  auto f = h.next();
+  ASSERT_TRUE(f && std::holds_alternative<conduit::GatewayAnswer>(*f));
+  const auto& a = std::get<conduit::GatewayAnswer>(*f);
+  EXPECT_EQ(a.how, conduit::ExitHow::kExited);
+  EXPECT_EQ(a.value, 0u);  // not the dead spare's 3
+  ASSERT_EQ(logged(dir_, "start").size(), 1u);
+  EXPECT_EQ(a.out, "answer " + logged(dir_, "start")[0] + "\n");
+  EXPECT_EQ(h.finish(), 0);
+}
+
+TEST_F(GatewayHelperTest, WithoutASpareFrameEveryRequestStartsItsOwnApbasil) {
+  LiveHelper h({helper_, "/bin/sh", "-c", logging_apbasil(dir_)});
+  ASSERT_TRUE(h.next());
+  h.send(conduit::encode_request_frame(1, "ONE"));
+  EXPECT_NE(answer_of(h.next()), "(no answer)");
+  h.send(conduit::encode_spare_frame(0) + conduit::encode_request_frame(2, "TWO"));
+  EXPECT_NE(answer_of(h.next()), "(no answer)");
+  // Its exit proves no spare can start any more: two starts, two requests.
+  EXPECT_EQ(h.finish(), 0);
+  EXPECT_EQ(logged(dir_, "start").size(), 2u);
+  EXPECT_EQ(logged(dir_, "read").size(), 2u);
+}
+
+TEST_F(GatewayHelperTest, RefusesASpareCountOverOne) {
+  auto frames = run("S 2\n", "/bin/cat");
+  EXPECT_NE(exit_code_, 0);
+  ASSERT_FALSE(frames.empty());
+  EXPECT_TRUE(std::holds_alternative<conduit::GatewayError>(frames.back()));
 }
 
 TEST_F(GatewayHelperTest, RefusesAWindowTooSmallToStreamIn) {

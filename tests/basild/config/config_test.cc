@@ -93,6 +93,7 @@ remote_apkill = "/opt/cray/bin/apkill"
 remote_apkill_args = ["--state", "/tmp/emu", "apkill"]
 gateway_helper = "/opt/basild/basil_gateway"
 gateway_fallback_exec = true
+gateway_spare_apbasil = false
 connect_timeout = "5s"
 keepalive_interval = "10s"
 keepalive_count = 5
@@ -170,6 +171,7 @@ query = "SELECT id FROM jobs"
   EXPECT_EQ(c->conduit.remote_apkill_args, (std::vector<std::string>{"--state", "/tmp/emu", "apkill"}));
   EXPECT_EQ(c->conduit.gateway_helper, "/opt/basild/basil_gateway");
   EXPECT_TRUE(c->conduit.gateway_fallback_exec);
+  EXPECT_FALSE(c->conduit.gateway_spare_apbasil);
   EXPECT_EQ(c->conduit.connect_timeout, 5s);
   EXPECT_EQ(c->conduit.keepalive_interval, 10s);
   EXPECT_EQ(c->conduit.keepalive_count, 5u);
