@@ -34,7 +34,8 @@ void Forwarder::learn_from_forward(const basil::Request& req, const basil::Respo
 // POST /v1/basil: a scheduler's request, sent on untouched; its answer
 // passed back untouched. A RESERVE with a batch id is an intent first
 // (committed before the call), and the reservation ALPS granted is
-// recorded before the caller hears of it; an answer that does not reach
+// recorded before the caller hears of it (a CONFIRM or RELEASE is
+// recorded just after its caller has heard); an answer that does not reach
 // the caller (basild killed mid-call, the caller gone) leaves a stray,
 // released as one: the caller was told the call failed and reserves again.
 //
@@ -88,6 +89,19 @@ void Forwarder::forward_decoded(std::shared_ptr<const std::string> body, std::sh
     const bool learns = request && (intent || std::holds_alternative<basil::ConfirmRequest>(request->body) ||
                                     std::holds_alternative<basil::ReleaseRequest>(request->body));
     if (!learns) return reply(control::Response::text(*answer, "application/xml"));
+    if (!intent) {
+      // A CONFIRM or RELEASE: its caller hears first (its answer does not
+      // depend on the record), basild learns in a handler posted behind
+      // the reply's, so the answer leaves before the database is written.
+      reply(control::Response::text(*answer, "application/xml"));
+      return boost::asio::post(self->parts_.io, [self, request, answer] {
+        self->decoder_.decode(answer, {}, basil::Decoder::Expect::kResponse,
+                              [self, request](basil::Result<basil::Decoded> decoded) {
+                                if (decoded && !decoded->is_request())
+                                  self->learn_from_forward(*request, decoded->response());
+                              });
+      });
+    }
     self->decoder_.decode(answer, {}, basil::Decoder::Expect::kResponse,
                           [self, reply, request, reserve, intent, fail, answer](basil::Result<basil::Decoded> decoded) {
                             self->answer_decoded(*request, reserve, intent, *answer, decoded, reply, fail);
