@@ -320,6 +320,23 @@ static void refuse(unsigned long long id, int err, const char *why) {
   buf_free(&c.err);
 }
 
+/* Linux: a pipe of 1 MiB, not 64 KiB, so that a long answer's writer and
+   reader (apbasil and the helper, the helper and sshd) wait on each other
+   less often (an 8.9 MB INVENTORY about 0.5 ms sooner through the chain,
+   bench/slurm_pass_bench). Elsewhere, or refused (over
+   /proc/sys/fs/pipe-max-size for an unprivileged user), the pipe stays as
+   it is. */
+#if defined(__linux__) && !defined(F_SETPIPE_SZ)
+#define F_SETPIPE_SZ 1031
+#endif
+static void grow_pipe(int fd) {
+#ifdef F_SETPIPE_SZ
+  (void)fcntl(fd, F_SETPIPE_SZ, 1 << 20);
+#else
+  (void)fd;
+#endif
+}
+
 /* Runs run[] in a process group of its own, its stdin, stdout and stderr
    on new pipes whose other ends (close-on-exec) are returned. 0, or an
    errno.
@@ -351,6 +368,7 @@ static int spawn_program(char **run, pid_t *pid, int *in_fd, int *out_fd, int *e
     close(pout[1]);
     return e;
   }
+  grow_pipe(pout[0]);
   for (i = 0; i < 2; i++) {
     fcntl(pin[i], F_SETFD, FD_CLOEXEC);
     fcntl(pout[i], F_SETFD, FD_CLOEXEC);
@@ -706,6 +724,7 @@ int main(int argc, char **argv) {
   size_t n_apkill_args = 0;
   if (!apkill_args) return 2;
   close_inherited_on_exec();
+  grow_pipe(1); /* sshd's pipe, where it is one */
   signal(SIGPIPE, SIG_IGN);
   if (pipe(chld_pipe) == 0) {
     struct sigaction sa;
