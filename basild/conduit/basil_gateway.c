@@ -48,7 +48,9 @@
  * request to end of file before it acts). A spare older than SPARE_MAX_AGE
  * seconds is not used (an apbasil replaced on disk meanwhile is not run
  * from its old copy): it is killed and the call spawns its own. A spare is
- * killed before its stdin is closed, so it never sees an empty request.
+ * killed before its stdin is closed, so it never sees an empty request,
+ * unless the helper itself is killed with SIGKILL: the spare then reads an
+ * empty request, fails to parse it and exits.
  *
  * End of file on stdin: no more requests; the calls running and queued
  * are finished and answered, then the helper exits 0. A write error on
@@ -179,6 +181,11 @@ static int write_all(int fd, const char *p, size_t n) {
   return 0;
 }
 
+static void close_fd(int *fd) {
+  if (*fd >= 0) close(*fd);
+  *fd = -1;
+}
+
 static time_t monotonic_seconds(void) {
   struct timespec t;
   if (clock_gettime(CLOCK_MONOTONIC, &t) != 0) return 0;
@@ -195,11 +202,10 @@ static void drop_spare(int reaped) {
     while (waitpid(spare.pid, &status, 0) < 0 && errno == EINTR) {
     }
   }
-  if (spare.in_fd >= 0) close(spare.in_fd);
-  if (spare.out_fd >= 0) close(spare.out_fd);
-  if (spare.err_fd >= 0) close(spare.err_fd);
+  close_fd(&spare.in_fd);
+  close_fd(&spare.out_fd);
+  close_fd(&spare.err_fd);
   spare.pid = 0;
-  spare.in_fd = spare.out_fd = spare.err_fd = -1;
 }
 
 static void kill_all(void) {
@@ -223,11 +229,6 @@ static void fatal(const char *msg) {
   write_all(1, msg, n);
   kill_all();
   exit(1);
-}
-
-static void close_fd(int *fd) {
-  if (*fd >= 0) close(*fd);
-  *fd = -1;
 }
 
 static size_t running_count(void) {

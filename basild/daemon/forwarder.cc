@@ -24,7 +24,7 @@ void Forwarder::learn_from_forward(const basil::Request& req, const basil::Respo
   const auto* confirm = std::get_if<basil::ConfirmRequest>(&req.body);
   const auto* release = std::get_if<basil::ReleaseRequest>(&req.body);
   if (release != nullptr) return learn_forwarded_release(release->reservation_id, resp);
-  if (!resp.ok() || confirm == nullptr) return;  // a RESERVE is recorded through its intent
+  if (!resp.ok() || confirm == nullptr) return;  // a forwarded RESERVE is recorded through its intent
   auto rec = parts_.store.find(confirm->reservation_id);
   if (rec && *rec && !is_terminal((*rec)->state))
     note_recorded("CONFIRM", confirm->reservation_id,
@@ -86,46 +86,40 @@ void Forwarder::forward_decoded(std::shared_ptr<const std::string> body, std::sh
     if (intent) self->parts_.poller.order().intent_ended(*intent);
     if (!r) return reply(fail(r.status()));  // a pending intent: the next INVENTORY settles it
     auto answer = std::make_shared<const std::string>(std::move(*r));
-    const bool learns = request && (intent || std::holds_alternative<basil::ConfirmRequest>(request->body) ||
-                                    std::holds_alternative<basil::ReleaseRequest>(request->body));
-    if (!learns) return reply(control::Response::text(*answer, "application/xml"));
-    if (!intent) {
-      // A CONFIRM or RELEASE: its caller hears first (its answer does not
-      // depend on the record), basild learns in a handler posted behind
-      // the reply's, so the answer leaves before the database is written.
-      reply(control::Response::text(*answer, "application/xml"));
-      return boost::asio::post(self->parts_.io, [self, request, answer] {
-        self->decoder_.decode(answer, {}, basil::Decoder::Expect::kResponse,
-                              [self, request](basil::Result<basil::Decoded> decoded) {
-                                if (decoded && !decoded->is_request())
-                                  self->learn_from_forward(*request, decoded->response());
-                              });
-      });
+    if (intent) {
+      return self->decoder_.decode(answer, {}, basil::Decoder::Expect::kResponse,
+                                   [self, reply, reserve, intent, fail, answer](basil::Result<basil::Decoded> decoded) {
+                                     self->reserve_answered(*reserve, *intent, *answer, decoded, reply, fail);
+                                   });
     }
-    self->decoder_.decode(answer, {}, basil::Decoder::Expect::kResponse,
-                          [self, reply, request, reserve, intent, fail, answer](basil::Result<basil::Decoded> decoded) {
-                            self->answer_decoded(*request, reserve, intent, *answer, decoded, reply, fail);
-                          });
+    reply(control::Response::text(*answer, "application/xml"));
+    // A CONFIRM or RELEASE: its caller has heard first (its answer does not
+    // depend on the record); basild learns in a handler posted behind the
+    // reply's, so the answer leaves before the database is written.
+    if (!request || !(std::holds_alternative<basil::ConfirmRequest>(request->body) ||
+                      std::holds_alternative<basil::ReleaseRequest>(request->body)))
+      return;
+    boost::asio::post(self->parts_.io, [self, request, answer] {
+      self->decoder_.decode(answer, {}, basil::Decoder::Expect::kResponse,
+                            [self, request](basil::Result<basil::Decoded> decoded) {
+                              if (decoded && !decoded->is_request()) self->learn_from_forward(*request, decoded->response());
+                            });
+    });
   });
 }
 
-// A forwarded call's answer, decoded: learnt from (a RESERVE's grant
-// recorded before its caller hears of it), then passed on untouched.
-void Forwarder::answer_decoded(const basil::Request& request, const basil::ReserveRequest* reserve,
-                               std::optional<std::int64_t> intent, const std::string& answer,
-                               basil::Result<basil::Decoded>& decoded, control::Responder reply, Fail fail) {
+// A forwarded RESERVE's answer, decoded: the grant recorded before its
+// caller hears of it, then the answer passed on untouched.
+void Forwarder::reserve_answered(const basil::ReserveRequest& reserve, std::int64_t intent, const std::string& answer,
+                                 basil::Result<basil::Decoded>& decoded, control::Responder reply, Fail fail) {
   control::Response out = control::Response::text(answer, "application/xml");
   const basil::Response* resp = decoded && !decoded->is_request() ? &decoded->response() : nullptr;
-  if (intent) {
-    auto granted = record_forwarded_reserve(*intent, *reserve, resp);
-    if (!granted) return reply(fail(granted.status()));  // unrecorded: a stray at the next INVENTORY
-    if (*granted) {
-      out.on_sent = [self = shared_from_this(), rec = **granted](bool written) {
-        if (!written) release_stray(self->parts_.runner, rec);
-      };
-    }
-  } else if (resp != nullptr) {
-    learn_from_forward(request, *resp);
+  auto granted = record_forwarded_reserve(intent, reserve, resp);
+  if (!granted) return reply(fail(granted.status()));  // unrecorded: a stray at the next INVENTORY
+  if (*granted) {
+    out.on_sent = [self = shared_from_this(), rec = **granted](bool written) {
+      if (!written) release_stray(self->parts_.runner, rec);
+    };
   }
   reply(std::move(out));
 }

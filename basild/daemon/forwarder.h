@@ -36,9 +36,8 @@ class Forwarder : public std::enable_shared_from_this<Forwarder> {
   void forward_streamed(const std::string& request, control::Responder reply, Fail fail);
   void forward_decoded(std::shared_ptr<const std::string> body, std::shared_ptr<const basil::Request> request,
                        control::Responder reply, Fail fail);
-  void answer_decoded(const basil::Request& request, const basil::ReserveRequest* reserve,
-                      std::optional<std::int64_t> intent, const std::string& answer,
-                      basil::Result<basil::Decoded>& decoded, control::Responder reply, Fail fail);
+  void reserve_answered(const basil::ReserveRequest& reserve, std::int64_t intent, const std::string& answer,
+                        basil::Result<basil::Decoded>& decoded, control::Responder reply, Fail fail);
   void learn_from_forward(const basil::Request& req, const basil::Response& resp);
   basil::Result<std::optional<ReservationRecord>> record_forwarded_reserve(std::int64_t intent,
                                                                           const basil::ReserveRequest& reserve,

@@ -2,6 +2,11 @@
 // the test), with the real emulator as the remote apbasil.
 #include "tests/basild/conduit/conduit_fixture.h"
 
+#include <cstdio>
+#include <map>
+
+#include "tests/support/files.h"
+
 namespace basild {
 namespace {
 
@@ -290,14 +295,26 @@ TEST_F(SshTransportTest, NeverTriesPasswordAuthentication) {
 }
 
 // Processes running `exe` (by /proc/PID/exe).
+// The processes running `exe`, less those whose parent runs it too: a
+// child the helper is spawning (apbasil, or its spare right after an
+// answer) runs the helper's image until its exec.
 std::vector<pid_t> processes_of(const std::string& exe) {
-  std::vector<pid_t> out;
+  std::map<pid_t, pid_t> parent_of;
   for (const auto& e : std::filesystem::directory_iterator("/proc")) {
     const pid_t pid = static_cast<pid_t>(std::atoi(e.path().filename().c_str()));
     if (pid <= 0) continue;
     std::error_code ec;
-    if (std::filesystem::read_symlink(e.path() / "exe", ec) == exe) out.push_back(pid);
+    if (std::filesystem::read_symlink(e.path() / "exe", ec) != exe) continue;
+    // /proc/PID/stat: "PID (COMM) STATE PPID ...", COMM may hold blanks.
+    const std::string stat = basil_test::read_file((e.path() / "stat").string());
+    const auto close = stat.rfind(')');
+    pid_t ppid = 0;
+    if (close != std::string::npos) std::sscanf(stat.c_str() + close + 1, " %*c %d", &ppid);
+    parent_of[pid] = ppid;
   }
+  std::vector<pid_t> out;
+  for (const auto& [pid, ppid] : parent_of)
+    if (!parent_of.contains(ppid)) out.push_back(pid);
   return out;
 }
 
