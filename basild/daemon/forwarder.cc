@@ -66,8 +66,7 @@ void Forwarder::forward(const control::Request& req, control::Responder reply) {
 // did not decode).
 void Forwarder::forward_decoded(std::shared_ptr<const std::string> body, std::shared_ptr<const basil::Request> request,
                                 control::Responder reply, Fail fail) {
-  std::optional<std::int64_t> intent;
-  const basil::ReserveRequest* reserve = nullptr;
+  std::optional<std::int64_t> intent;  // set only for a RESERVE with a batch id
   if (request) {
     if (request->query_type() == basil::QueryType::kInventory) return forward_streamed(*body, reply, fail);
     const auto* r = std::get_if<basil::ReserveRequest>(&request->body);
@@ -76,20 +75,22 @@ void Forwarder::forward_decoded(std::shared_ptr<const std::string> body, std::sh
       if (!id) return reply(fail(basil::Status(basil::Code::kBusy, "the state database cannot record the RESERVE: " +
                                                                        id.status().to_string())));
       intent = *id;
-      reserve = r;
       parts_.poller.order().intent_started(*id);
     }
   }
   auto self = shared_from_this();
-  co_spawn_result<std::string>(parts_.io.get_executor(), parts_.client.forward(*body), [self, reply, request, reserve, intent,
+  co_spawn_result<std::string>(parts_.io.get_executor(), parts_.client.forward(*body), [self, reply, request, intent,
                                                  fail](basil::Result<std::string> r) {
     if (intent) self->parts_.poller.order().intent_ended(*intent);
     if (!r) return reply(fail(r.status()));  // a pending intent: the next INVENTORY settles it
     auto answer = std::make_shared<const std::string>(std::move(*r));
     if (intent) {
+      // The decoder calls back after this handler has returned: the
+      // callback holds `request` itself, whose RESERVE it reads.
       return self->decoder_.decode(answer, {}, basil::Decoder::Expect::kResponse,
-                                   [self, reply, reserve, intent, fail, answer](basil::Result<basil::Decoded> decoded) {
-                                     self->reserve_answered(*reserve, *intent, *answer, decoded, reply, fail);
+                                   [self, reply, request, intent, fail, answer](basil::Result<basil::Decoded> decoded) {
+                                     self->reserve_answered(std::get<basil::ReserveRequest>(request->body), *intent,
+                                                            *answer, decoded, reply, fail);
                                    });
     }
     reply(control::Response::text(*answer, "application/xml"));
