@@ -147,7 +147,7 @@ std::string hook_lines(const std::string& dir) {
 // Their configuration, once Slurm's is known.
 void configure_hooks(const std::string& dir, const Basild& b, const std::string& slurm_conf) {
   basil_test::write_file(dir + "/basil-slurm.conf", "[basild]\nsocket = \"" + b.socket() +
-                                                        "\"\n[slurm]\nscontrol = \"/usr/bin/scontrol\"\nslurm_conf = \"" +
+                                                        "\"\n[slurm]\nslurm_conf = \"" +
                                                         slurm_conf + "\"\n[log]\nsyslog = false\n");
 }
 

@@ -26,9 +26,11 @@ struct HookConfig {
   std::chrono::milliseconds basild_timeout = std::chrono::seconds(60);  // per call (RESERVE waits for ALPS)
   bool confirm = true;  // CONFIRM with the job id as pagg_id; false: the site confirms on the node
   // [slurm]
-  std::string scontrol = "/usr/bin/scontrol";         // absolute: Slurm gives its hooks no PATH
-  std::optional<std::string> slurm_conf;              // SLURM_CONF for scontrol; unset: scontrol's default
-  std::chrono::milliseconds scontrol_timeout = std::chrono::seconds(20);
+  // Job records through this scontrol (absolute: Slurm gives its hooks no
+  // PATH); unset: libslurm's calls, in a child process each.
+  std::optional<std::string> scontrol;
+  std::optional<std::string> slurm_conf;              // SLURM_CONF for both; unset: Slurm's default
+  std::chrono::milliseconds slurm_timeout = std::chrono::seconds(20);  // per call to Slurm
   NodeNameRule node_name_rule;                        // "nid%05d"
   // [log]
   std::optional<std::string> log_file;                // appended to, one line per event; unset: none

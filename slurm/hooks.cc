@@ -21,7 +21,7 @@ std::string_view log_level_name(LogLevel level) {
 
 namespace {
 
-// What went wrong with a run of scontrol, in one line; "" when it succeeded.
+// What went wrong with a call to Slurm, in one line; "" when it succeeded.
 std::string run_failure(const ProgramRun& r) {
   if (!r.started) return r.error;
   if (r.timed_out) return "timed out";
@@ -31,13 +31,14 @@ std::string run_failure(const ProgramRun& r) {
   return "exited " + std::to_string(r.exit_code) + (err.empty() ? "" : ": " + err);
 }
 
-// `scontrol -o show job SPEC`: its output, or why there is none.
+// The job's record as `scontrol -o show job SPEC` prints it, or why there
+// is none.
 struct Shown {
   std::string output;
   std::string failure;
 };
 Shown show_job(Ports& ports, const JobEnv& env) {
-  const auto r = ports.scontrol({"-o", "show", "job", env.spec()});
+  const auto r = ports.show_job(env.spec());
   return {r.out, run_failure(r)};
 }
 
@@ -57,7 +58,7 @@ class Prolog {
   int run() {
     const auto shown = show_job(ports_, env_);
     if (!shown.failure.empty())
-      return fail(Verdict::kTransient, "scontrol show job " + env_.spec() + " failed: " + shown.failure);
+      return fail(Verdict::kTransient, "show job " + env_.spec() + " failed: " + shown.failure);
     auto shape = parse_job_shape(shown.output, env_.job_id, env_.node_list);
     if (!shape) return fail(Verdict::kPermanent, "cannot read the job's shape: " + shape.status().message());
     auto nids = nids_of(env_.node_list, config_.node_name_rule);
@@ -125,12 +126,9 @@ class Prolog {
   // the comment a started job's tasks cannot learn their reservation: the
   // start is then a transient failure.
   int end(const PrologEnd& e) {
-    std::vector<std::string> args = {"update", "JobId=" + env_.spec()};
-    if (e.no_requeue) args.push_back("Requeue=0");
-    args.push_back("AdminComment=" + e.admin_comment);
-    const std::string failure = run_failure(ports_.scontrol(args));
+    const std::string failure = run_failure(ports_.update_job(env_.spec(), e.no_requeue, e.admin_comment));
     if (!failure.empty()) {
-      log(LogLevel::kError, "scontrol update JobId=" + env_.spec() + " failed: " + failure);
+      log(LogLevel::kError, "update JobId=" + env_.spec() + " failed: " + failure);
       if (e.exit_code == kExitOk) {
         if (res_id_) release(*res_id_);
         return kExitTransient;
@@ -207,7 +205,7 @@ int run_task_prolog(const JobEnv& env, Ports& ports, std::string& out) {
   };
   const auto shown = show_job(ports, env);
   if (!shown.failure.empty()) {
-    log(LogLevel::kError, "scontrol show job " + env.spec() + " failed: " + shown.failure);
+    log(LogLevel::kError, "show job " + env.spec() + " failed: " + shown.failure);
     return kExitOk;
   }
   auto id = parse_reservation_comment(shown.output, env.job_id);

@@ -1,17 +1,18 @@
 // The three hooks, as steps over two ports: basild's control socket and
-// scontrol. main.cc gives them the real ones; the tests give fakes.
+// Slurm's job records (libslurm, or scontrol when configured). main.cc
+// gives them the real ones; the tests give fakes.
 //
-//   prolog (PrologSlurmctld, on the slurmctld host): scontrol show job ->
+//   prolog (PrologSlurmctld, on the slurmctld host): show job ->
 //     POST /v1/reserve (job form) -> POST /v1/confirm (pagg_id = job id) ->
-//     scontrol update JobId=ID AdminComment="basil: reservation R".
+//     update job: AdminComment="basil: reservation R".
 //     A failure after the RESERVE releases what it reserved; every failure
 //     sets the AdminComment to the reason, and a permanent one makes the job
 //     non-requeueable (Requeue=0) and ends it FAILED (Slurm's job completion
 //     call), so that slurmctld neither requeues it nor calls it cancelled.
 //   epilog (EpilogSlurmctld): GET /v1/reservations, and POST /v1/release of
 //     each whose batch_id is the job id.
-//   task-prolog (TaskProlog, on the node, as the job's user): scontrol show
-//     job -> "export BASIL_RESERVATION_ID=R" on stdout.
+//   task-prolog (TaskProlog, on the node, as the job's user): show job ->
+//     "export BASIL_RESERVATION_ID=R" on stdout.
 #pragma once
 
 #include <cstdint>
@@ -28,7 +29,9 @@ namespace basild::slurm {
 enum class LogLevel : std::uint8_t { kInfo, kWarning, kError };
 std::string_view log_level_name(LogLevel level);
 
-// How a run of scontrol ended.
+// How a call to Slurm ended: libslurm's call in a child process of its
+// own, or a run of scontrol. `out` holds the job's record as
+// `scontrol -o show job` prints it, `err` the reason of a failure.
 struct ProgramRun {
   bool started = true;
   std::string error;       // when not started
@@ -42,8 +45,11 @@ class Ports {
   virtual ~Ports() = default;
   // One call to basild's control socket ("GET" or "POST"; body JSON or empty).
   virtual Reply basild(std::string_view method, std::string_view target, const std::string& body) = 0;
-  // scontrol with these arguments, as configured (path, SLURM_CONF, timeout).
-  virtual ProgramRun scontrol(const std::vector<std::string>& args) = 0;
+  // Job `spec`'s record, one line per record (`scontrol -o show job SPEC`).
+  virtual ProgramRun show_job(const std::string& spec) = 0;
+  // Sets job `spec`'s AdminComment, and Requeue=0 when `no_requeue`
+  // (`scontrol update JobId=SPEC [Requeue=0] AdminComment=...`).
+  virtual ProgramRun update_job(const std::string& spec, bool no_requeue, const std::string& admin_comment) = 0;
   // Tells the job's srun or salloc `message` (a batch job has no one to
   // tell), then ends the job FAILED with exit code `exit_code` through
   // Slurm's job completion call (the one srun makes when its allocation

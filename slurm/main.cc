@@ -81,10 +81,33 @@ class RealPorts : public Ports {
     return {true, {}, r.status, r.body};
   }
 
-  ProgramRun scontrol(const std::vector<std::string>& args) override {
-    std::vector<std::string> argv = {config_.scontrol};
+  ProgramRun show_job(const std::string& spec) override {
+    if (!config_.scontrol) return show_job_record(spec, config_.slurm_timeout);
+    return scontrol({"-o", "show", "job", spec});
+  }
+
+  ProgramRun update_job(const std::string& spec, bool no_requeue, const std::string& admin_comment) override {
+    if (!config_.scontrol) return update_job_record(spec, no_requeue, admin_comment, config_.slurm_timeout);
+    std::vector<std::string> args = {"update", "JobId=" + spec};
+    if (no_requeue) args.push_back("Requeue=0");
+    args.push_back("AdminComment=" + admin_comment);
+    return scontrol(args);
+  }
+
+  // libslurm's completion call, as srun makes it; slurmctld takes it from
+  // root or SlurmUser, whom PrologSlurmctld runs as.
+  std::string fail_job(std::uint32_t job_id, int exit_code, const std::string& message) override {
+    return complete_job_failed(job_id, exit_code, message, config_.slurm_timeout);
+  }
+
+  void log(LogLevel level, const std::string& line) override { logger_.log(level, line); }
+
+ private:
+  // The configured scontrol with these arguments, from an argument vector.
+  ProgramRun scontrol(const std::vector<std::string>& args) {
+    std::vector<std::string> argv = {*config_.scontrol};
     argv.insert(argv.end(), args.begin(), args.end());
-    auto r = emu::run_program(argv, {}, config_.scontrol_timeout);
+    auto r = emu::run_program(argv, {}, config_.slurm_timeout);
     ProgramRun out;
     if (!r) {
       out.started = false;
@@ -98,15 +121,6 @@ class RealPorts : public Ports {
     return out;
   }
 
-  // libslurm's completion call, as srun makes it; slurmctld takes it from
-  // root or SlurmUser, whom PrologSlurmctld runs as.
-  std::string fail_job(std::uint32_t job_id, int exit_code, const std::string& message) override {
-    return complete_job_failed(job_id, exit_code, message, config_.scontrol_timeout);
-  }
-
-  void log(LogLevel level, const std::string& line) override { logger_.log(level, line); }
-
- private:
   const HookConfig& config_;
   Logger& logger_;
   basild::control::Client client_;
@@ -219,7 +233,7 @@ int main(int argc, char** argv) {
     return kExitOk;
   }
   logger.configure(*config);
-  // scontrol's configuration: Slurm gives its hooks no SLURM_CONF.
+  // libslurm's and scontrol's configuration: Slurm gives its hooks no SLURM_CONF.
   if (config->slurm_conf) ::setenv("SLURM_CONF", config->slurm_conf->c_str(), 1);
   return run_hook(*args->hook, *config, logger);
 }

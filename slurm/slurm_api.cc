@@ -8,22 +8,162 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <array>
 #include <cerrno>
+#include <charconv>
 #include <cstring>
+#include <functional>
+#include <optional>
+#include <string_view>
 
 namespace basild::slurm {
 namespace {
 
-// In the child: standard output and error are the pipe.
-[[noreturn]] void complete_in_child(std::uint32_t job_id, int exit_code, const std::string& message) {
+void write_text(int fd, std::string_view text) {
+  while (!text.empty()) {
+    const ssize_t n = ::write(fd, text.data(), text.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;
+    text.remove_prefix(static_cast<std::size_t>(n));
+  }
+}
+
+// libslurm's reason for its last failure, on standard error; exit status 1.
+int libslurm_failed(std::string_view what) {
+  write_text(2, std::string(what) + ": " + ::slurm_strerror(::slurm_get_errno()) + "\n");
+  return 1;
+}
+
+std::optional<std::uint32_t> number(std::string_view text) {
+  std::uint32_t v = 0;
+  const auto [at, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || at != text.data() + text.size() || text.empty()) return std::nullopt;
+  return v;
+}
+
+// Runs `body` in a child process whose standard output and error are
+// pipes read here until both end or `timeout` passes (the child is then
+// killed). The child ends with body's value as its exit status, through
+// _exit: nothing of this process's (stdio buffers, atexit handlers) runs
+// in it, and what libslurm allocated there needs no freeing.
+ProgramRun not_started(const char* what, int e) {
+  ProgramRun run;
+  run.started = false;
+  run.error = std::string(what) + ": " + std::strerror(e);
+  return run;
+}
+
+ProgramRun run_in_child(const std::function<int()>& body, std::chrono::milliseconds timeout) {
+  ProgramRun run;
+  int out[2], err[2];
+  if (::pipe2(out, O_CLOEXEC) != 0) return not_started("pipe", errno);
+  if (::pipe2(err, O_CLOEXEC) != 0) {
+    const int e = errno;
+    ::close(out[0]);
+    ::close(out[1]);
+    return not_started("pipe", e);
+  }
+  const pid_t pid = ::fork();
+  if (pid < 0) {
+    const int e = errno;
+    for (int fd : {out[0], out[1], err[0], err[1]}) ::close(fd);
+    return not_started("fork", e);
+  }
+  if (pid == 0) {
+    ::dup2(out[1], 1);
+    ::dup2(err[1], 2);
+    ::_exit(body());
+  }
+  ::close(out[1]);
+  ::close(err[1]);
+  std::array<pollfd, 2> fds{pollfd{out[0], POLLIN, 0}, pollfd{err[0], POLLIN, 0}};
+  std::array<std::string*, 2> into{&run.out, &run.err};
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  int open = 2;
+  while (open > 0) {
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) {
+      run.timed_out = true;
+      break;
+    }
+    const int n = ::poll(fds.data(), fds.size(), static_cast<int>(left.count()));
+    if (n < 0 && errno != EINTR) break;
+    for (std::size_t i = 0; n > 0 && i < fds.size(); ++i) {
+      if (fds[i].fd < 0 || fds[i].revents == 0) continue;
+      char buf[4096];
+      const ssize_t got = ::read(fds[i].fd, buf, sizeof buf);
+      if (got < 0 && errno == EINTR) continue;
+      if (got <= 0) {  // its end: the child is done with that pipe
+        ::close(fds[i].fd);
+        fds[i].fd = -1;
+        --open;
+      } else if (into[i]->size() < (std::size_t{16} << 20)) {
+        into[i]->append(buf, static_cast<std::size_t>(got));
+      }
+    }
+  }
+  for (const auto& p : fds)
+    if (p.fd >= 0) ::close(p.fd);
+  if (run.timed_out) ::kill(pid, SIGKILL);
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (WIFEXITED(status)) {
+    run.exit_code = WEXITSTATUS(status);
+  } else if (!run.timed_out) {
+    run.exit_code = 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+    run.err += "libslurm's call died of signal " + std::to_string(WTERMSIG(status));
+  }
+  return run;
+}
+
+// In the child. `spec` is "ID" or "ARRAY_TASK" (the hooks' JobEnv::spec()).
+int show_in_child(const std::string& spec) {
+  const auto underscore = spec.find('_');
+  const auto job = number(std::string_view(spec).substr(0, underscore));
+  const auto task = underscore == std::string::npos ? std::optional<std::uint32_t>(NO_VAL)
+                                                    : number(std::string_view(spec).substr(underscore + 1));
+  if (!job || !task) {
+    write_text(2, "not a job id: " + spec + "\n");
+    return 1;
+  }
   ::slurm_init(nullptr);  // SLURM_CONF, or Slurm's default; fatal() exits 1 with its reason on stderr
+  job_info_msg_t* msg = nullptr;
+  // SHOW_ALL: also a job in a hidden partition. Not SHOW_DETAIL: the
+  // record as `scontrol -o show job` prints it.
+  if (::slurm_load_job(&msg, *job, SHOW_ALL) != SLURM_SUCCESS) return libslurm_failed("slurm_load_job");
+  for (std::uint32_t i = 0; i < msg->record_count; ++i) {
+    slurm_job_info_t* rec = &msg->job_array[i];
+    if (*task != NO_VAL && (rec->array_job_id != *job || rec->array_task_id != *task)) continue;
+    const char* printed = ::slurm_sprint_job_info(rec, 1);  // xmalloc'd: left to the child's end
+    std::string line = printed != nullptr ? printed : "";
+    if (line.empty() || line.back() != '\n') line += '\n';
+    write_text(1, line);
+  }
+  return 0;
+}
+
+int update_in_child(const std::string& spec, bool no_requeue, const std::string& admin_comment) {
+  ::slurm_init(nullptr);
+  job_desc_msg_t desc;
+  ::slurm_init_job_desc_msg(&desc);
+  std::string id = spec;  // slurmctld reads "ARRAY_TASK" as that task
+  std::string comment = admin_comment;
+  desc.job_id_str = id.data();
+  desc.admin_comment = comment.data();
+  if (no_requeue) desc.requeue = 0;
+  if (::slurm_update_job(&desc) != SLURM_SUCCESS) return libslurm_failed("slurm_update_job");
+  return 0;
+}
+
+// In the child: tells, then completes.
+int complete_in_child(std::uint32_t job_id, int exit_code, const std::string& message) {
+  ::slurm_init(nullptr);
   std::string text = message;
   ::slurm_notify_job(job_id, text.data());
   // A wait status, as a batch script's would be.
-  if (::slurm_complete_job(job_id, static_cast<std::uint32_t>(exit_code & 0xff) << 8) == SLURM_SUCCESS) ::_exit(0);
-  const char* why = ::slurm_strerror(::slurm_get_errno());
-  (void)!::write(2, why, std::strlen(why));
-  ::_exit(1);
+  if (::slurm_complete_job(job_id, static_cast<std::uint32_t>(exit_code & 0xff) << 8) == SLURM_SUCCESS) return 0;
+  return libslurm_failed("slurm_complete_job");
 }
 
 std::string last_line(std::string text) {
@@ -34,52 +174,23 @@ std::string last_line(std::string text) {
 
 }  // namespace
 
+ProgramRun show_job_record(const std::string& spec, std::chrono::milliseconds timeout) {
+  return run_in_child([&] { return show_in_child(spec); }, timeout);
+}
+
+ProgramRun update_job_record(const std::string& spec, bool no_requeue, const std::string& admin_comment,
+                             std::chrono::milliseconds timeout) {
+  return run_in_child([&] { return update_in_child(spec, no_requeue, admin_comment); }, timeout);
+}
+
 std::string complete_job_failed(std::uint32_t job_id, int exit_code, const std::string& message,
                                 std::chrono::milliseconds timeout) {
-  int fds[2];
-  if (::pipe2(fds, O_CLOEXEC) != 0) return std::string("pipe: ") + std::strerror(errno);
-  const pid_t pid = ::fork();
-  if (pid < 0) {
-    ::close(fds[0]);
-    ::close(fds[1]);
-    return std::string("fork: ") + std::strerror(errno);
-  }
-  if (pid == 0) {
-    ::dup2(fds[1], 1);
-    ::dup2(fds[1], 2);
-    complete_in_child(job_id, exit_code, message);
-  }
-  ::close(fds[1]);
-  std::string said;
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  bool timed_out = false;
-  for (;;) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-    if (left.count() <= 0) {
-      timed_out = true;
-      break;
-    }
-    pollfd p{fds[0], POLLIN, 0};
-    const int n = ::poll(&p, 1, static_cast<int>(left.count()));
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) continue;  // the deadline is checked above
-    char buf[512];
-    const ssize_t got = ::read(fds[0], buf, sizeof buf);
-    if (got < 0 && errno == EINTR) continue;
-    if (got <= 0) break;  // EOF: the child is done with the pipe
-    if (said.size() < 4096) said.append(buf, static_cast<std::size_t>(got));
-  }
-  ::close(fds[0]);
-  if (timed_out) ::kill(pid, SIGKILL);
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  if (timed_out) return "slurmctld did not answer within " + std::to_string(timeout.count()) + " ms";
-  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return {};
-  const std::string why = last_line(said);
-  if (!why.empty()) return why;
-  return WIFSIGNALED(status) ? "libslurm's call died of signal " + std::to_string(WTERMSIG(status))
-                             : "libslurm's call failed with no message";
+  const ProgramRun r = run_in_child([&] { return complete_in_child(job_id, exit_code, message); }, timeout);
+  if (!r.started) return r.error;
+  if (r.timed_out) return "slurmctld did not answer within " + std::to_string(timeout.count()) + " ms";
+  if (r.exit_code == 0) return {};
+  const std::string why = last_line(r.err + r.out);
+  return why.empty() ? "libslurm's call failed with no message" : why;
 }
 
 }  // namespace basild::slurm

@@ -16,9 +16,9 @@ TEST(HookConfigTest, AnEmptyFileIsEveryDefault) {
   EXPECT_EQ(c->socket, "/run/basild/control.sock");
   EXPECT_EQ(c->basild_timeout, 60s);
   EXPECT_TRUE(c->confirm);
-  EXPECT_EQ(c->scontrol, "/usr/bin/scontrol");
+  EXPECT_FALSE(c->scontrol);  // libslurm
   EXPECT_FALSE(c->slurm_conf);
-  EXPECT_EQ(c->scontrol_timeout, 20s);
+  EXPECT_EQ(c->slurm_timeout, 20s);
   EXPECT_EQ(c->node_name_rule.format(), "nid%05d");
   EXPECT_FALSE(c->log_file);
   EXPECT_TRUE(c->syslog);
@@ -55,7 +55,7 @@ syslog = false
   EXPECT_FALSE(c->confirm);
   EXPECT_EQ(c->scontrol, "/opt/slurm/bin/scontrol");
   EXPECT_EQ(c->slurm_conf, "/opt/slurm/etc/slurm.conf");
-  EXPECT_EQ(c->scontrol_timeout, 5s);
+  EXPECT_EQ(c->slurm_timeout, 5s);
   EXPECT_EQ(c->node_name_rule.name(8), "c8");
   EXPECT_EQ(c->log_file, "/var/log/basil-slurm.log");
   EXPECT_FALSE(c->syslog);

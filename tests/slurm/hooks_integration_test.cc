@@ -156,6 +156,40 @@ TEST(SlurmHooksTest, BasildNotRunningIsTransientAndTheEpilogSaysSo) {
   EXPECT_EQ(task.out, "");
 }
 
+// Without [slurm] scontrol the job's record comes from libslurm, in a
+// child process per call: a configuration libslurm cannot parse ends that
+// child (libslurm's fatal()), not the hook. The start is then a transient
+// failure naming libslurm's reason, and nothing is reserved. (A missing
+// slurm.conf libslurm waits for, up to a minute: [slurm] timeout bounds it.)
+TEST(SlurmHooksTest, LibslurmThatCannotParseItsConfigurationFailsTheStartTransientlyWithItsReason) {
+  Daemon d("slurm-hooks-libslurm");
+  d.start();
+  const auto dir = make_temp_dir("slurm-hooks-libslurm");
+  basil_test::write_file(dir + "/slurm.conf", "ClusterName=x\nThisIsNoSlurmKey=1\n");
+  basil_test::write_file(dir + "/basil-slurm.conf", "[basild]\nsocket = \"" + d.socket() + "\"\n[slurm]\nslurm_conf = \"" +
+                                                        dir + "/slurm.conf\"\ntimeout = \"20s\"\n[log]\nfile = \"" +
+                                                        dir + "/hooks.log\"\nsyslog = false\n");
+  auto run = [&](const std::string& context) {
+    return basil_test::run({kProgram, "--config", dir + "/basil-slurm.conf"}, {},
+                           {.err = basil_test::Redirect::pipe(),
+                            .env = {"SLURM_SCRIPT_CONTEXT=" + context, "SLURM_JOB_ID=45", "SLURM_JOB_USER=alice",
+                                    "SLURM_JOB_ACCOUNT=(null)", "SLURM_JOB_NODELIST=nid[00008-00009]",
+                                    "SLURM_JOB_NUM_NODES=2"}},
+                           60s);
+  };
+  const auto prolog = run("prolog_slurmctld");
+  const std::string log = basil_test::read_file(dir + "/hooks.log");
+  EXPECT_EQ(prolog.exit_code, 1) << prolog.err;
+  EXPECT_NE(log.find("job 45 prolog: transient failure: show job 45 failed: exited 1: "), std::string::npos) << log;
+  EXPECT_NE(log.find("Unable to process configuration file"), std::string::npos) << log;  // libslurm's own words
+  EXPECT_NE(log.find("job 45 prolog: update JobId=45 failed: exited 1: "), std::string::npos) << log;
+  EXPECT_TRUE(d.alps_reservations().empty());
+  EXPECT_TRUE(d.get("/v1/reservations").value("reservations", json::array()).empty());
+  const auto task = run("prolog_task");
+  EXPECT_EQ(task.exit_code, 0);
+  EXPECT_EQ(task.out, "");
+}
+
 TEST(SlurmHooksTest, AnEpilogReleasesAReservationWhoseApplicationStillRuns) {
   Daemon d("slurm-hooks-claims");
   d.start();

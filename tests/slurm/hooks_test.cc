@@ -35,9 +35,13 @@ class FakePorts : public Ports {
     q.pop_front();
     return r;
   }
-  ProgramRun scontrol(const std::vector<std::string>& args) override {
-    std::string call = "scontrol";
-    for (const auto& a : args) call += " " + a;
+  // Recorded as the scontrol command line they stand for.
+  ProgramRun show_job(const std::string& spec) override { return slurm_call("scontrol -o show job " + spec); }
+  ProgramRun update_job(const std::string& spec, bool no_requeue, const std::string& admin_comment) override {
+    return slurm_call("scontrol update JobId=" + spec + (no_requeue ? " Requeue=0" : "") +
+                      " AdminComment=" + admin_comment);
+  }
+  ProgramRun slurm_call(const std::string& call) {
     calls.push_back(call);
     if (scontrol_runs.empty()) return {};
     ProgramRun r = scontrol_runs.front();
@@ -231,7 +235,7 @@ TEST(PrologTest, ScontrolThatFailsIsTransient) {
   p.scontrol_runs.push_back({true, "", 1, false, "", "slurm_load_jobs error: Unable to contact slurm controller\n"});
   p.scontrol_ok();
   EXPECT_EQ(run_prolog(job15(), HookConfig{}, p), kExitTransient);
-  EXPECT_NE(p.calls.back().find("scontrol show job 15 failed: exited 1: slurm_load_jobs error: Unable to contact"),
+  EXPECT_NE(p.calls.back().find("show job 15 failed: exited 1: slurm_load_jobs error: Unable to contact"),
             std::string::npos)
       << p.calls.back();
 }

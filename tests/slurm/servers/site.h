@@ -46,9 +46,8 @@ class Hooks {
   }
   void configure(const std::string& socket, const std::string& slurm_conf) const {
     basil_test::write_file(dir() + "/basil-slurm.conf",
-                           "[basild]\nsocket = \"" + socket + "\"\n[slurm]\nscontrol = \"/usr/bin/scontrol\"\n" +
-                               "slurm_conf = \"" + slurm_conf + "\"\n[log]\nfile = \"" + dir() +
-                               "/hooks.log\"\nsyslog = false\n");
+                           "[basild]\nsocket = \"" + socket + "\"\n[slurm]\nslurm_conf = \"" + slurm_conf +
+                               "\"\n[log]\nfile = \"" + dir() + "/hooks.log\"\nsyslog = false\n");
   }
   std::string log() const { return basil_test::read_file(dir() + "/hooks.log"); }
 
