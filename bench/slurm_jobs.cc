@@ -21,8 +21,9 @@
 //   build/bench/slurm_jobs [JOBS] [SERIAL] [PATHS] [ROUNDS]   (defaults 100 30 local,gateway 5)
 //
 // PATHS may also name empty-prolog, empty-epilog and empty-task-prolog:
-// Slurm with only that one of its hooks, empty; and empty-ctld-hooks: both
-// slurmctld hooks empty, no TaskProlog.
+// Slurm with only that one of its hooks, empty; empty-ctld-hooks: both
+// slurmctld hooks empty, no TaskProlog; and local-scontrol: basil-slurm's
+// hooks, local, reading job records through scontrol instead of libslurm.
 //
 // The throughput rounds of all variants are interleaved (each keeps its
 // cluster), and each variant's median round is reported with its range:
@@ -144,11 +145,12 @@ std::string hook_lines(const std::string& dir) {
   return "PrologSlurmctld=" + program + "\nEpilogSlurmctld=" + program + "\nTaskProlog=" + program + "\n";
 }
 
-// Their configuration, once Slurm's is known.
-void configure_hooks(const std::string& dir, const Basild& b, const std::string& slurm_conf) {
-  basil_test::write_file(dir + "/basil-slurm.conf", "[basild]\nsocket = \"" + b.socket() +
-                                                        "\"\n[slurm]\nslurm_conf = \"" +
-                                                        slurm_conf + "\"\n[log]\nsyslog = false\n");
+// Their configuration, once Slurm's is known: job records through
+// libslurm, or through scontrol when `scontrol`.
+void configure_hooks(const std::string& dir, const Basild& b, const std::string& slurm_conf, bool scontrol) {
+  basil_test::write_file(dir + "/basil-slurm.conf",
+                         "[basild]\nsocket = \"" + b.socket() + "\"\n[slurm]\nslurm_conf = \"" + slurm_conf + "\"\n" +
+                             (scontrol ? "scontrol = \"/usr/bin/scontrol\"\n" : "") + "[log]\nsyslog = false\n");
 }
 
 // A job whose script writes the wall clock at its first line into `dir`/start.ID.
@@ -172,14 +174,14 @@ const std::map<std::string, std::string> kSomeEmptyHooks{
 // gateway), its cluster kept for every round.
 class Variant {
  public:
-  Variant(std::string label, std::unique_ptr<Basild> basild, const std::string& empty_hooks)
+  Variant(std::string label, std::unique_ptr<Basild> basild, const std::string& empty_hooks, bool scontrol = false)
       : label_(std::move(label)), basild_(std::move(basild)), work_("slurm-jobs", g_bin + "/slurm-tests") {
     ::chmod(work_.path().c_str(), 0755);
     slurm_ = std::make_unique<basil_test::SlurmCluster>(basil_test::SlurmOptions{
         .nodes = node_names(),
         .extra_conf = basild_ ? hook_lines(work_.path()) : empty_hooks,
         .parent = g_bin + "/slurm-tests"});
-    if (basild_) configure_hooks(work_.path(), *basild_, slurm_->conf());
+    if (basild_) configure_hooks(work_.path(), *basild_, slurm_->conf(), scontrol);
     if (!slurm_->start()) fail("Slurm did not start: " + slurm_->error());
   }
 
@@ -265,12 +267,13 @@ int main(int argc, char** argv) {
       variants.push_back(std::make_unique<Variant>("slurm, " + path, nullptr, some->second));
       continue;
     }
-    auto b = std::make_unique<Basild>(path);
+    const bool scontrol = path == "local-scontrol";  // basil-slurm's job records through scontrol
+    auto b = std::make_unique<Basild>(scontrol ? "local" : path);
     if (!b->up()) {
       std::fprintf(stderr, "basild (%s) did not come up:\n%s\n", path.c_str(), b->log().c_str());
       return 1;
     }
-    variants.push_back(std::make_unique<Variant>("hooks, " + path, std::move(b), ""));
+    variants.push_back(std::make_unique<Variant>("hooks, " + path, std::move(b), "", scontrol));
   }
   // Rounds interleaved, so that a change in the machine's load meets every
   // variant alike; the median round is reported.
