@@ -41,11 +41,6 @@ std::optional<std::uint32_t> number(std::string_view text) {
   return v;
 }
 
-// Runs `body` in a child process whose standard output and error are
-// pipes read here until both end or `timeout` passes (the child is then
-// killed). The child ends with body's value as its exit status, through
-// _exit: nothing of this process's (stdio buffers, atexit handlers) runs
-// in it, and what libslurm allocated there needs no freeing.
 ProgramRun not_started(const char* what, int e) {
   ProgramRun run;
   run.started = false;
@@ -53,6 +48,11 @@ ProgramRun not_started(const char* what, int e) {
   return run;
 }
 
+// Runs `body` in a child process whose standard output and error are
+// pipes read here until both end or `timeout` passes (the child is then
+// killed). The child ends with body's value as its exit status, through
+// _exit: nothing of this process's (stdio buffers, atexit handlers) runs
+// in it, and what libslurm allocated there needs no freeing.
 ProgramRun run_in_child(const std::function<int()>& body, std::chrono::milliseconds timeout) {
   ProgramRun run;
   int out[2], err[2];
