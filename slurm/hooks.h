@@ -18,7 +18,6 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
-#include <vector>
 
 #include "slurm/hook_config.h"
 #include "slurm/job_env.h"

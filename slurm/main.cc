@@ -13,6 +13,7 @@
 #include <fstream>
 #include <iostream>
 #include <sstream>
+#include <vector>
 
 #include "basild/control_client/client.h"
 #include "emulator/run_program.h"
