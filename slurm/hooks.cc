@@ -172,7 +172,9 @@ int run_prolog(const JobEnv& env, const HookConfig& config, Ports& ports) { retu
 
 int run_epilog(const JobEnv& env, Ports& ports) {
   auto log = [&](LogLevel level, const std::string& line) { ports.log(level, "job " + env.job_id + " epilog: " + line); };
-  const Outcome listed = classify(ports.basild("GET", "/v1/reservations", ""));
+  // basild lists only the job's (the check below stays for one that
+  // lists every job's).
+  const Outcome listed = classify(ports.basild("GET", "/v1/reservations?batch_id=" + env.job_id, ""));
   if (listed.verdict != Verdict::kOk || !listed.body.contains("reservations") ||
       !listed.body["reservations"].is_array()) {
     log(LogLevel::kError, "cannot list basild's reservations (basild's orphan check releases the job's once its "

@@ -9,8 +9,8 @@
 //     sets the AdminComment to the reason, and a permanent one makes the job
 //     non-requeueable (Requeue=0) and ends it FAILED (Slurm's job completion
 //     call), so that slurmctld neither requeues it nor calls it cancelled.
-//   epilog (EpilogSlurmctld): GET /v1/reservations, and POST /v1/release of
-//     each whose batch_id is the job id.
+//   epilog (EpilogSlurmctld): GET /v1/reservations?batch_id=ID, and POST
+//     /v1/release of each whose batch_id is the job id.
 //   task-prolog (TaskProlog, on the node, as the job's user): show job ->
 //     "export BASIL_RESERVATION_ID=R" on stdout.
 #pragma once

@@ -42,11 +42,15 @@ class Routes {
     });
   }
 
-  Response reservations(const Request&) const {
+  // Every active record; with ?batch_id=B only that job's (a scheduler's
+  // epilog need not read every job's).
+  Response reservations(const Request& req) const {
     auto list = d_.store->list_active();
     if (!list) return error_reply(list.status());
+    const auto batch = req.query.find("batch_id");
     json arr = json::array();
-    for (const auto& r : *list) arr.push_back(record_json(r));
+    for (const auto& r : *list)
+      if (batch == req.query.end() || r.batch_id == batch->second) arr.push_back(record_json(r));
     return Response::json({{"reservations", arr}});
   }
 
@@ -115,7 +119,8 @@ constexpr SyncRoute kSyncRoutes[] = {
     {Method::kGet, "/v1/inventory", "cached INVENTORY with its age", &Routes::inventory},
     {Method::kGet, "/v1/summary", "cached SUMMARY with its age", &Routes::summary},
     {Method::kGet, "/v1/orphans", "orphan and stray candidates, alarm, releases", &Routes::orphans},
-    {Method::kGet, "/v1/reservations", "reservations basild holds as active", &Routes::reservations},
+    {Method::kGet, "/v1/reservations", "reservations basild holds as active (?batch_id=B: that job's)",
+     &Routes::reservations},
     {Method::kGet, "/v1/jobs", "the scheduler's job table as basild knows it", &Routes::jobs},
     {Method::kGet, "/v1/events", "audit log and node events (?since=T&limit=N: the newest N from T)", &Routes::events},
 };

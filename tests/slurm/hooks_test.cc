@@ -276,17 +276,17 @@ json listing() {
 
 TEST(EpilogTest, ReleasesEveryReservationOfTheJobAndNoOther) {
   FakePorts p;
-  p.answer("GET /v1/reservations", 200, listing());
+  p.answer("GET /v1/reservations?batch_id=15", 200, listing());
   p.answer("POST /v1/release", 200, {{"reservation_id", 3}, {"state", "released"}, {"claims", 0}});
   p.answer("POST /v1/release", 200, {{"reservation_id", 5}, {"state", "releasing"}, {"claims", 1}});
   EXPECT_EQ(run_epilog(job15(), p), kExitOk);
-  EXPECT_EQ(p.calls, (std::vector<std::string>{"GET /v1/reservations", R"(POST /v1/release {"reservation_id":3})",
+  EXPECT_EQ(p.calls, (std::vector<std::string>{"GET /v1/reservations?batch_id=15", R"(POST /v1/release {"reservation_id":3})",
                                                R"(POST /v1/release {"reservation_id":5})"}));
 }
 
 TEST(EpilogTest, AJobThatNeverGotAReservationSucceeds) {
   FakePorts p;
-  p.answer("GET /v1/reservations", 200, {{"reservations", json::array()}});
+  p.answer("GET /v1/reservations?batch_id=15", 200, {{"reservations", json::array()}});
   EXPECT_EQ(run_epilog(job15(), p), kExitOk);
   EXPECT_EQ(p.calls.size(), 1u);
   EXPECT_NE(p.log_text().find("the job holds no reservation"), std::string::npos);
@@ -294,7 +294,7 @@ TEST(EpilogTest, AJobThatNeverGotAReservationSucceeds) {
 
 TEST(EpilogTest, AReservationAlreadyGoneCountsAsReleased) {
   FakePorts p;
-  p.answer("GET /v1/reservations", 200, {{"reservations", {{{"reservation_id", 3}, {"batch_id", "15"}}}}});
+  p.answer("GET /v1/reservations?batch_id=15", 200, {{"reservations", {{{"reservation_id", 3}, {"batch_id", "15"}}}}});
   p.answer("POST /v1/release", 404,
            {{"reservation_id", 3}, {"state", "unknown"}, {"error", "unknown"}, {"transient", false}});
   EXPECT_EQ(run_epilog(job15(), p), kExitOk);
@@ -302,7 +302,7 @@ TEST(EpilogTest, AReservationAlreadyGoneCountsAsReleased) {
 
 TEST(EpilogTest, FailuresAreLoggedAndReportedButEveryReleaseIsTried) {
   FakePorts p;
-  p.answer("GET /v1/reservations", 200, listing());
+  p.answer("GET /v1/reservations?batch_id=15", 200, listing());
   p.answers["POST /v1/release"].push_back({false, "timed out", 0, ""});
   p.answer("POST /v1/release", 200, {{"reservation_id", 5}, {"state", "released"}});
   EXPECT_EQ(run_epilog(job15(), p), kExitTransient);

@@ -85,6 +85,25 @@ TEST(ControlRoutesTest, IntentKeepsTheReserveAsUnderstoodNotTheBody) {
   EXPECT_EQ(kept["params"][0]["width"], r["width"]) << params[0] << " vs " << r.dump();
 }
 
+TEST(ControlRoutesTest, ReservationsOfOneJobAreListedByItsBatchId) {
+  Daemon d("routes-batch");
+  d.start();
+  unsigned status = 0;
+  for (const std::string batch : {"41", "42", "420"}) {
+    d.reserve(batch, &status, 1);
+    ASSERT_EQ(status, 200u) << d.log();
+  }
+  auto batches = [&](const std::string& target) {
+    std::vector<std::string> out;
+    for (const auto& r : d.get(target).value("reservations", json::array())) out.push_back(r["batch_id"]);
+    return out;
+  };
+  EXPECT_EQ(batches("/v1/reservations").size(), 3u);
+  EXPECT_EQ(batches("/v1/reservations?batch_id=42"), (std::vector<std::string>{"42"}));  // not 420
+  EXPECT_EQ(batches("/v1/reservations?batch_id=420"), (std::vector<std::string>{"420"}));
+  EXPECT_TRUE(batches("/v1/reservations?batch_id=4").empty());
+}
+
 TEST(ControlRoutesTest, ReleaseOfAnIdNoOneKnewIsUnknownAndARepeatedReleaseIsReleased) {
   Daemon d("routes-release");
   d.start();
