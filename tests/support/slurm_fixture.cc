@@ -58,12 +58,14 @@ bool SlurmCluster::write_config(const std::string& topology) {
     if (::mkdir((dir() + d).c_str(), 0755) != 0 && errno != EEXIST) return false;
   ::chmod((dir() + "/munge").c_str(), 0700);
   ::chmod(dir().c_str(), 0755);  // jobs of other users reach their spool and munge's socket
-  controller_port_ = free_tcp_port();
+  // The controller's, slurmd's default and each node's: all different.
+  const std::vector<int> ports = free_tcp_ports(2 + options_.nodes.size());
+  controller_port_ = ports[0];
   std::ostringstream c;
   c << "ClusterName=basiltest\n"
     << "SlurmctldHost=" << host_ << "(127.0.0.1)\n"
     << "SlurmctldPort=" << controller_port_ << "\n"
-    << "SlurmdPort=" << free_tcp_port() << "\n"
+    << "SlurmdPort=" << ports[1] << "\n"
     << "AuthType=auth/munge\nCredType=cred/munge\n"
     << "AuthInfo=socket=" << dir() << "/msock/socket\n"
     << "SlurmUser=root\nSlurmdUser=root\n"
@@ -88,11 +90,11 @@ bool SlurmCluster::write_config(const std::string& topology) {
     c << "TopologyPlugin=topology/tree\n";
   }
   c << options_.extra_conf << "\n";
-  node_ports_.clear();
-  for (const std::string& n : options_.nodes) {
-    node_ports_.push_back(free_tcp_port());
+  node_ports_.assign(ports.begin() + 2, ports.end());
+  for (std::size_t i = 0; i < options_.nodes.size(); ++i) {
+    const std::string& n = options_.nodes[i];
     const auto own = options_.node_fields_of.find(n);
-    c << "NodeName=" << n << " NodeHostname=" << host_ << " NodeAddr=127.0.0.1 Port=" << node_ports_.back() << " "
+    c << "NodeName=" << n << " NodeHostname=" << host_ << " NodeAddr=127.0.0.1 Port=" << node_ports_[i] << " "
       << (own != options_.node_fields_of.end() ? own->second : options_.node_fields) << " State=UNKNOWN\n";
   }
   c << "PartitionName=batch Nodes=ALL " << options_.partition << "\n";
