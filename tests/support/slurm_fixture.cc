@@ -90,11 +90,10 @@ bool SlurmCluster::write_config(const std::string& topology) {
     c << "TopologyPlugin=topology/tree\n";
   }
   c << options_.extra_conf << "\n";
-  node_ports_.assign(ports.begin() + 2, ports.end());
   for (std::size_t i = 0; i < options_.nodes.size(); ++i) {
     const std::string& n = options_.nodes[i];
     const auto own = options_.node_fields_of.find(n);
-    c << "NodeName=" << n << " NodeHostname=" << host_ << " NodeAddr=127.0.0.1 Port=" << node_ports_[i] << " "
+    c << "NodeName=" << n << " NodeHostname=" << host_ << " NodeAddr=127.0.0.1 Port=" << ports[2 + i] << " "
       << (own != options_.node_fields_of.end() ? own->second : options_.node_fields) << " State=UNKNOWN\n";
   }
   c << "PartitionName=batch Nodes=ALL " << options_.partition << "\n";

@@ -98,7 +98,6 @@ class SlurmCluster {
   TempDir dir_;
   std::string host_;
   int controller_port_ = 0;
-  std::vector<int> node_ports_;
   Subprocess munged_, slurmctld_;
   std::vector<Subprocess> slurmds_;
   std::string error_;
