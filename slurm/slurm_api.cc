@@ -130,8 +130,10 @@ int show_in_child(const std::string& spec) {
   ::slurm_init(nullptr);  // SLURM_CONF, or Slurm's default; fatal() exits 1 with its reason on stderr
   job_info_msg_t* msg = nullptr;
   // SHOW_ALL: also a job in a hidden partition. Not SHOW_DETAIL: the
-  // record as `scontrol -o show job` prints it.
-  if (::slurm_load_job(&msg, *job, SHOW_ALL) != SLURM_SUCCESS) return libslurm_failed("slurm_load_job");
+  // record as `scontrol -o show job` prints it. SHOW_LOCAL: the job is
+  // this cluster's (its hooks run here), so libslurm does not first ask
+  // slurmctld whether the cluster is in a federation (an RPC of its own).
+  if (::slurm_load_job(&msg, *job, SHOW_ALL | SHOW_LOCAL) != SLURM_SUCCESS) return libslurm_failed("slurm_load_job");
   for (std::uint32_t i = 0; i < msg->record_count; ++i) {
     slurm_job_info_t* rec = &msg->job_array[i];
     if (*task != NO_VAL && (rec->array_job_id != *job || rec->array_task_id != *task)) continue;
@@ -152,8 +154,18 @@ int update_in_child(const std::string& spec, bool no_requeue, const std::string&
   desc.job_id_str = id.data();
   desc.admin_comment = comment.data();
   if (no_requeue) desc.requeue = 0;
-  if (::slurm_update_job(&desc) != SLURM_SUCCESS) return libslurm_failed("slurm_update_job");
-  return 0;
+  // slurm_update_job2, as scontrol: the one that takes job_id_str
+  // (slurm_update_job logs an error for it) and answers per array task.
+  job_array_resp_msg_t* resp = nullptr;
+  if (::slurm_update_job2(&desc, &resp) != SLURM_SUCCESS) return libslurm_failed("slurm_update_job2");
+  for (std::uint32_t i = 0; resp != nullptr && i < resp->job_array_count; ++i) {
+    if (resp->error_code[i] == SLURM_SUCCESS) continue;
+    const char* which = resp->job_array_id[i] != nullptr ? resp->job_array_id[i] : id.c_str();
+    const char* why = ::slurm_strerror(static_cast<int>(resp->error_code[i]));
+    write_text(2, std::string("slurm_update_job2: ") + which + ": " + why + "\n");
+    return 1;
+  }
+  return 0;  // resp: left to the child's end, as the records above
 }
 
 // In the child: tells, then completes.

@@ -21,7 +21,7 @@ namespace basild::slurm {
 ProgramRun show_job_record(const std::string& spec, std::chrono::milliseconds timeout);
 
 // Sets job `spec`'s AdminComment to `admin_comment`, and makes it
-// non-requeueable when `no_requeue` (slurm_update_job, as
+// non-requeueable when `no_requeue` (slurm_update_job2, as
 // `scontrol update JobId=SPEC [Requeue=0] AdminComment=...` does).
 ProgramRun update_job_record(const std::string& spec, bool no_requeue, const std::string& admin_comment,
                              std::chrono::milliseconds timeout);
