@@ -1,6 +1,7 @@
 #include "basild/daemon/routes.h"
 
 #include "basild/core/event_query.h"
+#include "basild/core/store_records.h"
 #include "basild/daemon/replies.h"
 #include "basild/daemon/views.h"
 
@@ -42,15 +43,16 @@ class Routes {
     });
   }
 
-  // Every active record; with ?batch_id=B only that job's (a scheduler's
-  // epilog need not read every job's).
+  // Every active record; with ?batch_id=B only that job's, read through
+  // the database's batch_id index (a scheduler's epilog, once per job,
+  // reads its job's records, not every running job's).
   Response reservations(const Request& req) const {
-    auto list = d_.store->list_active();
-    if (!list) return error_reply(list.status());
     const auto batch = req.query.find("batch_id");
+    auto list = batch == req.query.end() ? d_.store->list_active() : d_.store->find_by_batch_id(batch->second);
+    if (!list) return error_reply(list.status());
     json arr = json::array();
     for (const auto& r : *list)
-      if (batch == req.query.end() || r.batch_id == batch->second) arr.push_back(record_json(r));
+      if (!is_terminal(r.state)) arr.push_back(record_json(r));
     return Response::json({{"reservations", arr}});
   }
 

@@ -85,14 +85,19 @@ TEST(ControlRoutesTest, IntentKeepsTheReserveAsUnderstoodNotTheBody) {
   EXPECT_EQ(kept["params"][0]["width"], r["width"]) << params[0] << " vs " << r.dump();
 }
 
-TEST(ControlRoutesTest, ReservationsOfOneJobAreListedByItsBatchId) {
+TEST(ControlRoutesTest, ReservationsOfOneJobAreListedByItsBatchIdWhileActive) {
   Daemon d("routes-batch");
   d.start();
   unsigned status = 0;
-  for (const std::string batch : {"41", "42", "420"}) {
-    d.reserve(batch, &status, 1);
+  std::uint64_t released = 0;
+  for (const std::string batch : {"41", "42", "420", "43"}) {
+    const json r = d.reserve(batch, &status, 1);
     ASSERT_EQ(status, 200u) << d.log();
+    released = r["reservation_id"].get<std::uint64_t>();  // the last one's (job 43)
   }
+  const json gone = d.call("POST", "/v1/release", json({{"reservation_id", released}}).dump(), &status);
+  ASSERT_EQ(status, 200u) << gone.dump();
+  ASSERT_EQ(gone.value("state", ""), "released") << gone.dump();
   auto batches = [&](const std::string& target) {
     std::vector<std::string> out;
     for (const auto& r : d.get(target).value("reservations", json::array())) out.push_back(r["batch_id"]);
@@ -102,6 +107,7 @@ TEST(ControlRoutesTest, ReservationsOfOneJobAreListedByItsBatchId) {
   EXPECT_EQ(batches("/v1/reservations?batch_id=42"), (std::vector<std::string>{"42"}));  // not 420
   EXPECT_EQ(batches("/v1/reservations?batch_id=420"), (std::vector<std::string>{"420"}));
   EXPECT_TRUE(batches("/v1/reservations?batch_id=4").empty());
+  EXPECT_TRUE(batches("/v1/reservations?batch_id=43").empty()) << "job 43's reservation is released";
 }
 
 TEST(ControlRoutesTest, ReleaseOfAnIdNoOneKnewIsUnknownAndARepeatedReleaseIsReleased) {
