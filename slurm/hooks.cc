@@ -82,8 +82,15 @@ class Prolog {
       return fail(Verdict::kTransient, "reservation " + std::to_string(*id) + " of job " + env_.job_id +
                                            " holds nodes " + nodes + ", not the job's " + nids_.format() +
                                            " (an earlier start's?); it is released");
-    if (auto s = confirm(reserved.body); s.verdict != Verdict::kOk) return fail(s.verdict, s.sentence);
-    return end(prolog_success(*id));
+    // The AdminComment is set while basild CONFIRMs: the job cannot start
+    // before this prolog ends, so no task reads the comment early, and a
+    // failed CONFIRM overwrites it with its reason (fail, below).
+    const PrologEnd started = prolog_success(*id);
+    Outcome confirmed{Verdict::kTransient, "the CONFIRM was not made", {}, {}};  // until it is
+    const ProgramRun commented = ports_.update_job_while(env_.spec(), started.no_requeue, started.admin_comment,
+                                                         [&] { confirmed = confirm(reserved.body); });
+    if (confirmed.verdict != Verdict::kOk) return fail(confirmed.verdict, confirmed.sentence);
+    return ended(started, commented);
   }
 
  private:
@@ -125,8 +132,11 @@ class Prolog {
   // The AdminComment (and Requeue=0) set, the exit status returned. Without
   // the comment a started job's tasks cannot learn their reservation: the
   // start is then a transient failure.
-  int end(const PrologEnd& e) {
-    const std::string failure = run_failure(ports_.update_job(env_.spec(), e.no_requeue, e.admin_comment));
+  int end(const PrologEnd& e) { return ended(e, ports_.update_job(env_.spec(), e.no_requeue, e.admin_comment)); }
+
+  // The same, once `update` (the comment's) has run.
+  int ended(const PrologEnd& e, const ProgramRun& update) {
+    const std::string failure = run_failure(update);
     if (!failure.empty()) {
       log(LogLevel::kError, "update JobId=" + env_.spec() + " failed: " + failure);
       if (e.exit_code == kExitOk) {

@@ -3,8 +3,9 @@
 // gives them the real ones; the tests give fakes.
 //
 //   prolog (PrologSlurmctld, on the slurmctld host): show job ->
-//     POST /v1/reserve (job form) -> POST /v1/confirm (pagg_id = job id) ->
-//     update job: AdminComment="basil: reservation R".
+//     POST /v1/reserve (job form) -> POST /v1/confirm (pagg_id = job id)
+//     while Slurm updates the job: AdminComment="basil: reservation R" (a
+//     failed CONFIRM then sets the comment to its reason).
 //     A failure after the RESERVE releases what it reserved; every failure
 //     sets the AdminComment to the reason, and a permanent one makes the job
 //     non-requeueable (Requeue=0) and ends it FAILED (Slurm's job completion
@@ -16,6 +17,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <string_view>
 
@@ -49,6 +51,14 @@ class Ports {
   // Sets job `spec`'s AdminComment, and Requeue=0 when `no_requeue`
   // (`scontrol update JobId=SPEC [Requeue=0] AdminComment=...`).
   virtual ProgramRun update_job(const std::string& spec, bool no_requeue, const std::string& admin_comment) = 0;
+  // The same update, with `meanwhile` run while Slurm carries it out (the
+  // prolog's CONFIRM beside its AdminComment); returns once both are done.
+  // This one runs them one after the other: `meanwhile` first.
+  virtual ProgramRun update_job_while(const std::string& spec, bool no_requeue, const std::string& admin_comment,
+                                      const std::function<void()>& meanwhile) {
+    meanwhile();
+    return update_job(spec, no_requeue, admin_comment);
+  }
   // Tells the job's srun or salloc `message` (a batch job has no one to
   // tell), then ends the job FAILED with exit code `exit_code` through
   // Slurm's job completion call (the one srun makes when its allocation

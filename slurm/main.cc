@@ -95,6 +95,14 @@ class RealPorts : public Ports {
     return scontrol(args);
   }
 
+  // libslurm's update in its child while `meanwhile` runs here; scontrol's
+  // one after the other.
+  ProgramRun update_job_while(const std::string& spec, bool no_requeue, const std::string& admin_comment,
+                              const std::function<void()>& meanwhile) override {
+    if (config_.scontrol) return Ports::update_job_while(spec, no_requeue, admin_comment, meanwhile);
+    return update_job_record_while(spec, no_requeue, admin_comment, config_.slurm_timeout, meanwhile);
+  }
+
   // libslurm's completion call, as srun makes it; slurmctld takes it from
   // root or SlurmUser, whom PrologSlurmctld runs as.
   std::string fail_job(std::uint32_t job_id, int exit_code, const std::string& message) override {

@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <charconv>
@@ -48,26 +49,38 @@ ProgramRun not_started(const char* what, int e) {
   return run;
 }
 
-// Runs `body` in a child process whose standard output and error are
-// pipes read here until both end or `timeout` passes (the child is then
-// killed). The child ends with body's value as its exit status, through
+// A child process running a libslurm call, its standard output and error
+// pipes still to be read.
+struct Child {
+  pid_t pid = -1;
+  int out = -1, err = -1;
+  ProgramRun failed;  // when it could not be started (failed.started false)
+};
+
+// Starts `body` in a child process whose standard output and error are
+// pipes. The child ends with body's value as its exit status, through
 // _exit: nothing of this process's (stdio buffers, atexit handlers) runs
 // in it, and what libslurm allocated there needs no freeing.
-ProgramRun run_in_child(const std::function<int()>& body, std::chrono::milliseconds timeout) {
-  ProgramRun run;
+Child start_child(const std::function<int()>& body) {
+  Child c;
   int out[2], err[2];
-  if (::pipe2(out, O_CLOEXEC) != 0) return not_started("pipe", errno);
+  if (::pipe2(out, O_CLOEXEC) != 0) {
+    c.failed = not_started("pipe", errno);
+    return c;
+  }
   if (::pipe2(err, O_CLOEXEC) != 0) {
     const int e = errno;
     ::close(out[0]);
     ::close(out[1]);
-    return not_started("pipe", e);
+    c.failed = not_started("pipe", e);
+    return c;
   }
   const pid_t pid = ::fork();
   if (pid < 0) {
     const int e = errno;
     for (int fd : {out[0], out[1], err[0], err[1]}) ::close(fd);
-    return not_started("fork", e);
+    c.failed = not_started("fork", e);
+    return c;
   }
   if (pid == 0) {
     ::dup2(out[1], 1);
@@ -76,18 +89,29 @@ ProgramRun run_in_child(const std::function<int()>& body, std::chrono::milliseco
   }
   ::close(out[1]);
   ::close(err[1]);
-  std::array<pollfd, 2> fds{pollfd{out[0], POLLIN, 0}, pollfd{err[0], POLLIN, 0}};
+  c.pid = pid;
+  c.out = out[0];
+  c.err = err[0];
+  return c;
+}
+
+// Reads the child's output until both pipes end or `deadline` passes (the
+// child is then killed), and reaps it. What it wrote before the deadline
+// is read even when the deadline has already passed.
+ProgramRun finish_child(Child& c, std::chrono::steady_clock::time_point deadline) {
+  if (c.pid < 0) return c.failed;
+  ProgramRun run;
+  std::array<pollfd, 2> fds{pollfd{c.out, POLLIN, 0}, pollfd{c.err, POLLIN, 0}};
   std::array<std::string*, 2> into{&run.out, &run.err};
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
   int open = 2;
   while (open > 0) {
     const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-    if (left.count() <= 0) {
+    const int n = ::poll(fds.data(), fds.size(), static_cast<int>(std::max<std::int64_t>(left.count(), 0)));
+    if (n < 0 && errno != EINTR) break;
+    if (n == 0 && left.count() <= 0) {
       run.timed_out = true;
       break;
     }
-    const int n = ::poll(fds.data(), fds.size(), static_cast<int>(left.count()));
-    if (n < 0 && errno != EINTR) break;
     for (std::size_t i = 0; n > 0 && i < fds.size(); ++i) {
       if (fds[i].fd < 0 || fds[i].revents == 0) continue;
       char buf[4096];
@@ -104,10 +128,11 @@ ProgramRun run_in_child(const std::function<int()>& body, std::chrono::milliseco
   }
   for (const auto& p : fds)
     if (p.fd >= 0) ::close(p.fd);
-  if (run.timed_out) ::kill(pid, SIGKILL);
+  if (run.timed_out) ::kill(c.pid, SIGKILL);
   int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  while (::waitpid(c.pid, &status, 0) < 0 && errno == EINTR) {
   }
+  c.pid = -1;
   if (WIFEXITED(status)) {
     run.exit_code = WEXITSTATUS(status);
   } else if (!run.timed_out) {
@@ -115,6 +140,13 @@ ProgramRun run_in_child(const std::function<int()>& body, std::chrono::milliseco
     run.err += "libslurm's call died of signal " + std::to_string(WTERMSIG(status));
   }
   return run;
+}
+
+// `body` in a child process, within `timeout`.
+ProgramRun run_in_child(const std::function<int()>& body, std::chrono::milliseconds timeout) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  Child c = start_child(body);
+  return finish_child(c, deadline);
 }
 
 // In the child. `spec` is "ID" or "ARRAY_TASK" (the hooks' JobEnv::spec()).
@@ -193,6 +225,14 @@ ProgramRun show_job_record(const std::string& spec, std::chrono::milliseconds ti
 ProgramRun update_job_record(const std::string& spec, bool no_requeue, const std::string& admin_comment,
                              std::chrono::milliseconds timeout) {
   return run_in_child([&] { return update_in_child(spec, no_requeue, admin_comment); }, timeout);
+}
+
+ProgramRun update_job_record_while(const std::string& spec, bool no_requeue, const std::string& admin_comment,
+                                   std::chrono::milliseconds timeout, const std::function<void()>& meanwhile) {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  Child c = start_child([&] { return update_in_child(spec, no_requeue, admin_comment); });
+  meanwhile();
+  return finish_child(c, deadline);
 }
 
 std::string complete_job_failed(std::uint32_t job_id, int exit_code, const std::string& message,

@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include "slurm/hooks.h"
@@ -25,6 +26,13 @@ ProgramRun show_job_record(const std::string& spec, std::chrono::milliseconds ti
 // `scontrol update JobId=SPEC [Requeue=0] AdminComment=...` does).
 ProgramRun update_job_record(const std::string& spec, bool no_requeue, const std::string& admin_comment,
                              std::chrono::milliseconds timeout);
+
+// The same, with `meanwhile` run in this process while the child makes
+// the call; returns once both are done. The deadline counts from the
+// child's start; what the child wrote by then is read even when
+// `meanwhile` outlasted it.
+ProgramRun update_job_record_while(const std::string& spec, bool no_requeue, const std::string& admin_comment,
+                                   std::chrono::milliseconds timeout, const std::function<void()>& meanwhile);
 
 // Tells the job's srun or salloc `message` (slurm_notify_job; a batch job
 // has no one to tell and the error is ignored), then ends the job FAILED

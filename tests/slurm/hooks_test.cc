@@ -160,10 +160,57 @@ TEST(PrologTest, AFailedConfirmReleasesTheReservation) {
   p.answer("POST /v1/release", 200, {{"reservation_id", 3}, {"state", "released"}, {"claims", 0}});
   p.scontrol_ok();
   EXPECT_EQ(run_prolog(job15(), HookConfig{}, p), kExitPermanent);
-  ASSERT_EQ(p.calls.size(), 6u);
-  EXPECT_EQ(p.calls[3], R"(POST /v1/release {"reservation_id":3})");
-  EXPECT_EQ(p.calls[5].rfind("fail_job 15 2 basil: refused: PERMANENT ALPS BACKEND error", 0), 0u) << p.calls[5];
-  EXPECT_NE(p.calls[4].find("Requeue=0 AdminComment=basil: refused: PERMANENT ALPS BACKEND error"), std::string::npos);
+  // The comment naming the reservation was set beside the CONFIRM; the
+  // failure's comment comes after it.
+  ASSERT_EQ(p.calls.size(), 7u);
+  EXPECT_EQ(p.calls[3], "scontrol update JobId=15 AdminComment=basil: reservation 3");
+  EXPECT_EQ(p.calls[4], R"(POST /v1/release {"reservation_id":3})");
+  EXPECT_NE(p.calls[5].find("Requeue=0 AdminComment=basil: refused: PERMANENT ALPS BACKEND error"), std::string::npos);
+  EXPECT_EQ(p.calls[6].rfind("fail_job 15 2 basil: refused: PERMANENT ALPS BACKEND error", 0), 0u) << p.calls[6];
+}
+
+// Ports whose update runs `meanwhile` only after Slurm's update: the
+// prolog's outcome does not depend on which of the two ends first.
+class UpdateFirstPorts : public FakePorts {
+ public:
+  ProgramRun update_job_while(const std::string& spec, bool no_requeue, const std::string& admin_comment,
+                              const std::function<void()>& meanwhile) override {
+    ProgramRun r = update_job(spec, no_requeue, admin_comment);
+    meanwhile();
+    return r;
+  }
+};
+
+TEST(PrologTest, TheCommentSetBeforeAFailedConfirmEndsAsTheFailuresReason) {
+  UpdateFirstPorts p;
+  p.show(fixture("n4"));
+  p.answer("POST /v1/reserve", 200, kReserved);
+  p.answer("POST /v1/confirm", 503, {{"error", "ALPS did not answer"}, {"code", "alps_transient"}, {"transient", true}});
+  p.answer("POST /v1/release", 200, {{"reservation_id", 3}, {"state", "released"}, {"claims", 0}});
+  p.scontrol_ok();
+  p.scontrol_ok();
+  EXPECT_EQ(run_prolog(job15(), HookConfig{}, p), kExitTransient) << p.log_text();
+  ASSERT_EQ(p.calls.size(), 6u) << p.log_text();
+  EXPECT_EQ(p.calls[2], "scontrol update JobId=15 AdminComment=basil: reservation 3");
+  EXPECT_EQ(p.calls[3], R"(POST /v1/confirm {"pagg_id":15,"reservation_id":3})");
+  EXPECT_EQ(p.calls[4], R"(POST /v1/release {"reservation_id":3})");
+  EXPECT_EQ(p.calls[5].rfind("scontrol update JobId=15 AdminComment=basil: ", 0), 0u) << p.calls[5];
+  EXPECT_EQ(p.calls[5].find("reservation 3"), std::string::npos) << p.calls[5];
+  EXPECT_NE(p.calls[5].find("ALPS did not answer"), std::string::npos) << p.calls[5];
+}
+
+TEST(PrologTest, AFailedCommentUpdateBesideAGoodConfirmReleasesAndIsTransient) {
+  UpdateFirstPorts p;
+  p.show(fixture("n4"));
+  p.answer("POST /v1/reserve", 200, kReserved);
+  p.answer("POST /v1/confirm", 200, {{"reservation_id", 3}, {"pagg_id", 15}, {"state", "confirmed"}});
+  p.answer("POST /v1/release", 200, {{"reservation_id", 3}, {"state", "released"}, {"claims", 0}});
+  p.scontrol_runs.push_back({true, "", 1, false, "", "slurm_update_job2: Unable to contact slurm controller\n"});
+  EXPECT_EQ(run_prolog(job15(), HookConfig{}, p), kExitTransient) << p.log_text();
+  ASSERT_EQ(p.calls.size(), 5u) << p.log_text();
+  EXPECT_EQ(p.calls[3], R"(POST /v1/confirm {"pagg_id":15,"reservation_id":3})");
+  EXPECT_EQ(p.calls[4], R"(POST /v1/release {"reservation_id":3})");
+  EXPECT_NE(p.log_text().find("Unable to contact slurm controller"), std::string::npos) << p.log_text();
 }
 
 TEST(PrologTest, AnEarlierStartsReservationOnOtherNodesIsReleasedAndTheJobRequeued) {
