@@ -182,33 +182,24 @@ int run_prolog(const JobEnv& env, const HookConfig& config, Ports& ports) { retu
 
 int run_epilog(const JobEnv& env, Ports& ports) {
   auto log = [&](LogLevel level, const std::string& line) { ports.log(level, "job " + env.job_id + " epilog: " + line); };
-  // basild lists only the job's (the check below stays for one that
-  // lists every job's).
-  const Outcome listed = classify(ports.basild("GET", "/v1/reservations?batch_id=" + env.job_id, ""));
-  if (listed.verdict != Verdict::kOk || !listed.body.contains("reservations") ||
-      !listed.body["reservations"].is_array()) {
-    log(LogLevel::kError, "cannot list basild's reservations (basild's orphan check releases the job's once its "
-                          "grace has passed): " + (listed.sentence.empty() ? listed.body.dump() : listed.sentence));
+  // basild records the job's reservations as releasing and answers; its
+  // RELEASE loops go on until ALPS proves each gone, and a RESERVE on their
+  // nodes waits for them. Slurm frees the job's nodes once this ends.
+  const Outcome o = classify(ports.basild("POST", "/v1/release", json{{"batch_id", env.job_id}}.dump()));
+  if (o.verdict != Verdict::kOk || !o.body.contains("reservations") || !o.body["reservations"].is_array()) {
+    log(LogLevel::kError, "cannot hand the job's release to basild (basild's orphan check releases its reservations "
+                          "once their grace has passed): " + (o.sentence.empty() ? o.body.dump() : o.sentence));
     return kExitTransient;
   }
   int released = 0;
-  bool failed = false;
-  for (const json& r : listed.body["reservations"]) {
-    auto id = uint_of(r, "reservation_id");
-    if (string_of(r, "batch_id") != env.job_id || !id) continue;
-    const Outcome o = classify(ports.basild("POST", "/v1/release", release_body(*id).dump()));
-    if (release_done(o)) {
-      ++released;
-      log(LogLevel::kInfo, "reservation " + std::to_string(*id) + " " + string_of(o.body, "state"));
-    } else {
-      failed = true;
-      log(LogLevel::kError, "RELEASE of reservation " + std::to_string(*id) + " failed (" +
-                                std::string(verdict_name(o.verdict)) + "; basild's orphan check releases it once its "
-                                "grace has passed): " + o.sentence);
-    }
+  for (const json& r : o.body["reservations"]) {
+    const auto id = uint_of(r, "reservation_id");
+    if (!id) continue;
+    ++released;
+    log(LogLevel::kInfo, "reservation " + std::to_string(*id) + " " + string_of(r, "state"));
   }
-  if (released == 0 && !failed) log(LogLevel::kInfo, "the job holds no reservation");
-  return failed ? kExitTransient : kExitOk;
+  if (released == 0) log(LogLevel::kInfo, "the job holds no reservation");
+  return kExitOk;
 }
 
 int run_task_prolog(const JobEnv& env, Ports& ports, std::string& out) {

@@ -10,8 +10,9 @@
 //     sets the AdminComment to the reason, and a permanent one makes the job
 //     non-requeueable (Requeue=0) and ends it FAILED (Slurm's job completion
 //     call), so that slurmctld neither requeues it nor calls it cancelled.
-//   epilog (EpilogSlurmctld): GET /v1/reservations?batch_id=ID, and POST
-//     /v1/release of each whose batch_id is the job id.
+//   epilog (EpilogSlurmctld): POST /v1/release {"batch_id": ID}: basild
+//     records the job's reservations as releasing, answers, and releases
+//     them in its RELEASE loops.
 //   task-prolog (TaskProlog, on the node, as the job's user): show job ->
 //     "export BASIL_RESERVATION_ID=R" on stdout.
 #pragma once

@@ -51,6 +51,7 @@ class ReconcileRunner : public std::enable_shared_from_this<ReconcileRunner> {
   void execute(const ReconcileAction& act);
   void start_release_loop(std::uint64_t id);
   bool release_loop_running(std::uint64_t id) const { return release_loops_.count(id) != 0; }
+  const std::set<std::uint64_t>& release_loops() const { return release_loops_; }
 
   void set_config(const ReconcileConfig& c);
 

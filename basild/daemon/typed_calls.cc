@@ -1,5 +1,7 @@
 #include "basild/daemon/typed_calls.h"
 
+#include <boost/asio/steady_timer.hpp>
+
 #include "basild/core/job_json.h"
 #include "basild/core/state_store_replay.h"
 #include "basild/daemon/replies.h"
@@ -93,7 +95,50 @@ void TypedCalls::reserve(const json& body, control::Responder reply) {
   for (const auto& i : *pending) earlier_attempt = earlier_attempt || i.batch_id == batch;
   if (job_form)
     if (auto refused = reserve_from_job(body, request)) return reply(std::move(*refused));
+  json job = job_form ? body : json();
+  const auto waiting = releasing_under(request);
+  if (waiting.empty()) return reserve_now(std::move(request), earlier_attempt, std::move(job), reply);
+  std::string ids;
+  for (const auto id : waiting) ids += (ids.empty() ? "" : ", ") + std::to_string(id);
+  parts_.log.info("B0309", "RESERVE for job " + batch + " waits for the release of reservation " + ids +
+                               " on its nodes");
+  const auto deadline = std::chrono::steady_clock::now() + parts_.client.options().call_timeout;
+  auto self = shared_from_this();
+  after_releases(waiting, deadline,
+                 [self, request = std::move(request), earlier_attempt, job = std::move(job), reply]() mutable {
+                   self->reserve_now(std::move(request), earlier_attempt, std::move(job), reply);
+                 });
+}
 
+std::vector<std::uint64_t> TypedCalls::releasing_under(const basil::ReserveRequest& request) {
+  std::vector<std::uint64_t> out;
+  for (const std::uint64_t id : parts_.runner.release_loops()) {
+    auto rec = parts_.store.find(id);
+    if (!rec || !*rec) continue;
+    bool shared = false;
+    for (const auto& p : request.params)
+      for (const auto& list : p.nodes)
+        for (const auto& r : (**rec).nodes.ranges())
+          for (std::uint64_t nid = r.first; !shared && nid <= r.second; ++nid)
+            shared = list.contains(static_cast<std::uint32_t>(nid));
+    if (shared) out.push_back(id);
+  }
+  return out;
+}
+
+void TypedCalls::after_releases(std::vector<std::uint64_t> ids, std::chrono::steady_clock::time_point deadline,
+                                std::function<void()> go) {
+  std::erase_if(ids, [this](std::uint64_t id) { return !parts_.runner.release_loop_running(id); });
+  if (ids.empty() || std::chrono::steady_clock::now() >= deadline) return go();
+  auto timer = std::make_shared<boost::asio::steady_timer>(parts_.io, std::chrono::milliseconds(2));
+  timer->async_wait([self = shared_from_this(), timer, ids = std::move(ids), deadline,
+                     go = std::move(go)](const boost::system::error_code&) mutable {
+    self->after_releases(std::move(ids), deadline, std::move(go));
+  });
+}
+
+void TypedCalls::reserve_now(basil::ReserveRequest request, bool earlier_attempt, json job, control::Responder reply) {
+  const std::string batch = *request.batch_id;
   auto intent = parts_.store.record_intent(batch, request.user_name, reserve_to_json(request).dump());
   if (!intent) {
     parts_.log.error("B0301", "RESERVE for job " + batch + " refused: state database: " + intent.status().to_string());
@@ -103,7 +148,7 @@ void TypedCalls::reserve(const json& body, control::Responder reply) {
   const std::int64_t intent_id = *intent;
   parts_.poller.order().intent_started(intent_id);
   auto self = shared_from_this();
-  auto finish = [self, intent_id, request, reply, job = job_form ? body : json()](basil::Result<ReserveOutcome> r) {
+  auto finish = [self, intent_id, request, reply, job](basil::Result<ReserveOutcome> r) {
     self->parts_.poller.order().intent_ended(intent_id);
     if (!r) {
       const auto code = r.status().code();
@@ -197,6 +242,12 @@ void TypedCalls::confirm(const json& body, control::Responder reply) {
 }
 
 void TypedCalls::release(const json& body, control::Responder reply) {
+  if (body.is_object() && body.contains("batch_id")) {
+    if (body.size() != 1 || !body["batch_id"].is_string() || body["batch_id"].get<std::string>().empty())
+      return reply(error_reply(basil::Status(basil::Code::kInvalidValue,
+                                             "a job's release takes \"batch_id\" alone, a non-empty string")));
+    return release_job(body["batch_id"].get<std::string>(), reply);
+  }
   auto parsed = release_from_json(body);
   if (!parsed) return reply(error_reply(parsed.status()));
   const basil::ReleaseRequest q = *parsed;
@@ -230,6 +281,24 @@ void TypedCalls::release(const json& body, control::Responder reply) {
     // One loop per reservation: the reconciler sees it and does not start another.
     if (!self->parts_.runner.release_loop_running(id)) self->parts_.runner.start_release_loop(id);
   });
+}
+
+// Every active reservation of job `batch` recorded as releasing and handed
+// to its RELEASE loop; answered then, not when ALPS has let go of them.
+void TypedCalls::release_job(const std::string& batch, control::Responder reply) {
+  auto records = parts_.store.find_by_batch_id(batch);
+  if (!records) return reply(error_reply(basil::Status(basil::Code::kBusy,
+                                                       "state database unavailable: " + records.status().message())));
+  json released = json::array();
+  for (const auto& r : *records) {
+    if (is_terminal(r.state)) continue;
+    const auto st = parts_.store.mark_releasing(r.res_id, "release of job " + batch + " requested");
+    if (is_database_failure(st)) return reply(unrecorded("RELEASE", r.res_id, "is to release", st));
+    note(st);
+    if (!parts_.runner.release_loop_running(r.res_id)) parts_.runner.start_release_loop(r.res_id);
+    released.push_back({{"reservation_id", r.res_id}, {"state", "releasing"}});
+  }
+  reply(control::Response::json({{"batch_id", batch}, {"reservations", released}}));
 }
 
 // ALPS did what the call asked, but the state database did not record it:

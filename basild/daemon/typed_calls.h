@@ -6,8 +6,16 @@
 // site's [geometry] policy, and RELEASE loops that end only when ALPS proves
 // the reservation gone. A job-form RESERVE ALPS refuses for good is checked
 // against a fresh INVENTORY: a listed node that went down makes it transient.
+//
+// A release of a whole job (POST /v1/release with batch_id: a scheduler's
+// epilog) is handed to the RELEASE loops once recorded, and answered then;
+// a RESERVE naming a node of a reservation whose RELEASE loop is running
+// waits for that loop to end (at most one apbasil call timeout) before it
+// goes to ALPS, so that the next job on the nodes is not refused for them.
 #pragma once
 
+#include <chrono>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string_view>
@@ -38,6 +46,15 @@ class TypedCalls : public std::enable_shared_from_this<TypedCalls> {
   std::optional<control::Response> reserve_from_job(const nlohmann::json& body, basil::ReserveRequest& out);
   void recheck_refusal(const nlohmann::json& job, const std::string& batch, const basil::Status& alps,
                        control::Responder reply);
+  // The RESERVE once planned: intent, call, record, answer. `job` is the
+  // job form's body (null for the params form).
+  void reserve_now(basil::ReserveRequest request, bool earlier_attempt, nlohmann::json job, control::Responder reply);
+  // The reservations with a RELEASE loop running that hold a node `request` names.
+  std::vector<std::uint64_t> releasing_under(const basil::ReserveRequest& request);
+  // `go` once none of `ids` has a RELEASE loop running, or at `deadline`.
+  void after_releases(std::vector<std::uint64_t> ids, std::chrono::steady_clock::time_point deadline,
+                      std::function<void()> go);
+  void release_job(const std::string& batch, control::Responder reply);
   void note(const basil::Status& s);
   control::Response unrecorded(std::string_view call, std::uint64_t res_id, std::string_view done,
                                const basil::Status& why);

@@ -314,55 +314,39 @@ TEST(PrologTest, WithoutTheAdminCommentTheTasksCannotLearnTheReservationSoItIsRe
   EXPECT_EQ(p.calls.back(), R"(POST /v1/release {"reservation_id":3})");
 }
 
-json listing() {
-  return {{"reservations",
-           {{{"reservation_id", 3}, {"batch_id", "15"}, {"state", "confirmed"}},
-            {{"reservation_id", 4}, {"batch_id", "150"}, {"state", "confirmed"}},
-            {{"reservation_id", 5}, {"batch_id", "15"}, {"state", "releasing"}}}}};
-}
-
-TEST(EpilogTest, ReleasesEveryReservationOfTheJobAndNoOther) {
+TEST(EpilogTest, HandsTheJobsReleaseToBasildInOneCall) {
   FakePorts p;
-  p.answer("GET /v1/reservations?batch_id=15", 200, listing());
-  p.answer("POST /v1/release", 200, {{"reservation_id", 3}, {"state", "released"}, {"claims", 0}});
-  p.answer("POST /v1/release", 200, {{"reservation_id", 5}, {"state", "releasing"}, {"claims", 1}});
-  EXPECT_EQ(run_epilog(job15(), p), kExitOk);
-  EXPECT_EQ(p.calls, (std::vector<std::string>{"GET /v1/reservations?batch_id=15", R"(POST /v1/release {"reservation_id":3})",
-                                               R"(POST /v1/release {"reservation_id":5})"}));
+  p.answer("POST /v1/release", 200,
+           {{"batch_id", "15"},
+            {"reservations", {{{"reservation_id", 3}, {"state", "releasing"}}, {{"reservation_id", 5}, {"state", "releasing"}}}}});
+  EXPECT_EQ(run_epilog(job15(), p), kExitOk) << p.log_text();
+  EXPECT_EQ(p.calls, (std::vector<std::string>{R"(POST /v1/release {"batch_id":"15"})"}));
+  EXPECT_NE(p.log_text().find("job 15 epilog: reservation 3 releasing"), std::string::npos) << p.log_text();
+  EXPECT_NE(p.log_text().find("job 15 epilog: reservation 5 releasing"), std::string::npos) << p.log_text();
 }
 
 TEST(EpilogTest, AJobThatNeverGotAReservationSucceeds) {
   FakePorts p;
-  p.answer("GET /v1/reservations?batch_id=15", 200, {{"reservations", json::array()}});
+  p.answer("POST /v1/release", 200, {{"batch_id", "15"}, {"reservations", json::array()}});
   EXPECT_EQ(run_epilog(job15(), p), kExitOk);
   EXPECT_EQ(p.calls.size(), 1u);
   EXPECT_NE(p.log_text().find("the job holds no reservation"), std::string::npos);
 }
 
-TEST(EpilogTest, AReservationAlreadyGoneCountsAsReleased) {
+TEST(EpilogTest, BasildRefusingTheReleaseIsTransientWithItsSentence) {
   FakePorts p;
-  p.answer("GET /v1/reservations?batch_id=15", 200, {{"reservations", {{{"reservation_id", 3}, {"batch_id", "15"}}}}});
-  p.answer("POST /v1/release", 404,
-           {{"reservation_id", 3}, {"state", "unknown"}, {"error", "unknown"}, {"transient", false}});
-  EXPECT_EQ(run_epilog(job15(), p), kExitOk);
-}
-
-TEST(EpilogTest, FailuresAreLoggedAndReportedButEveryReleaseIsTried) {
-  FakePorts p;
-  p.answer("GET /v1/reservations?batch_id=15", 200, listing());
-  p.answers["POST /v1/release"].push_back({false, "timed out", 0, ""});
-  p.answer("POST /v1/release", 200, {{"reservation_id", 5}, {"state", "released"}});
+  p.answer("POST /v1/release", 503,
+           {{"error", "state database unavailable: disk I/O error"}, {"code", "busy"}, {"transient", true}});
   EXPECT_EQ(run_epilog(job15(), p), kExitTransient);
-  EXPECT_EQ(p.calls.size(), 3u);
-  EXPECT_NE(p.log_text().find("error: job 15 epilog: RELEASE of reservation 3 failed (transient"),
-            std::string::npos)
+  EXPECT_NE(p.log_text().find("error: job 15 epilog: cannot hand the job's release to basild"), std::string::npos)
       << p.log_text();
+  EXPECT_NE(p.log_text().find("disk I/O error"), std::string::npos) << p.log_text();
 }
 
 TEST(EpilogTest, BasildUnreachableIsReported) {
   FakePorts p;
   EXPECT_EQ(run_epilog(job15(), p), kExitTransient);
-  EXPECT_NE(p.log_text().find("cannot list basild's reservations"), std::string::npos);
+  EXPECT_NE(p.log_text().find("cannot hand the job's release to basild"), std::string::npos) << p.log_text();
 }
 
 TEST(TaskPrologTest, ExportsTheReservationOfTheAdminComment) {
