@@ -16,7 +16,10 @@
 //    - ALPS's own;
 //  - from slurmctld's log, how long a node freed while jobs waited stayed
 //    idle (tests/support/slurmctld_log.h): whether Slurm started the next
-//    job when the last one ended or only at its next periodic pass.
+//    job when the last one ended or only at its next periodic pass;
+//  - with basild: the prologs that failed (slurmctld's log), and the
+//    RESERVEs that waited for the release of the job before on their nodes
+//    (basild's B0309; the epilog hands a job's release to basild).
 //
 //   build/bench/slurm_jobs [JOBS] [SERIAL] [PATHS] [ROUNDS]   (defaults 100 30 local,gateway 5)
 //
@@ -235,6 +238,19 @@ class Variant {
     const auto waits = basil_test::freed_node_waits_ms(slurm_->controller_log());
     std::printf("  a freed node idle while a job waited: p50 %.0f ms, p90 %.0f ms (%zu starts; slurmctld's log)\n",
                 quantile(waits, 0.5), quantile(waits, 0.9), waits.size());
+    // A job's start that failed (its PrologSlurmctld exited non-zero: the
+    // job was requeued) and, with basild, the RESERVEs that waited for the
+    // release of the job before on their nodes (B0309).
+    const std::string log = slurm_->controller_log();
+    if (basild_)
+      std::printf("  failed prologs %zu (slurmctld's log); RESERVEs that waited for a release %zu (basild's log)\n",
+                  count(log, "prolog exit status"), count(basild_->log(), "B0309"));
+  }
+
+  static std::size_t count(const std::string& text, const std::string& what) {
+    std::size_t n = 0;
+    for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + what.size())) ++n;
+    return n;
   }
 
  private:

@@ -293,7 +293,10 @@ void TypedCalls::release_job(const std::string& batch, control::Responder reply)
   for (const auto& r : *records) {
     if (is_terminal(r.state)) continue;
     const auto st = parts_.store.mark_releasing(r.res_id, "release of job " + batch + " requested");
-    if (is_database_failure(st)) return reply(unrecorded("RELEASE", r.res_id, "is to release", st));
+    if (is_database_failure(st))  // not handed over: the epilog fails, the orphan check has it later
+      return reply(error_reply(basil::Status(basil::Code::kBusy, "basild cannot record the release of job " + batch +
+                                                                     "'s reservation " + std::to_string(r.res_id) +
+                                                                     ": " + st.message())));
     note(st);
     if (!parts_.runner.release_loop_running(r.res_id)) parts_.runner.start_release_loop(r.res_id);
     released.push_back({{"reservation_id", r.res_id}, {"state", "releasing"}});
