@@ -138,14 +138,27 @@ class Basild {
 };
 
 // The hooks as a site names them (a wrapper adds --config: Slurm passes no
-// argument): the slurm.conf lines.
+// argument): the slurm.conf lines. The wrapper (bash, for its clock) also
+// appends "CONTEXT START_S END_S" around each run to `dir`/hook-times: how
+// long Slurm waits for each hook, start to exit, apart from its timers.
 std::string hook_lines(const std::string& dir) {
   const std::string program = dir + "/basil-slurm";
-  basil_test::write_file(program, "#!/bin/sh\nexec " + g_bin + "/slurm/basil-slurm --config " + dir +
-                                      "/basil-slurm.conf\n");
+  basil_test::write_file(program, "#!/bin/bash\nstart=$EPOCHREALTIME\n" + g_bin + "/slurm/basil-slurm --config " +
+                                      dir + "/basil-slurm.conf\nrc=$?\necho \"$SLURM_SCRIPT_CONTEXT $start "
+                                      "$EPOCHREALTIME\" >> " + dir + "/hook-times\nexit $rc\n");
   ::chmod(program.c_str(), 0755);
   ::chmod(dir.c_str(), 0755);
   return "PrologSlurmctld=" + program + "\nEpilogSlurmctld=" + program + "\nTaskProlog=" + program + "\n";
+}
+
+// Each hook's run times in ms (hook_lines' file), by its context.
+std::map<std::string, std::vector<double>> hook_times(const std::string& file) {
+  std::map<std::string, std::vector<double>> out;
+  std::istringstream in(basil_test::read_file(file));
+  std::string context;
+  double start = 0, end = 0;
+  while (in >> context >> start >> end) out[context].push_back((end - start) * 1e3);
+  return out;
 }
 
 // Their configuration, once Slurm's is known: job records through
@@ -201,6 +214,7 @@ class Variant {
 
   // Start latency, one job at a time.
   void serial(int count) {
+    ::unlink((work_.path() + "/hook-times").c_str());  // the serial jobs' hook times alone
     for (int i = 0; i < count && ok_; ++i) {
       const double submitted = wall_s();
       const auto id = slurm_->sbatch(job_args(work_.path()));
@@ -227,6 +241,11 @@ class Variant {
   const Basild* basild() const { return basild_.get(); }
   double rate_p50() const { return quantile(rates_, 0.5); }
   double start_p50() const { return quantile(start_ms_, 0.5); }
+  double hook_p50(const std::string& context) const {
+    const auto times = hook_times(work_.path() + "/hook-times");
+    const auto it = times.find(context);
+    return it == times.end() ? 0.0 : quantile(it->second, 0.5);
+  }
 
   void print() const {
     std::printf("%-22s %8.1f jobs/min (min %.1f, max %.1f, %zu rounds)   start p50 %7.1f ms  p95 %7.1f ms\n",
@@ -241,6 +260,17 @@ class Variant {
     // A job's start that failed (its PrologSlurmctld exited non-zero: the
     // job was requeued) and, with basild, the RESERVEs that waited for the
     // release of the job before on their nodes (B0309).
+    if (basild_) {
+      const auto times = hook_times(work_.path() + "/hook-times");
+      std::printf("  hook run times, serial jobs (ms, p50/p95):");
+      for (const char* c : {"prolog_slurmctld", "prolog_task", "epilog_slurmctld"}) {
+        const auto it = times.find(c);
+        const std::vector<double> none;
+        const auto& v = it != times.end() ? it->second : none;
+        std::printf(" %s %.1f/%.1f", c, quantile(v, 0.5), quantile(v, 0.95));
+      }
+      std::printf("\n");
+    }
     const std::string log = slurm_->controller_log();
     if (basild_)
       std::printf("  failed prologs %zu (slurmctld's log); RESERVEs that waited for a release %zu (basild's log)\n",
@@ -303,9 +333,14 @@ int main(int argc, char** argv) {
     v->print();
     if (const Basild* b = v->basild()) {
       const double alps = b->median_ms("RESERVE") + b->median_ms("CONFIRM");
+      const double hooks = v->hook_p50("prolog_slurmctld") + v->hook_p50("prolog_task");
+      // Two views of what the hooks add to a start beyond ALPS: the start
+      // latencies' difference (both move with Slurm's 1-s timers), and the
+      // hooks' own run times in a start (PrologSlurmctld and TaskProlog).
       std::printf("  throughput %.1f%% of Slurm alone; ALPS's own time per start (RESERVE + CONFIRM p50) %.1f ms; "
-                  "hooks beyond it %.1f ms (p50)\n",
-                  100.0 * v->rate_p50() / plain.rate_p50(), alps, v->start_p50() - plain.start_p50() - alps);
+                  "hooks beyond it %.1f ms (p50 start difference), %.1f ms (p50 prolog + TaskProlog run times)\n",
+                  100.0 * v->rate_p50() / plain.rate_p50(), alps, v->start_p50() - plain.start_p50() - alps,
+                  hooks - alps);
       if (b->held() != 0) {
         std::fprintf(stderr, "%s: basild still holds %zu reservations\n", v->label().c_str(), b->held());
         ok = false;
