@@ -9,7 +9,9 @@
 //    the first submission to the queue's end, ROUNDS times;
 //  - start: SERIAL jobs one after another, each from just before its sbatch
 //    to the first line of its script (wall clock, the script writes it):
-//    median and p95;
+//    median and p95; and each hook's run time in those jobs (a bash
+//    wrapper times it; in the rounds the wrapper is sh's exec);
+//  - from slurmctld's log, how long a job held its node (start to end);
 //  - ALPS's own time per job start, from basild's timings: the median
 //    RESERVE plus the median CONFIRM (transport, apbasil included), and the
 //    hooks' cost beyond it: median start with hooks - median start without
@@ -29,8 +31,12 @@
 // hooks, local, reading job records through scontrol instead of libslurm.
 //
 // The throughput rounds of all variants are interleaved (each keeps its
-// cluster), and each variant's median round is reported with its range:
-// one round's figure varies by 20% or more with Slurm's timers.
+// cluster, whose first round is a warm-up, not counted), and each variant's
+// median round is reported with its range: one round's figure varies by 20%
+// or more with Slurm's timers. Each round is also set against Slurm
+// alone's round just before it (the quartiles of those ratios). Durations
+// are taken by the steady clock. SLURM_JOBS_TRACE=DIR prints each round's
+// time and copies slurmctld's, basild's and the hooks' logs after it to DIR.
 //
 // Needs root and Slurm (scripts/setup.sh installs it). Exit status 1 when a
 // job does not complete or basild holds a reservation at the end.
@@ -38,7 +44,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -68,8 +76,24 @@ using nlohmann::json;
 
 const std::string g_bin = BASIL_BINARY_DIR;
 
+// The wall clock (a job's script writes its start by it) and the steady
+// one, for durations: this VM's wall clock has been seen to step by two
+// minutes and back within a round.
 double wall_s() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+double steady_s() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+// CPU seconds the whole machine has spent busy (/proc/stat: all but idle
+// and iowait), for the trace.
+double busy_cpu_s() {
+  std::ifstream in("/proc/stat");
+  std::string cpu;
+  double user = 0, nice = 0, system = 0, idle = 0, iowait = 0, irq = 0, softirq = 0;
+  in >> cpu >> user >> nice >> system >> idle >> iowait >> irq >> softirq;
+  return (user + nice + system + irq + softirq) / static_cast<double>(::sysconf(_SC_CLK_TCK));
 }
 
 std::vector<std::string> node_names() {
@@ -137,17 +161,28 @@ class Basild {
   basil_test::Subprocess process_;
 };
 
-// The hooks as a site names them (a wrapper adds --config: Slurm passes no
-// argument): the slurm.conf lines. The wrapper (bash, for its clock) also
-// appends "CONTEXT START_S END_S" around each run to `dir`/hook-times: how
-// long Slurm waits for each hook, start to exit, apart from its timers.
+// The hooks as a site names them: a wrapper that adds --config (Slurm
+// passes no argument). `timed`: the wrapper is bash (for its clock) and
+// appends "CONTEXT START_S END_S" around each run to `dir`/hook-times (how
+// long Slurm waits for each hook, start to exit, apart from its timers);
+// else sh that execs basil-slurm, as light as a site's own wrapper.
+void write_hook_program(const std::string& dir, bool timed) {
+  const std::string program = dir + "/basil-slurm", tmp = program + ".new";
+  const std::string run = g_bin + "/slurm/basil-slurm --config " + dir + "/basil-slurm.conf";
+  basil_test::write_file(tmp, timed ? "#!/bin/bash\nstart=$EPOCHREALTIME\n" + run +
+                                          "\nrc=$?\necho \"$SLURM_SCRIPT_CONTEXT $start $EPOCHREALTIME\" >> " + dir +
+                                          "/hook-times\nexit $rc\n"
+                                    : "#!/bin/sh\nexec " + run + "\n");
+  ::chmod(tmp.c_str(), 0755);
+  ::rename(tmp.c_str(), program.c_str());  // a hook starting meanwhile runs the one or the other whole
+}
+
+// The slurm.conf lines that name the hooks; the throughput rounds run them
+// untimed unless SLURM_JOBS_TRACE asks for their times.
 std::string hook_lines(const std::string& dir) {
-  const std::string program = dir + "/basil-slurm";
-  basil_test::write_file(program, "#!/bin/bash\nstart=$EPOCHREALTIME\n" + g_bin + "/slurm/basil-slurm --config " +
-                                      dir + "/basil-slurm.conf\nrc=$?\necho \"$SLURM_SCRIPT_CONTEXT $start "
-                                      "$EPOCHREALTIME\" >> " + dir + "/hook-times\nexit $rc\n");
-  ::chmod(program.c_str(), 0755);
+  write_hook_program(dir, std::getenv("SLURM_JOBS_TRACE") != nullptr);
   ::chmod(dir.c_str(), 0755);
+  const std::string program = dir + "/basil-slurm";
   return "PrologSlurmctld=" + program + "\nEpilogSlurmctld=" + program + "\nTaskProlog=" + program + "\n";
 }
 
@@ -166,7 +201,8 @@ std::map<std::string, std::vector<double>> hook_times(const std::string& file) {
 void configure_hooks(const std::string& dir, const Basild& b, const std::string& slurm_conf, bool scontrol) {
   basil_test::write_file(dir + "/basil-slurm.conf",
                          "[basild]\nsocket = \"" + b.socket() + "\"\n[slurm]\nslurm_conf = \"" + slurm_conf + "\"\n" +
-                             (scontrol ? "scontrol = \"/usr/bin/scontrol\"\n" : "") + "[log]\nsyslog = false\n");
+                             (scontrol ? "scontrol = \"/usr/bin/scontrol\"\n" : "") + "[log]\nsyslog = false\n" +
+                             (std::getenv("SLURM_JOBS_TRACE") ? "file = \"" + dir + "/basil-slurm.log\"\n" : ""));
 }
 
 // A job whose script writes the wall clock at its first line into `dir`/start.ID.
@@ -202,21 +238,34 @@ class Variant {
   }
 
   // Throughput: `jobs` jobs submitted at once, jobs per minute from the
-  // first submission to the queue's end.
-  void round(int jobs) {
+  // first submission to the queue's end; a warm-up round is not counted.
+  void round(int jobs, bool warm_up = false) {
     if (!ok_) return;
-    const double t0 = wall_s();
+    const double t0 = steady_s(), cpu0 = busy_cpu_s();
     for (int i = 0; i < jobs; ++i)
       if (!slurm_->sbatch(job_args(work_.path()))) fail(slurm_->error());
+    const double submitted = steady_s() - t0;
     if (!slurm_->wait_queue_empty(10min)) fail("the queue did not empty");
-    rates_.push_back(jobs / (wall_s() - t0) * 60.0);
+    const double took = steady_s() - t0;
+    if (!warm_up) rates_.push_back(jobs / took * 60.0);
+    if (const char* trace = std::getenv("SLURM_JOBS_TRACE")) {
+      const std::string n = warm_up ? "0" : std::to_string(rates_.size());
+      std::fprintf(stderr, "%s: round %s %.2f s (submitted in %.2f s), %.1f ms CPU per job, ended at %.3f\n",
+                   label_.c_str(), n.c_str(), took, submitted, (busy_cpu_s() - cpu0) * 1e3 / jobs, wall_s());
+      const std::string to = std::string(trace) + "/" + label_ + "." + n;
+      basil_test::write_file(to + ".slurmctld", slurm_->controller_log());
+      if (basild_) basil_test::write_file(to + ".basild", basild_->log());
+      if (basild_) basil_test::write_file(to + ".hooks", basil_test::read_file(work_.path() + "/hook-times"));
+      if (basild_) basil_test::write_file(to + ".log", basil_test::read_file(work_.path() + "/basil-slurm.log"));
+    }
   }
 
   // Start latency, one job at a time.
   void serial(int count) {
+    if (basild_) write_hook_program(work_.path(), true);
     ::unlink((work_.path() + "/hook-times").c_str());  // the serial jobs' hook times alone
     for (int i = 0; i < count && ok_; ++i) {
-      const double submitted = wall_s();
+      const double submitted = wall_s(), steady = steady_s();
       const auto id = slurm_->sbatch(job_args(work_.path()));
       if (!id) {
         fail(slurm_->error());
@@ -227,7 +276,12 @@ class Variant {
         fail("job " + std::to_string(*id) + " did not start");
         continue;
       }
-      start_ms_.push_back((std::stod(basil_test::read_file(file)) - submitted) * 1e3);
+      // Not when the wall clock stepped meanwhile (it and the steady one
+      // disagree by more than 20 ms).
+      if (std::abs((wall_s() - submitted) - (steady_s() - steady)) > 0.02)
+        ++clock_steps_;
+      else
+        start_ms_.push_back((std::stod(basil_test::read_file(file)) - submitted) * 1e3);
       if (!slurm_->wait_queue_empty(60s)) fail("the queue did not empty");
     }
   }
@@ -240,6 +294,7 @@ class Variant {
   const std::string& label() const { return label_; }
   const Basild* basild() const { return basild_.get(); }
   double rate_p50() const { return quantile(rates_, 0.5); }
+  const std::vector<double>& rates() const { return rates_; }
   double start_p50() const { return quantile(start_ms_, 0.5); }
   double hook_p50(const std::string& context) const {
     const auto times = hook_times(work_.path() + "/hook-times");
@@ -257,6 +312,11 @@ class Variant {
     const auto waits = basil_test::freed_node_waits_ms(slurm_->controller_log());
     std::printf("  a freed node idle while a job waited: p50 %.0f ms, p90 %.0f ms (%zu starts; slurmctld's log)\n",
                 quantile(waits, 0.5), quantile(waits, 0.9), waits.size());
+    // How long a job held its node, from its start to its end: where the
+    // hooks' time (PrologSlurmctld, TaskProlog) shows.
+    const auto holds = basil_test::node_hold_ms(slurm_->controller_log());
+    std::printf("  a job held its node: p50 %.0f ms, p90 %.0f ms (%zu jobs; slurmctld's log)\n", quantile(holds, 0.5),
+                quantile(holds, 0.9), holds.size());
     // A job's start that failed (its PrologSlurmctld exited non-zero: the
     // job was requeued) and, with basild, the RESERVEs that waited for the
     // release of the job before on their nodes (B0309).
@@ -271,6 +331,10 @@ class Variant {
       }
       std::printf("\n");
     }
+    if (clock_steps_ != 0) std::printf("  %d serial starts not counted: the wall clock stepped\n", clock_steps_);
+    std::printf("  rounds (jobs/min):");
+    for (double r : rates_) std::printf(" %.0f", r);
+    std::printf("\n");
     const std::string log = slurm_->controller_log();
     if (basild_)
       std::printf("  failed prologs %zu (slurmctld's log); RESERVEs that waited for a release %zu (basild's log)\n",
@@ -289,6 +353,7 @@ class Variant {
   basil_test::TempDir work_;
   std::unique_ptr<basil_test::SlurmCluster> slurm_;
   std::vector<double> rates_, start_ms_;
+  int clock_steps_ = 0;  // serial starts not counted: the wall clock stepped
   bool ok_ = true;
 };
 
@@ -323,6 +388,7 @@ int main(int argc, char** argv) {
   }
   // Rounds interleaved, so that a change in the machine's load meets every
   // variant alike; the median round is reported.
+  for (auto& v : variants) v->round(jobs, true);  // every cluster's first round is slower
   for (int r = 0; r < rounds; ++r)
     for (auto& v : variants) v->round(jobs);
   for (auto& v : variants) v->serial(serial);
@@ -331,6 +397,16 @@ int main(int argc, char** argv) {
   for (const auto& v : variants) {
     ok = ok && v->ok();
     v->print();
+    // Each round against Slurm alone's round just before it: the machine's
+    // drift cancels, the round's own luck with Slurm's timers does not.
+    if (&*v != &plain) {
+      std::vector<double> paired;
+      for (std::size_t r = 0; r < v->rates().size() && r < plain.rates().size(); ++r)
+        paired.push_back(100.0 * v->rates()[r] / plain.rates()[r]);
+      const auto at_90 = std::count_if(paired.begin(), paired.end(), [](double p) { return p >= 90.0; });
+      std::printf("  round by round, %% of Slurm alone: p25 %.1f, median %.1f, p75 %.1f; %td of %zu rounds at 90%% or more\n",
+                  quantile(paired, 0.25), quantile(paired, 0.5), quantile(paired, 0.75), at_90, paired.size());
+    }
     if (const Basild* b = v->basild()) {
       const double alps = b->median_ms("RESERVE") + b->median_ms("CONFIRM");
       const double hooks = v->hook_p50("prolog_slurmctld") + v->hook_p50("prolog_task");

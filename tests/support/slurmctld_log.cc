@@ -7,6 +7,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 
 namespace basil_test {
 
@@ -36,48 +37,91 @@ std::string word_after(std::string_view text, std::string_view key) {
   return std::string(text.substr(from, end == std::string_view::npos ? std::string_view::npos : end - from));
 }
 
-}  // namespace
+// One line of the log: its time and what follows the stamp.
+struct Line {
+  double at;
+  std::string_view msg;
+};
 
-std::vector<double> freed_node_waits_ms(std::string_view log) {
-  std::map<std::string, double> submitted;   // job -> when
-  std::map<std::string, std::string> node_of;  // job -> its one node
-  std::map<std::string, double> freed;       // node -> when its last job ended
-  std::vector<double> waits;
+// Each stamped line of `log`, in order, to `each`.
+template <typename Each>
+void for_each_line(std::string_view log, Each&& each) {
   while (!log.empty()) {
     const auto nl = log.find('\n');
     const std::string_view line = log.substr(0, nl);
     log = nl == std::string_view::npos ? std::string_view() : log.substr(nl + 1);
-    const auto t = stamp_of(line);
-    if (!t) continue;
-    const std::string_view msg = line.substr(std::min<std::size_t>(line.size(), 26));  // after "] "
-    std::string job, node;
-    if (msg.find("_slurm_rpc_submit_batch_job: ") != std::string_view::npos) {
-      submitted[word_after(msg, "JobId=")] = *t;
-      continue;
+    if (const auto t = stamp_of(line)) each(Line{*t, line.substr(std::min<std::size_t>(line.size(), 26))});
+  }
+}
+
+// The job a start line starts on one node, and that node; nothing for other
+// lines and for a start on several nodes.
+std::optional<std::pair<std::string, std::string>> one_node_start(std::string_view msg) {
+  std::string job, node;
+  if (msg.starts_with("sched: Allocate ")) {
+    job = word_after(msg, "JobId=");
+    node = word_after(msg, "NodeList=");
+  } else if (msg.starts_with("sched/backfill: _start_job: Started ")) {
+    job = word_after(msg, "JobId=");
+    node = word_after(msg, " on ");
+  } else {
+    return std::nullopt;
+  }
+  if (job.empty() || node.empty() || node.find_first_of("[,") != std::string::npos) return std::nullopt;
+  return std::make_pair(job, node);
+}
+
+// The job whose end a line logs, or "".
+std::string ended_job(std::string_view msg) {
+  if (msg.find("_job_complete: ") == std::string_view::npos || !msg.ends_with(" done")) return "";
+  return word_after(msg, "JobId=");
+}
+
+}  // namespace
+
+std::vector<double> freed_node_waits_ms(std::string_view log) {
+  std::map<std::string, double> submitted;     // job -> when
+  std::map<std::string, std::string> node_of;  // job -> its one node
+  std::map<std::string, double> freed;         // node -> when its last job ended
+  std::vector<double> waits;
+  for_each_line(log, [&](const Line& l) {
+    if (l.msg.find("_slurm_rpc_submit_batch_job: ") != std::string_view::npos) {
+      submitted[word_after(l.msg, "JobId=")] = l.at;
+      return;
     }
-    if (msg.find("_job_complete: ") != std::string_view::npos && msg.ends_with(" done")) {
-      job = word_after(msg, "JobId=");
-      if (const auto it = node_of.find(job); it != node_of.end()) freed[it->second] = *t;
-      continue;
+    if (const std::string job = ended_job(l.msg); !job.empty()) {
+      if (const auto it = node_of.find(job); it != node_of.end()) freed[it->second] = l.at;
+      return;
     }
-    if (msg.starts_with("sched: Allocate ")) {
-      job = word_after(msg, "JobId=");
-      node = word_after(msg, "NodeList=");
-    } else if (msg.starts_with("sched/backfill: _start_job: Started ")) {
-      job = word_after(msg, "JobId=");
-      node = word_after(msg, " on ");
-    } else {
-      continue;
-    }
-    if (job.empty() || node.empty() || node.find_first_of("[,") != std::string::npos) continue;
+    const auto start = one_node_start(l.msg);
+    if (!start) return;
+    const auto& [job, node] = *start;
     node_of[job] = node;
     const auto free_at = freed.find(node);
     const auto sub = submitted.find(job);
     if (free_at != freed.end() && sub != submitted.end() && sub->second <= free_at->second)
-      waits.push_back((*t - free_at->second) * 1000.0);
+      waits.push_back((l.at - free_at->second) * 1000.0);
     if (free_at != freed.end()) freed.erase(free_at);
-  }
+  });
   return waits;
+}
+
+std::vector<double> node_hold_ms(std::string_view log) {
+  std::map<std::string, double> started;  // job -> when it got its one node
+  std::vector<double> holds;
+  for_each_line(log, [&](const Line& l) {
+    if (const auto start = one_node_start(l.msg)) {
+      started[start->first] = l.at;
+      return;
+    }
+    const std::string job = ended_job(l.msg);
+    if (job.empty()) return;
+    if (const auto it = started.find(job); it != started.end()) {
+      holds.push_back((l.at - it->second) * 1000.0);
+      started.erase(it);
+    }
+  });
+  return holds;
 }
 
 }  // namespace basil_test

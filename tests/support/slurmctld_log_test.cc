@@ -47,5 +47,23 @@ TEST(FreedNodeWaits, TheWaitCrossesMidnightAndEachFreeingCountsOnce) {
   EXPECT_NEAR(waits[0], 300.0, 0.5);
 }
 
+TEST(NodeHold, AOneNodeJobHoldsItsNodeFromItsStartToItsEnd) {
+  const std::string log =
+      "[2026-11-25T23:59:59.000] _slurm_rpc_submit_batch_job: JobId=1 InitPrio=1 usec=1\n"
+      "[2026-11-25T23:59:59.900] sched: Allocate JobId=1 NodeList=nid00010 #CPUs=32 Partition=batch\n"
+      "[2026-11-26T00:00:00.100] sched/backfill: _start_job: Started JobId=2 in batch on nid00011\n"
+      "[2026-11-26T00:00:00.120] sched: Allocate JobId=3 NodeList=nid[00012-00013] #CPUs=64 Partition=batch\n"
+      "[2026-11-26T00:00:00.130] _job_complete: JobId=1 WEXITSTATUS 0\n"
+      "[2026-11-26T00:00:00.140] _job_complete: JobId=1 done\n"
+      "[2026-11-26T00:00:00.150] _job_complete: JobId=1 done\n"
+      "[2026-11-26T00:00:00.400] _job_complete: JobId=3 done\n"
+      "[2026-11-26T00:00:00.450] _job_complete: JobId=2 done\n"
+      "[2026-11-26T00:00:00.500] _job_complete: JobId=4 done\n";
+  const auto holds = node_hold_ms(log);
+  ASSERT_EQ(holds.size(), 2u) << "job 3 is on two nodes, job 4 never started, job 1 ended once";
+  EXPECT_NEAR(holds[0], 240.0, 0.5);  // job 1, across midnight
+  EXPECT_NEAR(holds[1], 350.0, 0.5);  // job 2, started by backfill
+}
+
 }  // namespace
 }  // namespace basil_test
