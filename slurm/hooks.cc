@@ -206,6 +206,16 @@ int run_task_prolog(const JobEnv& env, Ports& ports, std::string& out) {
   auto log = [&](LogLevel level, const std::string& line) {
     ports.log(level, "job " + env.job_id + " task-prolog: " + line);
   };
+  // With the job id beside it, so that a step started from this task (the
+  // batch script's srun) takes it from its environment: one RPC per job,
+  // not one per task of each step.
+  auto exported = [&](std::uint64_t id) {
+    out += "export BASIL_RESERVATION_ID=" + std::to_string(id) + "\nexport BASIL_RESERVATION_JOB=" + env.job_id + "\n";
+  };
+  if (env.exported_reservation) {
+    exported(*env.exported_reservation);
+    return kExitOk;
+  }
   const auto shown = show_job(ports, env);
   if (!shown.failure.empty()) {
     log(LogLevel::kError, "show job " + env.spec() + " failed: " + shown.failure);
@@ -217,7 +227,7 @@ int run_task_prolog(const JobEnv& env, Ports& ports, std::string& out) {
   } else if (!*id) {
     log(LogLevel::kWarning, "the job's AdminComment names no basil reservation");
   } else {
-    out += "export BASIL_RESERVATION_ID=" + std::to_string(**id) + "\n";
+    exported(**id);
   }
   return kExitOk;
 }

@@ -6,8 +6,9 @@
 // SLURM_JOB_NODELIST, SLURM_JOB_NUM_NODES, SLURM_JOB_RESTART_COUNT and
 // SLURM_SCRIPT_CONTEXT (prolog_slurmctld, epilog_slurmctld), and no PATH;
 // a TaskProlog runs in the task's environment, SLURM_JOB_ID and
-// SLURM_SCRIPT_CONTEXT=prolog_task among it. A job array's task also has
-// SLURM_ARRAY_JOB_ID and SLURM_ARRAY_TASK_ID, in all three.
+// SLURM_SCRIPT_CONTEXT=prolog_task among it (and whatever the job's user
+// put there). A job array's task also has SLURM_ARRAY_JOB_ID and
+// SLURM_ARRAY_TASK_ID, in all three.
 #pragma once
 
 #include <cstdint>
@@ -41,6 +42,13 @@ struct JobEnv {
   std::string node_list;               // SLURM_JOB_NODELIST (prolog): a Slurm host list
   std::optional<std::uint32_t> num_nodes;  // SLURM_JOB_NUM_NODES
   std::uint32_t restart_count = 0;     // SLURM_JOB_RESTART_COUNT
+  // TaskProlog: the reservation id this job's TaskProlog exported before,
+  // inherited by this task: BASIL_RESERVATION_ID (digits) when
+  // BASIL_RESERVATION_JOB names this job (SLURM_JOB_ID). A step started
+  // from the batch script (or from a task) carries both in its tasks'
+  // environment. Anything else there (another job's, not a number) is
+  // passed over, never an error.
+  std::optional<std::uint64_t> exported_reservation;
 
   // How scontrol names this job alone: the job id, or ARRAY_TASK for a job
   // array's task (the task whose job id is the array's would otherwise name

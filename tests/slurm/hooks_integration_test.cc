@@ -86,7 +86,7 @@ TEST(SlurmHooksTest, AJobsLifeReservesWithItsShapeConfirmsExportsAndReleases) {
 
   const auto task = slurm.run("prolog_task");
   EXPECT_EQ(task.exit_code, 0) << task.err;
-  EXPECT_EQ(task.out, "export BASIL_RESERVATION_ID=" + std::to_string(id) + "\n");
+  EXPECT_EQ(task.out, "export BASIL_RESERVATION_ID=" + std::to_string(id) + "\nexport BASIL_RESERVATION_JOB=45\n");
 
   const auto epilog = slurm.run("epilog_slurmctld");
   EXPECT_EQ(epilog.exit_code, 0) << epilog.err;

@@ -356,8 +356,19 @@ TEST(TaskPrologTest, ExportsTheReservationOfTheAdminComment) {
   e.job_id = "48";
   std::string out;
   EXPECT_EQ(run_task_prolog(e, p, out), kExitOk);
-  EXPECT_EQ(out, "export BASIL_RESERVATION_ID=42\n");
+  EXPECT_EQ(out, "export BASIL_RESERVATION_ID=42\nexport BASIL_RESERVATION_JOB=48\n");
   EXPECT_EQ(p.calls, std::vector<std::string>{"scontrol -o show job 48"});
+}
+
+TEST(TaskPrologTest, ATaskThatInheritedItsJobsReservationAsksSlurmNothing) {
+  FakePorts p;  // no record to show: a call would find nothing
+  JobEnv e;
+  e.job_id = "48";
+  e.exported_reservation = 42;
+  std::string out;
+  EXPECT_EQ(run_task_prolog(e, p, out), kExitOk);
+  EXPECT_EQ(out, "export BASIL_RESERVATION_ID=42\nexport BASIL_RESERVATION_JOB=48\n");
+  EXPECT_TRUE(p.calls.empty()) << p.calls.front();
 }
 
 TEST(TaskPrologTest, PrintsNothingButSucceedsWhenThereIsNoneOrItIsAmbiguous) {

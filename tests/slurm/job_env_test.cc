@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <utility>
+#include <vector>
 
 namespace basild::slurm {
 namespace {
@@ -84,6 +86,25 @@ TEST(JobEnvTest, TheEpilogAndTaskPrologNeedOnlyTheJobId) {
     EXPECT_EQ(env->job_id, "7");
   }
   EXPECT_FALSE(read_job_env(from(only), Hook::kProlog));
+}
+
+TEST(JobEnvTest, ATaskPrologTakesTheReservationItsJobExportedAndNothingElse) {
+  const Env inherited = {{"SLURM_JOB_ID", "7"}, {"BASIL_RESERVATION_JOB", "7"}, {"BASIL_RESERVATION_ID", "42"}};
+  auto env = read_job_env(from(inherited), Hook::kTaskProlog);
+  ASSERT_TRUE(env);
+  EXPECT_EQ(env->exported_reservation, 42u);
+  // Only the TaskProlog looks at it.
+  EXPECT_EQ(read_job_env(from(inherited), Hook::kEpilog)->exported_reservation, std::nullopt);
+  // Another job's (a job submitted from this one's script), or not an id:
+  // passed over, not an error (the user's environment).
+  for (const auto& [job, id] : std::vector<std::pair<std::string, std::string>>{
+           {"8", "42"}, {"", "42"}, {"7", ""}, {"7", "0"}, {"7", "-1"}, {"7", "42\nexport LD_PRELOAD=/tmp/x"},
+           {"7", "99999999999999999999"}, {"7", "4 2"}, {"07", "42"}}) {
+    Env e = {{"SLURM_JOB_ID", "7"}, {"BASIL_RESERVATION_JOB", job}, {"BASIL_RESERVATION_ID", id}};
+    auto read = read_job_env(from(e), Hook::kTaskProlog);
+    ASSERT_TRUE(read) << job << " " << id;
+    EXPECT_EQ(read->exported_reservation, std::nullopt) << job << " " << id;
+  }
 }
 
 TEST(JobEnvTest, HooksByNameAndBySlurmScriptContext) {

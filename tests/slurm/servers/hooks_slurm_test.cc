@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
+#include <optional>
 #include <regex>
 #include <set>
 #include <string>
@@ -93,6 +94,52 @@ TEST(SlurmHooksServerTest, BatchSrunAndArrayJobsRunInTheirReservationsWhichTheEp
   EXPECT_TRUE(site.basild.basild_reservations().empty()) << site.basild.get("/v1/reservations").dump();
   EXPECT_EQ(site.basild.events_of("release", r_batch).size(), 1u);
   EXPECT_EQ(site.basild.events_of("release", r_srun).size(), 1u);
+}
+
+// How many single-job record requests (slurm_load_job: REQUEST_JOB_INFO_SINGLE)
+// slurmctld has served, from sdiag; nullopt when sdiag fails.
+std::optional<long> job_record_rpcs(const Site& site) {
+  const auto r = site.slurm.client({"sdiag"});
+  if (r.exit_code != 0) return std::nullopt;
+  std::smatch m;
+  if (!std::regex_search(r.out, m, std::regex("REQUEST_JOB_INFO_SINGLE +\\( *[0-9]+\\) count:([0-9]+)"))) return 0;
+  return std::stol(m[1]);
+}
+
+TEST(SlurmHooksServerTest, TheTasksOfAStepStartedByTheBatchScriptTakeTheReservationFromItsEnvironment) {
+  if (auto why = basil_test::slurm_unavailable()) GTEST_SKIP() << *why;
+  Site site(four_nodes());
+  ASSERT_TRUE(site.start()) << site.slurm.error();
+  // Job B is submitted from job A's script: B's environment carries A's
+  // reservation, which B's tasks must not take for their own.
+  const std::string out_a = site.hooks.dir() + "/a.out", out_b = site.hooks.dir() + "/b.out";
+  const auto before = job_record_rpcs(site);
+  ASSERT_TRUE(before) << "sdiag failed";
+  const auto a = site.slurm.sbatch(
+      {"-N1", "-n4", "-o", out_a, "--wrap",
+       "echo script=$BASIL_RESERVATION_ID; srun sh -c 'echo task=$BASIL_RESERVATION_ID'; sbatch --parsable -N1 -n2 -o " +
+           out_b + " --wrap \"srun sh -c 'echo b=\\$BASIL_RESERVATION_ID'\""});
+  ASSERT_TRUE(a) << site.slurm.error();
+  // Both end: A's script submits B before it ends, so the queue empties
+  // only after both (waited for through squeue, not through job records).
+  ASSERT_TRUE(site.slurm.wait_queue_empty(60s)) << site.why();
+  const auto after = job_record_rpcs(site);
+  ASSERT_TRUE(after) << "sdiag failed";
+
+  const std::string Ra = std::to_string(site.confirmed_reservation(*a));
+  const std::string text_a = basil_test::read_file(out_a);
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(text_a, m, std::regex("\n([0-9]+)\n"))) << text_a;  // B's id, from sbatch --parsable
+  const auto b = static_cast<std::uint32_t>(std::stoul(m[1]));
+  const std::string Rb = std::to_string(site.confirmed_reservation(b));
+  ASSERT_NE(Rb, "0");
+  ASSERT_NE(Rb, Ra);
+  EXPECT_EQ(text_a, "script=" + Ra + "\n" + "task=" + Ra + "\ntask=" + Ra + "\ntask=" + Ra + "\ntask=" + Ra + "\n" +
+                        m[1].str() + "\n");
+  EXPECT_EQ(basil_test::read_file(out_b), "b=" + Rb + "\nb=" + Rb + "\n");
+  // Per job, the prolog's record and its batch script's TaskProlog's: not
+  // one more per task of a step.
+  EXPECT_EQ(*after - *before, 4) << site.slurm.client({"sdiag"}).out;
 }
 
 TEST(SlurmHooksServerTest, AJobBasildRefusesFailsWithItsSentenceAndOneAlpsCannotRunNowIsRequeued) {
