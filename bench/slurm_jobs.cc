@@ -36,7 +36,9 @@
 // or more with Slurm's timers. Each round is also set against Slurm
 // alone's round just before it (the quartiles of those ratios). Durations
 // are taken by the steady clock. SLURM_JOBS_TRACE=DIR prints each round's
-// time and copies slurmctld's, basild's and the hooks' logs after it to DIR.
+// time and the machine's busy CPU time per job, runs the rounds' hooks
+// through the timing wrapper too, with basil-slurm logging to a file, and
+// copies slurmctld's, basild's and the hooks' logs after each round to DIR.
 //
 // Needs root and Slurm (scripts/setup.sh installs it). Exit status 1 when a
 // job does not complete or basild holds a reservation at the end.
