@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "basil_proto/codec.h"
+#include "emulator/answer.h"
 #include "emulator/core/faults.h"
 #include "emulator/core/handler.h"
 #include "emulator/core/state.h"
@@ -31,6 +32,8 @@
 namespace po = boost::program_options;
 using basil::Result;
 using basil::Status;
+using emu::encode_or_internal;
+using emu::write_all;
 
 namespace {
 
@@ -83,17 +86,6 @@ bool on_off(const std::string& v, bool* out) {
 
 // ---------------------------------------------------------------- apbasil mode
 
-void write_all(int fd, std::string_view data) {
-  while (!data.empty()) {
-    const ssize_t n = ::write(fd, data.data(), data.size());
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return;
-    }
-    data.remove_prefix(static_cast<std::size_t>(n));
-  }
-}
-
 std::string read_fd(int fd) {
   std::string out;
   char buf[65536];
@@ -104,20 +96,6 @@ std::string read_fd(int fd) {
     out.append(buf, static_cast<std::size_t>(n));
   }
   return out;
-}
-
-std::string encode_or_internal(const basil::Response& r) {
-  auto xml = basil::encode_response(r);
-  if (xml) return std::move(*xml);
-  basil::Response f = basil::make_failure(r.dialect, r.protocol, r.method, basil::ErrorClass::kPermanent,
-                                          basil::ErrorSource::kInternal,
-                                          "emulator could not encode its answer: " + xml.status().message());
-  if (auto again = basil::encode_response(f)) return std::move(*again);
-  // The encoder's message quoted what it could not write: say less.
-  f.messages.front().text = "emulator could not encode its answer";
-  if (auto plain = basil::encode_response(f)) return std::move(*plain);
-  f.protocol.clear();  // only a protocol that is not valid text is left
-  return basil::encode_response(f).value();
 }
 
 int apbasil_mode(const std::string& state_dir) {
@@ -207,11 +185,17 @@ int apbasil_mode(const std::string& state_dir) {
   }
   if (plan.latency_ms > 0)
     std::this_thread::sleep_for(std::chrono::microseconds(static_cast<std::int64_t>(plan.latency_ms * 1000.0)));
-  std::string xml = encode_or_internal(response);
-  if (plan.garbage) xml = emu::garbage_bytes(fault_seed, seq, std::max<std::size_t>(64, xml.size() / 2));
-  else if (plan.truncate) xml.resize(xml.size() / 2);
   if (plan.stderr_noise) write_all(2, "apbasil: warning: emulator noise (injected fault, request " + std::to_string(seq) + ")\n");
-  write_all(1, xml);
+  if (plan.garbage || plan.truncate) {
+    std::string xml = encode_or_internal(response);
+    if (plan.garbage) xml = emu::garbage_bytes(fault_seed, seq, std::max<std::size_t>(64, xml.size() / 2));
+    else xml.resize(xml.size() / 2);
+    write_all(1, xml);
+  } else if (const Status w = emu::write_answer(1, response); !w && w.code() != basil::Code::kTransport) {
+    // An INVENTORY cut by an encoding error after its first piece went out.
+    write_all(2, "basil-emulator: the answer broke off: " + w.message() + "\n");
+    ::_exit(1);
+  }
   // The answer is out and the transaction committed: leave without tearing down
   // the model (a 2256-node INVENTORY is ~10^5 small objects).
   ::_exit(plan.exit_code);

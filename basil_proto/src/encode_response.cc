@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "basil_proto/codec.h"
+#include "basil_proto/encode_stream.h"
 #include "basil_proto/dialect.h"
 #include "basil_proto/model.h"
 #include "basil_proto/nidlist.h"
@@ -293,6 +294,14 @@ Result<std::string> encode_response(const Response& response) {
   }
   return encode_detail::write_document(
       hint, [&](XmlWriter& w) { return ResponseEncoder(w, response).run(); });
+}
+
+StreamedDocument encode_response_streamed(const Response& response,
+                                          const std::function<bool(std::string_view)>& write,
+                                          std::size_t piece_bytes) {
+  using encode_detail::ResponseEncoder;
+  using encode_detail::XmlWriter;
+  return encode_detail::write_streamed(write, piece_bytes, [&](XmlWriter& w) { return ResponseEncoder(w, response).run(); });
 }
 
 }  // namespace basil

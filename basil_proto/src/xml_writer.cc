@@ -122,7 +122,13 @@ Status XmlWriter::finish() {
   if (failed_) return Status(Code::kInternal, "libxml2 escaping failed (out of memory?)");
   if (depth_ != 0) return Status(Code::kInternal, "the encoder left an element open");
   put('\n');
-  out_.resize(len_);
+  if (pieces_ == nullptr) {
+    out_.resize(len_);
+    return {};
+  }
+  hand_over();
+  out_.clear();
+  if (pieces_refused_) return Status(Code::kTransport, "the document's output was closed after " + std::to_string(handed_) + " bytes");
   return {};
 }
 

@@ -50,12 +50,14 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <new>
 #include <string>
 #include <string_view>
 #include <utility>
 
+#include "basil_proto/encode_stream.h"
 #include "basil_proto/status.h"
 
 namespace basil::encode_detail {
@@ -94,17 +96,30 @@ struct XmlCharFree {
 // text through xmlEncodeSpecialChars, the two functions xmlTextWriter calls
 // for them. libxml2 failures are remembered and reported once by finish().
 // The sink must outlive the writer.
+//
+// Streamed (a `pieces` function given): the string is a buffer of about
+// `piece_bytes`; each time it is full, what it holds goes to `pieces` and
+// it is reused, and finish() hands over the rest. The bytes written are
+// never changed afterwards, so a piece may end anywhere, even inside a tag.
+// When `pieces` returns false nothing more is handed to it and finish()
+// reports kTransport.
 class XmlWriter {
  public:
-  explicit XmlWriter(std::string* sink) : out_(*sink), scratch_(xmlBufferCreateSize(256)) {
+  using Pieces = std::function<bool(std::string_view)>;
+
+  explicit XmlWriter(std::string* sink, const Pieces* pieces = nullptr, std::size_t piece_bytes = 0)
+      : out_(*sink), pieces_(pieces), scratch_(xmlBufferCreateSize(256)) {
     if (!scratch_) {
       failed_ = true;
       return;
     }
+    if (pieces_ != nullptr) out_.resize(std::max<std::size_t>(piece_bytes, 4096));
     put("<?xml version=\"1.0\"?>\n");
   }
 
   bool failed() const { return failed_; }
+  // Streamed: the bytes handed to `pieces` so far.
+  std::size_t handed() const { return handed_; }
 
   void start(std::string_view name) {
     if (failed_) return;
@@ -248,13 +263,27 @@ class XmlWriter {
     out_[len_++] = c;
   }
   void grow(std::size_t n) {
+    if (pieces_ != nullptr && len_ > 0) {
+      hand_over();
+      if (out_.size() >= n) return;
+    }
     static constexpr std::size_t kAhead = 64 * 1024;
     const std::size_t need = len_ + n;
     out_.resize(need + kAhead <= out_.capacity() ? need + kAhead : std::max(out_.size() * 2, need + kAhead));
   }
 
+  // Streamed: out_[0, len_) to `pieces` (unless it refused a piece before).
+  void hand_over() {
+    if (!pieces_refused_ && !(*pieces_)(std::string_view(out_.data(), len_))) pieces_refused_ = true;
+    if (!pieces_refused_) handed_ += len_;
+    len_ = 0;
+  }
+
   std::string& out_;
   std::size_t len_ = 0;
+  const Pieces* pieces_ = nullptr;
+  bool pieces_refused_ = false;
+  std::size_t handed_ = 0;
   std::unique_ptr<xmlBuffer, XmlBufferFree> scratch_;  // libxml2's escaped attribute value
   bool failed_ = false;
   bool tag_open_ = false;  // a start tag is written up to its attributes
@@ -263,6 +292,30 @@ class XmlWriter {
   std::array<std::string_view, kMaxDepth> names_{};
   std::array<bool, kMaxDepth> has_children_{};
 };
+
+// Runs `body(writer)` with a streamed writer: the document goes to `pieces`
+// as it is written. Returns the bytes handed over and the first error.
+template <typename Body>
+StreamedDocument write_streamed(const XmlWriter::Pieces& pieces, std::size_t piece_bytes, Body&& body) {
+  StreamedDocument d;
+  try {
+    std::string buffer;
+    XmlWriter w(&buffer, &pieces, piece_bytes);
+    if (w.failed()) {
+      d.status = Status(Code::kInternal, "cannot create the libxml2 escaping buffer");
+    } else if (Status s = body(w); !s.is_ok()) {
+      d.status = std::move(s);
+    } else {
+      d.status = w.finish();
+    }
+    d.written = w.handed();
+  } catch (const std::bad_alloc&) {
+    d.status = Status(Code::kInternal, "out of memory while encoding");
+  } catch (...) {
+    d.status = Status(Code::kInternal, "unexpected exception while encoding");
+  }
+  return d;
+}
 
 // Runs `body(writer)` and returns the document, or the first error. The
 // writer is gone (and has flushed) before the string is handed back.
