@@ -79,6 +79,7 @@ struct SshTransportOptions {
   // a short answer of another call waits behind; a long answer's pace is
   // this much per round trip: 512 KiB made an 8.9 MB INVENTORY about 6 ms
   // slower than 4 MiB (bench/slurm_pass_bench), with no gain for small calls.
+  // basild credits what it took in batches of an eighth of this.
   std::size_t stream_window = std::size_t{4} << 20;
   std::chrono::milliseconds reconnect_min{1'000};
   std::chrono::milliseconds reconnect_max{60'000};

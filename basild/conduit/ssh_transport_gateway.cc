@@ -105,9 +105,25 @@ Status SshTransport::Impl::take_frames() {
     if (auto* d = std::get_if<GatewayData>(&**f)) {
       const std::size_t len = d->bytes.size();
       auto it = active.find(d->id);
-      if (it != active.end()) take_output(it->second.job, std::move(d->bytes), it->second.out);
-      if (helper_version >= 3) {
-        if (auto c = write_all(helper.get(), encode_credit_frame(d->id, len)); !c) return c;
+      if (it == active.end()) {
+        // A call that timed out: its bytes are credited at once, so that the
+        // helper's window does not stay taken by what nobody reads.
+        if (helper_version >= 3) {
+          if (auto c = write_all(helper.get(), encode_credit_frame(d->id, len)); !c) return c;
+        }
+        continue;
+      }
+      take_output(it->second.job, std::move(d->bytes), it->second.out);
+      // Credits go back in batches of an eighth of the window, not per D
+      // frame: each is a packet through sshd to the helper, and a long
+      // answer's 64-KiB pieces made some 140 of them per 8.9 MB. The helper
+      // is never held up by it: what it has on its way stays under the
+      // window by at least seven eighths.
+      auto& pending = it->second.uncredited;
+      pending += len;
+      if (helper_version >= 3 && pending >= credit_batch()) {
+        if (auto c = write_all(helper.get(), encode_credit_frame(d->id, pending)); !c) return c;
+        pending = 0;
       }
       continue;
     }

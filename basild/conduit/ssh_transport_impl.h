@@ -78,6 +78,7 @@ struct SshTransport::Impl {
     ChannelPtr channel;  // exec mode
     std::string out, err;
     bool out_eof = false, err_eof = false, overflow = false;
+    std::size_t uncredited = 0;  // gateway mode: D bytes taken but not yet credited to the helper
   };
 
   Impl(asio::io_context& io_, SshTransportOptions o) : io(io_), options(std::move(o)) {
@@ -231,6 +232,7 @@ struct SshTransport::Impl {
   void set_state(const char* s, std::string error = {});
   bool session_alive() const;
   int poll_timeout_ms() const;
+  std::size_t credit_batch() const { return std::max<std::size_t>(options.stream_window / 8, 1); }
 
   asio::io_context& io;
   SshTransportOptions options;
