@@ -210,8 +210,11 @@ ClientReply Client::request_unguarded(std::string_view method, std::string_view 
 
     if (sink != nullptr && sink->accept && sink->accept(reply.status, reply.content_type, head.chunked())) {
       // Streamed: each read fills at most the piece buffer, which goes to
-      // the sink at once.
-      std::string piece(std::size_t{64} << 10, '\0');
+      // the sink at once. 256 KiB, not 64: the proxy passed an 8.9 MB
+      // INVENTORY on with 6.2 ms of CPU in 64-KiB pieces, 4.6 ms in these
+      // (fewer reads, deadlines and writes); what a piece holds back is
+      // under a millisecond of such a stream.
+      std::string piece(std::size_t{256} << 10, '\0');
       while (!head.is_done()) {
         head.get().body().data = piece.data();
         head.get().body().size = piece.size();
