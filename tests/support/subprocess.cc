@@ -28,9 +28,11 @@ void close_fd(int& fd) {
   fd = -1;
 }
 
+// Rounded up: a deadline 0.4 ms away is 1 ms away, not 0, so that a limit
+// never runs out before its time (EmulatorTest.OutputFaults once saw a
+// 2-s limit end after 1.999995 s).
 std::chrono::milliseconds left_until(Clock::time_point deadline) {
-  return std::max(std::chrono::milliseconds(0),
-                  std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()));
+  return std::max(std::chrono::milliseconds(0), std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now()));
 }
 
 // A descriptor above 2 (a process with a standard stream closed gets those
