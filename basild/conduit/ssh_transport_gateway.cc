@@ -116,9 +116,9 @@ Status SshTransport::Impl::take_frames() {
       take_output(it->second.job, std::move(d->bytes), it->second.out);
       // Credits go back in batches of an eighth of the window, not per D
       // frame: each is a packet through sshd to the helper, and a long
-      // answer's 64-KiB pieces made some 140 of them per 8.9 MB. The helper
-      // is never held up by it: what it has on its way stays under the
-      // window by at least seven eighths.
+      // answer's 64-KiB pieces made some 140 of them per 8.9 MB. What basild
+      // holds back uncredited is under an eighth of the window, so at least
+      // seven eighths of it stay for the bytes on their way.
       auto& pending = it->second.uncredited;
       pending += len;
       if (helper_version >= 3 && pending >= credit_batch()) {
