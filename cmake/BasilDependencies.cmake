@@ -19,6 +19,8 @@ endif()
 
 find_package(Boost 1.74 REQUIRED COMPONENTS program_options)
 pkg_check_modules(LIBSSH REQUIRED IMPORTED_TARGET GLOBAL libssh>=0.10)
+# The gateway helper's answers, compressed on their way (frames.h, Z frame).
+pkg_check_modules(LZ4 REQUIRED IMPORTED_TARGET GLOBAL liblz4)
 pkg_check_modules(SYSTEMD QUIET IMPORTED_TARGET GLOBAL libsystemd)
 if(SYSTEMD_FOUND)
   message(STATUS "libsystemd ${SYSTEMD_VERSION}: basild tells systemd when it is ready (sd_notify)")

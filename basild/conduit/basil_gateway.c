@@ -12,10 +12,13 @@
  * library and C99; apbasil_proxy(8), "The gateway helper"):
  *   cc -std=c99 -O2 -o basil_gateway basil_gateway.c
  *   install -m 755 basil_gateway /usr/local/libexec/basil_gateway
+ * or, where the system has liblz4 (its headers, lz4-devel on SLES), with
+ * the answers compressed on their way (the Z frame below):
+ *   cc -std=c99 -O2 -DBASIL_GATEWAY_LZ4 -o basil_gateway basil_gateway.c -llz4
  *
  * The frames (see basild/conduit/frames.h):
  *
- *   out, once:  "BASIL-GATEWAY 3\n"
+ *   out, once:  "BASIL-GATEWAY 5 lz4\n"                (" lz4" when built with BASIL_GATEWAY_LZ4)
  *   in:         "Q <id> <len>\n" <request>           run a request
  *   in:         "A <id> <signal> <apid>\n"            run APKILL [ARGS...] -<signal> <apid>
  *               (signal 1 to 64, apid decimal digits; answered how 2, value
@@ -26,6 +29,9 @@
  *   in:         "C <id> <bytes>\n"                    <bytes> more of that call's D frames arrived
  *   in:         "S <n>\n"                             from now on, keep <n> (0 or 1) apbasil
  *               started ahead, waiting on its stdin for the next request
+ *   in:         "Z lz4\n"                             from now on, each call's stdout (its D
+ *               frames' bytes and the R frame's <stdout>, together) is one LZ4
+ *               frame; only to a helper whose greeting lists lz4
  *   out:        "D <id> <len>\n" <stdout bytes>        a piece of a long answer's stdout, as it comes
  *               (the first once STREAM_BYTES wait, then what each read brings)
  *   out:        "R <id> <how> <value> <outlen> <errlen>\n" <stdout> <stderr>
@@ -51,6 +57,13 @@
  * killed before its stdin is closed, so it never sees an empty request,
  * unless the helper itself is killed with SIGKILL: the spare then reads an
  * empty request, fails to parse it and exits.
+ * Version 5 lists what the helper was built with after its version (so far
+ * only "lz4") and added the Z frame: an INVENTORY of a large machine is
+ * highly repetitive XML (8.9 MB of an emulated 2256-node XC30 become 75 KB
+ * in LZ4, for some 7 ms of CPU), so the ssh channel, sshd and the
+ * conduit carry a fraction of it. Stdout is compressed as it is read, a D
+ * frame leaves once STREAM_BYTES of stdout went into it, and the limits
+ * (--max-output) count stdout before compression.
  *
  * End of file on stdin: no more requests; the calls running and queued
  * are finished and answered, then the helper exits 0. A write error on
@@ -81,6 +94,12 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#ifdef BASIL_GATEWAY_LZ4
+#include <lz4frame.h>
+#ifndef LZ4F_HEADER_SIZE_MAX /* lz4 before 1.8 */
+#define LZ4F_HEADER_SIZE_MAX 19
+#endif
+#endif
 
 #define MAX_HEADER 128
 #define MAX_STDERR (64 * 1024)
@@ -107,6 +126,11 @@ struct call {
   int status;
   int signal; /* an apkill of apid with this signal; 0: apbasil */
   unsigned long long apid;
+  size_t raw;         /* stdout bytes read (before compression) */
+  size_t raw_waiting; /* of those, the ones whose bytes wait in out */
+#ifdef BASIL_GATEWAY_LZ4
+  LZ4F_cctx *lz4; /* stdout's LZ4 frame (Z frame); NULL: sent as it is */
+#endif
 };
 
 extern char **environ;
@@ -117,6 +141,10 @@ static size_t max_output = 256u << 20;
 static size_t max_request = 1u << 20;
 /* The flow window of the W frame; 0: none (no W frame yet). */
 static size_t flow_window;
+#ifdef BASIL_GATEWAY_LZ4
+/* Z frame seen: calls started from then on compress their stdout. */
+static int compress_out;
+#endif
 static char **apbasil_argv;
 /* APKILL [ARGS...] then the two words below, written just before
    posix_spawn (which returns once the child has exec'd), then NULL; NULL
@@ -147,6 +175,8 @@ static int spare_wanted;
 /* No spare once the conduit has closed stdin: no request comes any more. */
 static int stdin_open = 1;
 
+static void fatal(const char *msg);
+
 static int buf_append(struct buf *b, const char *p, size_t n) {
   if (b->len + n > b->cap) {
     size_t cap = b->cap ? b->cap : 4096;
@@ -161,6 +191,45 @@ static int buf_append(struct buf *b, const char *p, size_t n) {
   b->len += n;
   return 0;
 }
+
+#ifdef BASIL_GATEWAY_LZ4
+/* Room for n more bytes at b->data + b->len. */
+static int buf_reserve(struct buf *b, size_t n) {
+  size_t cap = b->cap ? b->cap : 4096;
+  char *d;
+  if (b->len + n <= b->cap) return 0;
+  while (cap < b->len + n) cap *= 2;
+  d = (char *)realloc(b->data, cap);
+  if (!d) return -1;
+  b->data = d;
+  b->cap = cap;
+  return 0;
+}
+
+/* LZ4 frames with linked 64-KiB blocks (a block refers back to the one
+   before it), flushed on every update: what was read is in out at once.
+   Set field by field (the structure grew between lz4 releases). */
+static LZ4F_preferences_t lz4_prefs;
+
+static void lz4_prefs_init(void) {
+  memset(&lz4_prefs, 0, sizeof lz4_prefs);
+  lz4_prefs.frameInfo.blockSizeID = LZ4F_max64KB;
+  lz4_prefs.frameInfo.blockMode = LZ4F_blockLinked;
+  lz4_prefs.autoFlush = 1;
+}
+
+/* Appends to c->out what compressing n bytes (n == 0: the frame's end) gives. */
+static void compress_stdout(struct call *c, const char *p, size_t n) {
+  size_t r;
+  if (buf_reserve(&c->out, LZ4F_compressBound(n, &lz4_prefs)) != 0) fatal("out of memory");
+  if (n > 0)
+    r = LZ4F_compressUpdate(c->lz4, c->out.data + c->out.len, c->out.cap - c->out.len, p, n, NULL);
+  else
+    r = LZ4F_compressEnd(c->lz4, c->out.data + c->out.len, c->out.cap - c->out.len, NULL);
+  if (LZ4F_isError(r)) fatal(LZ4F_getErrorName(r));
+  c->out.len += r;
+}
+#endif
 
 static void buf_free(struct buf *b) {
   free(b->data);
@@ -285,6 +354,9 @@ static void send_answer(struct call *c) {
     value = WEXITSTATUS(c->status);
   }
   if (c->overflow) c->out.len = 0;
+#ifdef BASIL_GATEWAY_LZ4
+  if (c->lz4 && !c->overflow) compress_stdout(c, NULL, 0);
+#endif
   snprintf(head, sizeof head, "R %llu %d %d %lu %lu\n", c->id, how, value, (unsigned long)c->out.len,
            (unsigned long)c->err.len);
   write_frame(head, c->out.data, c->out.len, c->err.data, c->err.len);
@@ -297,6 +369,7 @@ static void send_data(struct call *c) {
   write_frame(head, c->out.data, c->out.len, NULL, 0);
   c->streamed += c->out.len;
   c->out.len = 0;
+  c->raw_waiting = 0;
 }
 
 static void release_slot(struct call *c) {
@@ -304,6 +377,9 @@ static void release_slot(struct call *c) {
   close_fd(&c->out_fd);
   close_fd(&c->err_fd);
   free(c->req);
+#ifdef BASIL_GATEWAY_LZ4
+  if (c->lz4) LZ4F_freeCompressionContext(c->lz4);
+#endif
   buf_free(&c->out);
   buf_free(&c->err);
   memset(c, 0, sizeof *c);
@@ -483,6 +559,16 @@ static void start_call(unsigned long long id, char *req, size_t len, int sig, un
     return;
   }
   if (c->req_len == 0) close_fd(&c->in_fd);
+#ifdef BASIL_GATEWAY_LZ4
+  if (compress_out) {
+    size_t r;
+    if (LZ4F_isError(LZ4F_createCompressionContext(&c->lz4, LZ4F_VERSION))) fatal("out of memory");
+    if (buf_reserve(&c->out, LZ4F_HEADER_SIZE_MAX) != 0) fatal("out of memory");
+    r = LZ4F_compressBegin(c->lz4, c->out.data, c->out.cap, &lz4_prefs);
+    if (LZ4F_isError(r)) fatal(LZ4F_getErrorName(r));
+    c->out.len = r;
+  }
+#endif
 }
 
 static void start_queued(void) {
@@ -675,6 +761,15 @@ static void parse_input(void) {
         refill_spare();
       else
         drop_spare(0);
+    } else if (line[0] == 'Z' && line[1] == ' ') {
+#ifdef BASIL_GATEWAY_LZ4
+      if (strcmp(line + 2, "lz4") != 0) fatal("bad compression header");
+      off += hlen + 1;
+      lz4_prefs_init();
+      compress_out = 1;
+#else
+      fatal("compression not built in");
+#endif
     } else if (line[0] == 'K' && line[1] == ' ') {
       if (parse_numbers(line + 2, num, 1) != 1) fatal("bad cancel header");
       off += hlen + 1;
@@ -775,7 +870,11 @@ int main(int argc, char **argv) {
   }
   free(apkill_args);
   for (k = 0; k < MAX_SLOTS; k++) slots[k].in_fd = slots[k].out_fd = slots[k].err_fd = -1;
-  if (write_all(1, "BASIL-GATEWAY 4\n", 16) != 0) return 0;
+#ifdef BASIL_GATEWAY_LZ4
+  if (write_all(1, "BASIL-GATEWAY 5 lz4\n", 20) != 0) return 0;
+#else
+  if (write_all(1, "BASIL-GATEWAY 5\n", 16) != 0) return 0;
+#endif
 
   for (;;) {
     struct pollfd fds[2 + 3 * MAX_SLOTS];
@@ -858,14 +957,21 @@ int main(int argc, char **argv) {
       got = read(which[k] == 1 ? c->out_fd : c->err_fd, chunk, sizeof chunk);
       if (got > 0) {
         if (which[k] == 1) {
-          if (c->streamed + c->out.len + (size_t)got > max_output) {
+          if (c->raw + (size_t)got > max_output) {
             c->overflow = 1;
             kill(-c->pid, SIGKILL);
             close_fd(&c->out_fd);
-          } else if (!c->overflow && buf_append(&c->out, chunk, (size_t)got) != 0) {
-            fatal("out of memory");
-          } else if (c->out.len >= STREAM_BYTES) {
-            send_data(c);
+          } else if (!c->overflow) {
+            c->raw += (size_t)got;
+            c->raw_waiting += (size_t)got;
+#ifdef BASIL_GATEWAY_LZ4
+            if (c->lz4)
+              compress_stdout(c, chunk, (size_t)got);
+            else
+#endif
+                if (buf_append(&c->out, chunk, (size_t)got) != 0)
+              fatal("out of memory");
+            if (c->raw_waiting >= STREAM_BYTES) send_data(c);
           }
         } else if (c->err.len + (size_t)got <= MAX_STDERR) {
           buf_append(&c->err, chunk, (size_t)got);
@@ -878,7 +984,7 @@ int main(int argc, char **argv) {
       struct call *c = &slots[k];
       /* A long answer (one that streams already) goes on with what this
          round read: a writer that pauses leaves nothing behind here. */
-      if (c->used && c->streamed > 0 && c->out.len > 0 && c->out_fd >= 0 && !c->overflow) send_data(c);
+      if (c->used && c->streamed > 0 && c->raw_waiting > 0 && c->out_fd >= 0 && !c->overflow) send_data(c);
       if (!c->used || c->out_fd >= 0 || c->err_fd >= 0) continue;
       if (!c->exited) reap(c);
       if (!c->exited) continue;

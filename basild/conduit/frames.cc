@@ -1,5 +1,8 @@
 #include "basild/conduit/frames.h"
 
+#include <lz4frame.h>
+
+#include <algorithm>
 #include <charconv>
 #include <vector>
 
@@ -23,6 +26,8 @@ std::string encode_apkill_frame(std::uint64_t id, int signal, std::uint64_t apid
 std::string encode_window_frame(std::uint64_t bytes) { return "W " + std::to_string(bytes) + "\n"; }
 
 std::string encode_spare_frame(unsigned spares) { return "S " + std::to_string(spares) + "\n"; }
+
+std::string encode_lz4_frame() { return "Z lz4\n"; }
 
 std::string encode_credit_frame(std::uint64_t id, std::uint64_t bytes) {
   return "C " + std::to_string(id) + " " + std::to_string(bytes) + "\n";
@@ -54,7 +59,88 @@ std::string printable(std::string_view s) {
   return o;
 }
 
+// The hello's feature words (version 5 on): lower-case letters and digits,
+// a letter first, at most 16 characters.
+bool feature_word(std::string_view w) {
+  if (w.empty() || w.size() > 16 || w[0] < 'a' || w[0] > 'z') return false;
+  return std::all_of(w.begin(), w.end(), [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); });
+}
+
+std::optional<GatewayHello> parse_hello(std::string_view s) {
+  const auto sp = s.find(' ');
+  const auto n = numbers(s.substr(0, sp));
+  if (!n || n->size() != 1 || (*n)[0] < 1 || (*n)[0] > kGatewayVersion) return std::nullopt;
+  GatewayHello h{static_cast<unsigned>((*n)[0])};
+  if (sp == std::string_view::npos) return h;
+  if (h.version < 5) return std::nullopt;
+  for (s.remove_prefix(sp + 1);;) {
+    const auto next = s.find(' ');
+    const auto word = s.substr(0, next);
+    if (!feature_word(word)) return std::nullopt;
+    if (word == "lz4") h.lz4 = true;  // others: features of a later release
+    if (next == std::string_view::npos) return h;
+    s.remove_prefix(next + 1);
+  }
+}
+
+// Decompressed in pieces of this size (four of the helper's 64-KiB blocks).
+constexpr std::size_t kInflateStep = 256 * 1024;
+// Calls whose answers are on their way at once: the helper runs at most
+// 256 (its MAX_SLOTS); more is a helper gone wrong, not memory to spend.
+constexpr std::size_t kMaxStreamingCalls = 1024;
+
 }  // namespace
+
+struct GatewayReader::Inflater {
+  Inflater() {
+    if (LZ4F_isError(LZ4F_createDecompressionContext(&ctx, LZ4F_VERSION))) ctx = nullptr;
+  }
+  ~Inflater() {
+    if (ctx) LZ4F_freeDecompressionContext(ctx);
+  }
+  Inflater(const Inflater&) = delete;
+  Inflater& operator=(const Inflater&) = delete;
+  LZ4F_dctx* ctx = nullptr;
+  bool ended = false;  // the LZ4 frame's end mark has come
+};
+
+GatewayReader::GatewayReader(std::size_t max_out_bytes, std::size_t max_err_bytes)
+    : max_out_(max_out_bytes), max_err_(max_err_bytes) {}
+GatewayReader::~GatewayReader() = default;
+GatewayReader::GatewayReader(GatewayReader&&) noexcept = default;
+GatewayReader& GatewayReader::operator=(GatewayReader&&) noexcept = default;
+
+basil::Result<std::string> GatewayReader::stdout_bytes(std::uint64_t id, Call& call, std::string_view wire, bool last) {
+  if (!lz4_) {
+    call.raw += wire.size();
+    return std::string(wire);
+  }
+  if (!call.lz4) call.lz4 = std::make_unique<Inflater>();
+  Inflater& z = *call.lz4;
+  if (!z.ctx) return fail("cannot decompress: out of memory");
+  const std::string who = "call " + std::to_string(id) + "'s answer";
+  if (z.ended && !wire.empty()) return fail(who + " goes on after its LZ4 frame ended");
+  if (!scratch_) scratch_ = std::make_unique_for_overwrite<char[]>(kInflateStep);
+  std::string out;
+  const char* src = wire.data();
+  std::size_t left = wire.size();
+  while (!z.ended) {
+    std::size_t dst = kInflateStep, took = left;
+    const std::size_t hint = LZ4F_decompress(z.ctx, scratch_.get(), &dst, src, &took, nullptr);
+    if (LZ4F_isError(hint)) return fail(who + " is not LZ4: " + LZ4F_getErrorName(hint));
+    src += took;
+    left -= took;
+    if (call.raw + out.size() + dst > max_out_)
+      return fail(who + " is over the limit of " + std::to_string(max_out_) + " bytes");
+    out.append(scratch_.get(), dst);
+    if (hint == 0) z.ended = true;
+    if (left == 0 && dst < kInflateStep) break;  // all taken and nothing more held back
+  }
+  if (left > 0) return fail(who + " goes on after its LZ4 frame ended");
+  if (last && !z.ended) return fail(who + " ends inside its LZ4 frame");
+  call.raw += out.size();
+  return out;
+}
 
 Status GatewayReader::fail(std::string why) {
   error_ = Status(Code::kTransport, "gateway helper protocol: " + std::move(why));
@@ -74,27 +160,31 @@ basil::Result<std::optional<GatewayFrame>> GatewayReader::next() {
   std::optional<GatewayFrame> frame;
   std::size_t used = nl + 1;
   if (line.substr(0, kGatewayHelloPrefix.size()) == kGatewayHelloPrefix) {
-    const auto n = numbers(line.substr(kGatewayHelloPrefix.size()));
-    if (!n || n->size() != 1 || (*n)[0] < 1 || (*n)[0] > kGatewayVersion)
-      return fail("unknown gateway protocol \"" + printable(line) + "\"");
-    frame = GatewayHello{static_cast<unsigned>((*n)[0])};
+    const auto hello = parse_hello(line.substr(kGatewayHelloPrefix.size()));
+    if (!hello) return fail("unknown gateway protocol \"" + printable(line) + "\"");
+    frame = *hello;
   } else if (line.size() >= 2 && line[0] == 'D' && line[1] == ' ') {
     const auto n = numbers(line.substr(2));
     if (!n || n->size() != 2) return fail("bad data header \"" + printable(line) + "\"");
     const std::uint64_t id = (*n)[0], len = (*n)[1];
-    if (len > max_out_ || streamed_[id] > max_out_ - len)
+    if (calls_.size() >= kMaxStreamingCalls && !calls_.contains(id))
+      return fail("more than " + std::to_string(kMaxStreamingCalls) + " answers on their way at once");
+    Call& call = calls_[id];
+    if (len > max_out_ || call.wire > max_out_ - len)
       return fail("answer of call " + std::to_string(id) + " is over the limit");
     if (rest.size() - used < len) return std::optional<GatewayFrame>{};
-    streamed_[id] += len;
-    frame = GatewayData{id, std::string(rest.substr(used, len))};
+    auto bytes = stdout_bytes(id, call, rest.substr(used, len), false);
+    if (!bytes) return bytes.status();
+    call.wire += len;
+    frame = GatewayData{id, std::move(*bytes), len};
     used += len;
   } else if (line.size() >= 2 && line[0] == 'R' && line[1] == ' ') {
     const auto n = numbers(line.substr(2));
     if (!n || n->size() != 5 || (*n)[1] > 3 || (*n)[2] > 0xffffffffu)
       return fail("bad answer header \"" + printable(line) + "\"");
     const std::uint64_t outlen = (*n)[3], errlen = (*n)[4];
-    const auto streamed = streamed_.find((*n)[0]);
-    const std::size_t before = streamed == streamed_.end() ? 0 : streamed->second;
+    const auto it = calls_.find((*n)[0]);
+    const std::size_t before = it == calls_.end() ? 0 : it->second.wire;
     if (outlen > max_out_ - std::min(before, max_out_))
       return fail("answer of " + std::to_string(before + outlen) + " bytes is over the limit");
     if (errlen > max_err_) return fail("stderr of " + std::to_string(errlen) + " bytes is over the limit");
@@ -103,10 +193,19 @@ basil::Result<std::optional<GatewayFrame>> GatewayReader::next() {
     a.id = (*n)[0];
     a.how = static_cast<ExitHow>((*n)[1]);
     a.value = static_cast<std::uint32_t>((*n)[2]);
-    a.out.assign(rest.substr(used, outlen));
+    const std::string_view out = rest.substr(used, outlen);
+    if (!lz4_ || a.how == ExitHow::kExited || a.how == ExitHow::kSignaled) {
+      // The rest of its stdout; compressed, the frame ends here.
+      Call none;
+      auto bytes = stdout_bytes(a.id, it == calls_.end() ? none : it->second, out, true);
+      if (!bytes) return bytes.status();
+      a.out = std::move(*bytes);
+    } else if (!out.empty()) {
+      return fail("answer of call " + std::to_string(a.id) + " that did not run carries stdout");
+    }
     a.err.assign(rest.substr(used + outlen, errlen));
     used += outlen + errlen;
-    if (streamed != streamed_.end()) streamed_.erase(streamed);
+    if (it != calls_.end()) calls_.erase(it);
     frame = std::move(a);
   } else if (line.size() >= 2 && line[0] == 'E' && line[1] == ' ') {
     const auto n = numbers(line.substr(2));

@@ -2,7 +2,8 @@
 // (basil_gateway.c), over one ssh channel. Pure: bytes in, values out.
 //
 // Text headers of one line, then raw bytes; numbers are unsigned decimal:
-//   helper -> conduit, once at start:  "BASIL-GATEWAY <version>\n" (1 to 4)
+//   helper -> conduit, once at start:  "BASIL-GATEWAY <version>[ <feature>]...\n" (1 to 5; from
+//                                      5 on, what the helper was built with: "lz4")
 //   conduit -> helper, a request:      "Q <id> <len>\n" <len bytes of request XML>
 //   conduit -> helper, run apkill:     "A <id> <signal> <apid>\n"  (no body; the helper runs
 //                                      its --apkill argv, then "-<signal>" "<apid>")
@@ -14,6 +15,10 @@
 //                                      D frames have arrived)
 //   conduit -> helper, spare apbasil:  "S <n>\n"  (version 4: from then on keep <n> (0 or 1)
 //                                      apbasil started ahead, waiting on its stdin for a request)
+//   conduit -> helper, compression:    "Z lz4\n"  (version 5, to a helper that listed lz4, once
+//                                      after the greeting: from then on each call's stdout, its
+//                                      D frames' bytes and its R frame's <out> together, is one
+//                                      LZ4 frame; the limits count the bytes before compression)
 //   helper -> conduit, stdout so far:  "D <id> <len>\n" <len bytes>   (version 2: a long answer
 //                                      in pieces as apbasil writes it; the R frame carries the rest)
 //   helper -> conduit, an answer:      "R <id> <how> <value> <outlen> <errlen>\n" <out> <err>
@@ -27,6 +32,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -51,15 +57,17 @@ struct GatewayAnswer {
 
 struct GatewayHello {
   unsigned version = 1;  // 2 sends D frames; 3 also takes a flow window and credits; 4 a spare
+  bool lz4 = false;      // 5: built with LZ4, takes the Z frame
 };
-inline constexpr unsigned kGatewayVersion = 4;  // the newest this conduit speaks
+inline constexpr unsigned kGatewayVersion = 5;  // the newest this conduit speaks
 struct GatewayError {
   std::string message;
 };
 // A piece of a call's stdout (version 2), before its GatewayAnswer.
 struct GatewayData {
   std::uint64_t id = 0;
-  std::string bytes;
+  std::string bytes;      // as apbasil wrote them
+  std::size_t wire = 0;   // what the frame carried (compressed: fewer); what credits count
 };
 
 using GatewayFrame = std::variant<GatewayHello, GatewayAnswer, GatewayError, GatewayData>;
@@ -72,27 +80,46 @@ std::string encode_window_frame(std::uint64_t bytes);
 std::string encode_credit_frame(std::uint64_t id, std::uint64_t bytes);
 // `spares` is 0 or 1.
 std::string encode_spare_frame(unsigned spares);
+std::string encode_lz4_frame();  // "Z lz4\n"
 
 // Reads the helper's output: feed() bytes in chunks of any size, next() the
 // frames as they complete. A malformed header or a frame over the limits (a
 // call's D frames and answer together count against max_out_bytes) is an
-// error (kTransport) and every later call returns it.
+// error (kTransport) and every later call returns it. After expect_lz4()
+// (the Z frame sent) each call's stdout is decompressed as it comes: the
+// frames carry it as apbasil wrote it, max_out_bytes counts it so, and bytes
+// that are not LZ4, or an answer of how 0 or 1 whose LZ4 frame does not end
+// with it, are errors too.
 class GatewayReader {
  public:
-  explicit GatewayReader(std::size_t max_out_bytes, std::size_t max_err_bytes = 64 * 1024)
-      : max_out_(max_out_bytes), max_err_(max_err_bytes) {}
+  explicit GatewayReader(std::size_t max_out_bytes, std::size_t max_err_bytes = 64 * 1024);
+  ~GatewayReader();
+  GatewayReader(GatewayReader&&) noexcept;
+  GatewayReader& operator=(GatewayReader&&) noexcept;
 
   void feed(std::string_view bytes) { buf_.append(bytes); }
+  void expect_lz4() { lz4_ = true; }
   // A complete frame, nullopt when more bytes are needed, or the error.
   basil::Result<std::optional<GatewayFrame>> next();
   std::size_t buffered() const { return buf_.size() - pos_; }
 
  private:
+  struct Inflater;  // one call's LZ4 decompression
+  struct Call {
+    std::size_t wire = 0;  // D bytes so far, as they came
+    std::size_t raw = 0;   // the same, decompressed
+    std::unique_ptr<Inflater> lz4;
+  };
   basil::Status fail(std::string why);
+  // The call's next stdout bytes as apbasil wrote them: `wire` itself, or
+  // decompressed (the frame must end with them when `last`).
+  basil::Result<std::string> stdout_bytes(std::uint64_t id, Call& call, std::string_view wire, bool last);
   std::string buf_;
   std::size_t pos_ = 0;
   std::size_t max_out_, max_err_;
-  std::map<std::uint64_t, std::size_t> streamed_;  // D bytes so far per call
+  bool lz4_ = false;
+  std::unique_ptr<char[]> scratch_;  // decompressed bytes on their way to a frame
+  std::map<std::uint64_t, Call> calls_;  // the calls whose D frames came
   basil::Status error_;
 };
 

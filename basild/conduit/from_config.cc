@@ -23,6 +23,7 @@ conduit::SshTransportOptions ssh_transport_options(const Config& c) {
   o.gateway_helper = k.gateway_helper;
   o.gateway_fallback_exec = k.gateway_fallback_exec;
   o.gateway_spare = k.gateway_spare_apbasil;
+  o.gateway_compress = k.gateway_compress;
   o.max_concurrent = c.apbasil.max_concurrent;
   o.max_output_bytes = static_cast<std::size_t>(c.apbasil.max_output_bytes);
   o.reconnect_min = k.reconnect_min;

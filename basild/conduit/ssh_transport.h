@@ -70,6 +70,7 @@ struct SshTransportOptions {
   std::string gateway_helper = "/usr/local/libexec/basil_gateway";  // path on the main system
   bool gateway_fallback_exec = false;  // helper missing or failing to start: use exec
   bool gateway_spare = true;           // version 4 helpers: keep an apbasil started ahead
+  bool gateway_compress = true;        // version 5 helpers built with LZ4: compressed answers
   std::size_t max_concurrent = 4;
   std::size_t max_output_bytes = std::size_t{256} << 20;
   std::size_t max_request_bytes = std::size_t{1} << 20;
@@ -98,6 +99,7 @@ struct ConduitStatus {
   std::uint64_t retried_queries = 0;   // QUERY calls sent again after a drop
   std::uint64_t lost_calls = 0;        // calls failed by a drop: non-QUERY, or streamed and partly passed on
   unsigned helper_version = 0;         // the gateway helper's protocol (2 streams, 3 with a flow window); 0: none yet
+  std::string compression;             // how the helper's answers come: "lz4", "none"; "" before the first
   std::string cipher;                  // the session's cipher from the login node; "" before the first
   std::optional<std::chrono::system_clock::time_point> since;  // state entered at
 };

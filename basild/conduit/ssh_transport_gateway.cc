@@ -84,9 +84,16 @@ Status SshTransport::Impl::take_frames() {
     if (!f) return f.status();
     if (!*f) return {};
     if (const auto* hello = std::get_if<GatewayHello>(&**f)) {
+      // Compression first: the calls started below already come compressed.
+      const bool lz4 = hello->lz4 && options.gateway_compress;
+      if (lz4) {
+        if (auto z = write_all(helper.get(), encode_lz4_frame()); !z) return z;
+        reader->expect_lz4();
+      }
       {
         std::lock_guard lock(mu);
         st.helper_version = hello->version;
+        st.compression = lz4 ? "lz4" : "none";
       }
       helper_ready = true;
       helper_version = hello->version;
@@ -103,7 +110,7 @@ Status SshTransport::Impl::take_frames() {
     }
     if (auto* e = std::get_if<GatewayError>(&**f)) return Status(Code::kTransport, "gateway helper failed: " + e->message);
     if (auto* d = std::get_if<GatewayData>(&**f)) {
-      const std::size_t len = d->bytes.size();
+      const std::size_t len = d->wire;
       auto it = active.find(d->id);
       if (it == active.end()) {
         // A call that timed out: its bytes are credited at once, so that the

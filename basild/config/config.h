@@ -71,6 +71,7 @@ struct ConduitConfig {
   std::string gateway_helper = "/usr/local/libexec/basil_gateway";  // on the login node
   bool gateway_fallback_exec = false;  // helper missing: use ssh-exec for that session
   bool gateway_spare_apbasil = true;   // the helper keeps an apbasil started ahead
+  bool gateway_compress = true;        // a helper built with LZ4 compresses the answers
   Duration connect_timeout = std::chrono::seconds(10);
   Duration keepalive_interval = std::chrono::seconds(30);  // 0: none
   std::uint32_t keepalive_count = 3;

@@ -100,6 +100,7 @@ void read_conduit(const toml::table& t, ConduitConfig& c, Errors& errors) {
   s.key("gateway_helper", [&](const Field& f) { assign(c.gateway_helper, read_absolute_path(f)); });
   s.key("gateway_fallback_exec", [&](const Field& f) { assign(c.gateway_fallback_exec, read_bool(f)); });
   s.key("gateway_spare_apbasil", [&](const Field& f) { assign(c.gateway_spare_apbasil, read_bool(f)); });
+  s.key("gateway_compress", [&](const Field& f) { assign(c.gateway_compress, read_bool(f)); });
   s.key("connect_timeout", [&](const Field& f) { assign(c.connect_timeout, read_duration(f, 100ms, 10min)); });
   s.key("keepalive_interval", [&](const Field& f) { assign(c.keepalive_interval, read_duration(f, 0ms, 1h)); });
   s.key("keepalive_count", [&](const Field& f) { assign(c.keepalive_count, read_u32(f, 1, 100)); });

@@ -53,6 +53,7 @@ class SshConduit final : public Conduit {
                         {"retried_queries", s.retried_queries},
                         {"lost_calls", s.lost_calls},
                         {"helper_version", s.helper_version},
+                        {"compression", s.compression},
                         {"cipher", s.cipher}};
     if (!s.last_error.empty()) j["last_error"] = s.last_error;
     if (s.since)

@@ -4,9 +4,11 @@
 
 #include <cerrno>
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
+#include <tuple>
 
 #include "basil_proto/codec.h"
 #include "tests/basild/io/emulator_support.h"
@@ -43,12 +45,24 @@ class GatewayHelperTest : public ::testing::Test {
   }
   std::vector<std::string> states_;
 
-  // Runs the helper on `input` (stdin closed after it) and parses its output.
-  std::vector<conduit::GatewayFrame> run(const std::string& input, const std::string& args) {
+  // The helper built as a site with liblz4 builds it (its top comment).
+  std::string build_lz4() {
+    const std::string path = dir_ + "/basil_gateway_lz4";
+    auto r = run_command("cc -std=c99 -pedantic -Wall -Wextra -Werror -O2 -DBASIL_GATEWAY_LZ4 -o " + path + " " +
+                         BASIL_GATEWAY_SOURCE + " -llz4");
+    EXPECT_EQ(r.exit_code, 0) << r.out;
+    return path;
+  }
+
+  // Runs the helper (`helper`, default the plain one) on `input` (stdin
+  // closed after it) and parses its output, decompressing it when `lz4`.
+  std::vector<conduit::GatewayFrame> run(const std::string& input, const std::string& args,
+                                         const std::string& helper = "", bool lz4 = false) {
     std::ofstream(dir_ + "/in", std::ios::binary) << input;
-    auto r = run_command(helper_ + " " + args + " < " + dir_ + "/in > " + dir_ + "/out");
+    auto r = run_command((helper.empty() ? helper_ : helper) + " " + args + " < " + dir_ + "/in > " + dir_ + "/out");
     exit_code_ = r.exit_code;
     conduit::GatewayReader reader(1 << 28);
+    if (lz4) reader.expect_lz4();
     reader.feed(basil_test::read_file(dir_ + "/out"));
     std::vector<conduit::GatewayFrame> frames;
     for (;;) {
@@ -94,6 +108,61 @@ TEST_F(GatewayHelperTest, AnswersEveryRequestLikeTheEmulatorAndExitsOnEndOfInput
   EXPECT_EQ(by_id[1].out, direct_inv);
   EXPECT_EQ(by_id[3].out, direct_inv);
   EXPECT_NE(by_id[2].out.find("<Summary"), std::string::npos);
+}
+
+TEST_F(GatewayHelperTest, BuiltWithLz4ItCompressesTheAnswersOnceAskedAndEachComesOutAsTheEmulatorWroteIt) {
+  const std::string lz4_helper = build_lz4();
+  const auto state = init_emulator("gwz", "xc30-2256");
+  states_.push_back(state);
+  const std::string inv = request(basil::InventoryQuery{});
+  const std::string emulator = "/usr/bin/env BASIL_EMULATOR_TIME=1800000000 " + emulator_path() + " --state " + state;
+  const auto direct_inv = run_command("printf '%s' '" + inv + "' | " + emulator).out;
+  ASSERT_GT(direct_inv.size(), 8'000'000u);
+  auto frames = run(conduit::encode_lz4_frame() + conduit::encode_request_frame(1, inv) +
+                        conduit::encode_request_frame(2, request(basil::SummaryQuery{})) +
+                        conduit::encode_request_frame(3, inv),
+                    "--max-running 2 " + emulator, lz4_helper, true);
+  EXPECT_EQ(exit_code_, 0);
+  ASSERT_FALSE(frames.empty());
+  EXPECT_EQ(std::get<conduit::GatewayHello>(frames[0]).version, conduit::kGatewayVersion);
+  EXPECT_TRUE(std::get<conduit::GatewayHello>(frames[0]).lz4);
+  std::map<std::uint64_t, std::string> out;
+  std::size_t pieces = 0, answers = 0;
+  for (const auto& f : frames) {
+    if (const auto* d = std::get_if<conduit::GatewayData>(&f)) {
+      out[d->id] += d->bytes;
+      ++pieces;
+    } else if (const auto* a = std::get_if<conduit::GatewayAnswer>(&f)) {
+      EXPECT_EQ(a->how, conduit::ExitHow::kExited);
+      out[a->id] += a->out;
+      ++answers;
+    }
+  }
+  EXPECT_EQ(answers, 3u);
+  EXPECT_GT(pieces, 2u) << "a long answer still travels in pieces as apbasil writes it";
+  EXPECT_EQ(out[1], direct_inv);
+  EXPECT_EQ(out[3], direct_inv);
+  EXPECT_NE(out[2].find("<Summary"), std::string::npos);
+  // Two INVENTORYs of 8.9 MB travelled in a tenth of one.
+  EXPECT_LT(std::filesystem::file_size(dir_ + "/out"), direct_inv.size() / 10);
+
+  // The limit counts what apbasil wrote: an oversized answer is reported, not sent.
+  frames = run(conduit::encode_lz4_frame() + conduit::encode_request_frame(4, inv), "--max-output 100000 " + emulator,
+               lz4_helper, true);
+  ASSERT_FALSE(frames.empty());
+  EXPECT_EQ(std::get<conduit::GatewayAnswer>(frames.back()).how, conduit::ExitHow::kOverflow);
+}
+
+TEST_F(GatewayHelperTest, AskedToCompressWhatItCannotItStopsWithAnError) {
+  const std::string lz4_helper = build_lz4();
+  for (const auto& [helper, frame, why] : std::vector<std::tuple<std::string, std::string, std::string>>{
+           {helper_, conduit::encode_lz4_frame(), "compression not built in"},
+           {lz4_helper, "Z zstd\n", "bad compression header"}}) {
+    auto frames = run(frame + conduit::encode_request_frame(1, "<x/>"), "/bin/cat", helper);
+    EXPECT_EQ(exit_code_, 1) << why;
+    ASSERT_EQ(frames.size(), 2u) << why;
+    EXPECT_EQ(std::get<conduit::GatewayError>(frames[1]).message, why);
+  }
 }
 
 TEST_F(GatewayHelperTest, ReportsAnApbasilThatCannotRunAndAnOversizedAnswer) {
@@ -251,7 +320,8 @@ TEST_F(GatewayHelperTest, AWindowHoldsALongAnswerUntilCreditedWhileAShortOneStil
   LiveHelper h({helper_, "/bin/sh", "-c", kSizedApbasil});
   auto hello = h.next();
   ASSERT_TRUE(hello);
-  EXPECT_EQ(std::get<conduit::GatewayHello>(*hello).version, 4u);
+  EXPECT_EQ(std::get<conduit::GatewayHello>(*hello).version, conduit::kGatewayVersion);
+  EXPECT_FALSE(std::get<conduit::GatewayHello>(*hello).lz4) << "built without BASIL_GATEWAY_LZ4";
   const std::size_t window = 128 * 1024;
   h.send(conduit::encode_window_frame(window) + conduit::encode_request_frame(1, "BIG\n"));
   // Pieces of call 1 up to the window (and at most one read beyond it).
@@ -343,7 +413,7 @@ TEST_F(GatewayHelperTest, ASpareApbasilStartedAheadTakesTheNextRequestAndIsKille
   LiveHelper h({helper_, "/bin/sh", "-c", logging_apbasil(dir_)});
   auto hello = h.next();
   ASSERT_TRUE(hello);
-  ASSERT_EQ(std::get<conduit::GatewayHello>(*hello).version, 4u);
+  ASSERT_EQ(std::get<conduit::GatewayHello>(*hello).version, conduit::kGatewayVersion);
   h.send(conduit::encode_spare_frame(1));
   // Started before any request exists.
   ASSERT_TRUE(basil_test::wait_until([&] { return logged(dir_, "start").size() == 1; }, 20s, 5ms));

@@ -5,12 +5,25 @@
 #include <cstdio>
 #include <map>
 
+#include "basild/conduit/frames.h"
 #include "tests/support/files.h"
 
 namespace basild {
 namespace {
 
 using namespace conduit_testing;
+
+// Each request through `local` and through `remote`: the same answer.
+void expect_same_answers(boost::asio::io_context& io, Transport& local, Transport& remote,
+                         const std::vector<std::string>& requests) {
+  for (const auto& req : requests) {
+    auto a = call(io, local, req);
+    auto b = call(io, remote, req);
+    ASSERT_TRUE(a.status) << a.status.message();
+    ASSERT_TRUE(b.status) << b.status.message() << " " << b.diagnostics;
+    EXPECT_TRUE(a.response == b.response) << req;
+  }
+}
 
 // Every method, same request sequence: a local call on one emulated system and
 // the conduit on an identical one give byte-identical answers.
@@ -24,15 +37,8 @@ TEST_P(ConduitModesTest, AnswersLikeALocalCallForEveryMethod) {
   SshTransport remote(io, opts);
   EXPECT_EQ(remote.name(), GetParam() == ConduitModeKind::kGateway ? "ssh-gateway" : "ssh-exec");
 
-  std::vector<std::string> requests{engine_request(), inventory_request(), encode(basil::SummaryQuery{}),
-                                    reserve_request("77")};
-  for (std::size_t i = 0; i < requests.size(); ++i) {
-    auto a = call(io, local, requests[i]);
-    auto b = call(io, remote, requests[i]);
-    ASSERT_TRUE(a.status) << a.status.message();
-    ASSERT_TRUE(b.status) << b.status.message() << " " << b.diagnostics;
-    EXPECT_TRUE(a.response == b.response) << "request " << i << ": " << requests[i];
-  }
+  expect_same_answers(io, local, remote,
+                      {engine_request(), inventory_request(), encode(basil::SummaryQuery{}), reserve_request("77")});
   // The reservation made by the RESERVE above (same id on both systems).
   auto rid = reservation_id_of(call(io, local, reserve_request("78")).response);
   auto rid2 = reservation_id_of(call(io, remote, reserve_request("78")).response);
@@ -47,16 +53,14 @@ TEST_P(ConduitModesTest, AnswersLikeALocalCallForEveryMethod) {
   sw.reservations = {{*rid, basil::SwitchAction::kOut}};
   basil::ReleaseRequest release;
   release.reservation_id = *rid;
-  for (const auto& req : {encode(confirm), encode(status), encode(sw), encode(release), encode(release),
-                          inventory_request()}) {
-    auto a = call(io, local, req);
-    auto b = call(io, remote, req);
-    ASSERT_TRUE(a.status) << a.status.message();
-    ASSERT_TRUE(b.status) << b.status.message() << " " << b.diagnostics;
-    EXPECT_TRUE(a.response == b.response) << req;
-  }
+  expect_same_answers(io, local, remote,
+                      {encode(confirm), encode(status), encode(sw), encode(release), encode(release), inventory_request()});
   EXPECT_EQ(remote.status().state, "up");
   EXPECT_EQ(remote.status().connects, 1u);
+  if (GetParam() == ConduitModeKind::kGateway) {
+    EXPECT_EQ(remote.status().helper_version, conduit::kGatewayVersion);
+    EXPECT_EQ(remote.status().compression, "lz4") << "the helper built here has LZ4: every answer above came compressed";
+  }
 }
 
 // Several calls at once share the one session.
@@ -339,6 +343,18 @@ TEST_F(SshTransportTest, AKilledGatewayHelperIsRestartedAndCallsGoOn) {
   auto now = processes_of(helper);
   ASSERT_EQ(now.size(), 1u);
   EXPECT_NE(now[0], pids[0]);
+}
+
+TEST_F(SshTransportTest, WithCompressionOffTheHelpersAnswersComeAsTheyAre) {
+  const auto local_state = emulator_state("cd-plain-local");
+  const auto remote_state = emulator_state("cd-plain");
+  LocalTransport local(io, {.argv = {"/usr/bin/env", kFixedTime, emulator_path(), "--state", local_state}});
+  auto opts = ssh_options(sshd, remote_state, ConduitModeKind::kGateway);
+  opts.remote_apbasil = {"/usr/bin/env", kFixedTime, emulator_path(), "--state", remote_state};
+  opts.gateway_compress = false;
+  SshTransport remote(io, opts);
+  expect_same_answers(io, local, remote, {engine_request(), inventory_request()});
+  EXPECT_EQ(remote.status().compression, "none");
 }
 
 TEST_F(SshTransportTest, ApkillWithABadSignalOrWithoutAnApkillFailsWithoutRunning) {
