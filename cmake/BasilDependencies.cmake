@@ -10,6 +10,8 @@ pkg_check_modules(SQLITE3 REQUIRED IMPORTED_TARGET GLOBAL sqlite3)
 find_package(nlohmann_json 3 REQUIRED)
 # toml++ (the configuration parser): basild uses it header-only.
 pkg_check_modules(TOMLPP REQUIRED IMPORTED_TARGET GLOBAL tomlplusplus)
+# The gateway helper's answers, compressed on their way (frames.h, Z frame).
+pkg_check_modules(LZ4 REQUIRED IMPORTED_TARGET GLOBAL liblz4)
 
 if(BASIL_FUZZ)
   # The control request parser's fuzz target needs Boost's headers only.
@@ -19,8 +21,6 @@ endif()
 
 find_package(Boost 1.74 REQUIRED COMPONENTS program_options)
 pkg_check_modules(LIBSSH REQUIRED IMPORTED_TARGET GLOBAL libssh>=0.10)
-# The gateway helper's answers, compressed on their way (frames.h, Z frame).
-pkg_check_modules(LZ4 REQUIRED IMPORTED_TARGET GLOBAL liblz4)
 pkg_check_modules(SYSTEMD QUIET IMPORTED_TARGET GLOBAL libsystemd)
 if(SYSTEMD_FOUND)
   message(STATUS "libsystemd ${SYSTEMD_VERSION}: basild tells systemd when it is ready (sd_notify)")

@@ -1,8 +1,10 @@
-// The gateway framing as basild reads it from the remote helper: whatever
-// the bytes, no crash; the frames do not depend on how the bytes were cut
-// into chunks; no answer is over the reader's limits.
+// The gateway framing as basild reads it from the remote helper, as they
+// come or compressed (LZ4, after the Z frame): whatever the bytes, no
+// crash; the frames do not depend on how the bytes were cut into chunks;
+// no answer, and no call's pieces together, are over the reader's limits.
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -12,6 +14,7 @@
 namespace {
 
 using basild::conduit::GatewayAnswer;
+using basild::conduit::GatewayData;
 using basild::conduit::GatewayFrame;
 using basild::conduit::GatewayReader;
 
@@ -19,9 +22,11 @@ constexpr std::size_t kMaxOut = 4096;
 constexpr std::size_t kMaxErr = 512;
 
 // The frames read, then "error" if the reader failed.
-std::string read_all(std::string_view bytes, std::size_t chunk) {
+std::string read_all(std::string_view bytes, std::size_t chunk, bool lz4) {
   GatewayReader reader(kMaxOut, kMaxErr);
+  if (lz4) reader.expect_lz4();
   std::string trace;
+  std::map<std::uint64_t, std::size_t> streamed;  // decompressed D bytes per call
   auto drain = [&]() -> bool {
     for (;;) {
       auto f = reader.next();
@@ -31,8 +36,12 @@ std::string read_all(std::string_view bytes, std::size_t chunk) {
       }
       if (!*f) return true;
       const GatewayFrame& frame = **f;
-      if (const auto* a = std::get_if<GatewayAnswer>(&frame)) {
-        if (a->out.size() > kMaxOut || a->err.size() > kMaxErr) __builtin_trap();
+      if (const auto* d = std::get_if<GatewayData>(&frame)) {
+        if ((streamed[d->id] += d->bytes.size()) > kMaxOut) __builtin_trap();
+        trace += "D" + std::to_string(d->id) + "/" + d->bytes + ";";
+      } else if (const auto* a = std::get_if<GatewayAnswer>(&frame)) {
+        if (a->out.size() + streamed[a->id] > kMaxOut || a->err.size() > kMaxErr) __builtin_trap();
+        streamed.erase(a->id);
         trace += "R" + std::to_string(a->id) + "/" + std::to_string(static_cast<int>(a->how)) + "/" +
                  std::to_string(a->value) + "/" + a->out + "/" + a->err + ";";
       } else if (const auto* e = std::get_if<basild::conduit::GatewayError>(&frame)) {
@@ -54,11 +63,13 @@ std::string read_all(std::string_view bytes, std::size_t chunk) {
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   if (size == 0) return 0;
-  // The first byte picks the chunk size of the second reading.
-  const std::size_t chunk = 1 + data[0] % 17;
+  // The first byte picks the chunk size of the second reading (its low
+  // bits) and whether stdout comes compressed (its top bit).
+  const std::size_t chunk = 1 + (data[0] & 0x7f) % 17;
+  const bool lz4 = (data[0] & 0x80) != 0;
   const std::string_view bytes(reinterpret_cast<const char*>(data + 1), size - 1);
-  const auto whole = read_all(bytes, bytes.size() + 1);
-  const auto cut = read_all(bytes, chunk);
+  const auto whole = read_all(bytes, bytes.size() + 1, lz4);
+  const auto cut = read_all(bytes, chunk, lz4);
   if (whole != cut) __builtin_trap();
   return 0;
 }
