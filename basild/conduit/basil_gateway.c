@@ -177,22 +177,6 @@ static int stdin_open = 1;
 
 static void fatal(const char *msg);
 
-static int buf_append(struct buf *b, const char *p, size_t n) {
-  if (b->len + n > b->cap) {
-    size_t cap = b->cap ? b->cap : 4096;
-    char *d;
-    while (cap < b->len + n) cap *= 2;
-    d = (char *)realloc(b->data, cap);
-    if (!d) return -1;
-    b->data = d;
-    b->cap = cap;
-  }
-  memcpy(b->data + b->len, p, n);
-  b->len += n;
-  return 0;
-}
-
-#ifdef BASIL_GATEWAY_LZ4
 /* Room for n more bytes at b->data + b->len. */
 static int buf_reserve(struct buf *b, size_t n) {
   size_t cap = b->cap ? b->cap : 4096;
@@ -205,6 +189,15 @@ static int buf_reserve(struct buf *b, size_t n) {
   b->cap = cap;
   return 0;
 }
+
+static int buf_append(struct buf *b, const char *p, size_t n) {
+  if (buf_reserve(b, n) != 0) return -1;
+  memcpy(b->data + b->len, p, n);
+  b->len += n;
+  return 0;
+}
+
+#ifdef BASIL_GATEWAY_LZ4
 
 /* LZ4 frames with linked 64-KiB blocks (a block refers back to the one
    before it), flushed on every update: what was read is in out at once.
