@@ -47,6 +47,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -361,11 +362,25 @@ class Variant {
 
 }  // namespace
 
+// A count argument: a whole number from `least` up, or nullopt.
+std::optional<int> count_arg(const char* text, int least) {
+  char* end = nullptr;
+  errno = 0;
+  const long v = std::strtol(text, &end, 10);
+  if (errno != 0 || end == text || *end != '\0' || v < least || v > 100000) return std::nullopt;
+  return static_cast<int>(v);
+}
+
 int main(int argc, char** argv) {
-  const int jobs = argc > 1 ? std::atoi(argv[1]) : 100;
-  const int serial = argc > 2 ? std::atoi(argv[2]) : 30;
+  const char* usage = "usage: slurm_jobs [JOBS] [SERIAL] [PATHS] [ROUNDS]   (defaults 100 30 local,gateway 5)\n";
+  const auto jobs = argc > 1 ? count_arg(argv[1], 1) : 100;
+  const auto serial = argc > 2 ? count_arg(argv[2], 0) : 30;
   const std::string paths = argc > 3 ? argv[3] : "local,gateway";
-  const int rounds = argc > 4 ? std::atoi(argv[4]) : 5;
+  const auto rounds = argc > 4 ? count_arg(argv[4], 1) : 5;
+  if (argc > 5 || !jobs || !serial || !rounds) {
+    std::fputs(usage, stderr);
+    return 2;
+  }
   if (auto why = basil_test::slurm_unavailable()) {
     std::fprintf(stderr, "slurm_jobs: %s\n", why->c_str());
     return 77;
@@ -380,6 +395,10 @@ int main(int argc, char** argv) {
       variants.push_back(std::make_unique<Variant>("slurm, " + path, nullptr, some->second));
       continue;
     }
+    if (path != "local" && path != "gateway" && path != "local-scontrol") {
+      std::fprintf(stderr, "slurm_jobs: no path named \"%s\"\n%s", path.c_str(), usage);
+      return 2;
+    }
     const bool scontrol = path == "local-scontrol";  // basil-slurm's job records through scontrol
     auto b = std::make_unique<Basild>(scontrol ? "local" : path);
     if (!b->up()) {
@@ -390,10 +409,10 @@ int main(int argc, char** argv) {
   }
   // Rounds interleaved, so that a change in the machine's load meets every
   // variant alike; the median round is reported.
-  for (auto& v : variants) v->round(jobs, true);  // every cluster's first round is slower
-  for (int r = 0; r < rounds; ++r)
-    for (auto& v : variants) v->round(jobs);
-  for (auto& v : variants) v->serial(serial);
+  for (auto& v : variants) v->round(*jobs, true);  // every cluster's first round is slower
+  for (int r = 0; r < *rounds; ++r)
+    for (auto& v : variants) v->round(*jobs);
+  for (auto& v : variants) v->serial(*serial);
   bool ok = true;
   const Variant& plain = *variants.front();
   for (const auto& v : variants) {

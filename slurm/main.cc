@@ -11,7 +11,10 @@
 #include <cstdlib>
 #include <ctime>
 #include <fstream>
+#include <functional>
 #include <iostream>
+#include <memory>
+#include <optional>
 #include <sstream>
 #include <vector>
 
@@ -74,7 +77,10 @@ class Logger {
 
 class RealPorts : public Ports {
  public:
-  RealPorts(const HookConfig& config, Logger& logger) : config_(config), logger_(logger), client_(config.socket) {}
+  // `one_child`: the job's record and its update through one libslurm
+  // child (the prolog's; JobSession).
+  RealPorts(const HookConfig& config, Logger& logger, bool one_child)
+      : config_(config), logger_(logger), client_(config.socket), one_child_(one_child) {}
 
   Reply basild(std::string_view method, std::string_view target, const std::string& body) override {
     const auto r = client_.request(method, target, body, body.empty() ? "" : "application/json", config_.basild_timeout);
@@ -83,12 +89,17 @@ class RealPorts : public Ports {
   }
 
   ProgramRun show_job(const std::string& spec) override {
-    if (!config_.scontrol) return show_job_record(spec, config_.slurm_timeout);
-    return scontrol({"-o", "show", "job", spec});
+    if (config_.scontrol) return scontrol({"-o", "show", "job", spec});
+    if (!one_child_) return show_job_record(spec, config_.slurm_timeout);
+    session_ = std::make_unique<JobSession>(spec, config_.slurm_timeout);
+    return session_->show();
   }
 
   ProgramRun update_job(const std::string& spec, bool no_requeue, const std::string& admin_comment) override {
-    if (!config_.scontrol) return update_job_record(spec, no_requeue, admin_comment, config_.slurm_timeout);
+    if (!config_.scontrol) {
+      if (auto r = session_update(spec, no_requeue, admin_comment, [] {})) return std::move(*r);
+      return update_job_record(spec, no_requeue, admin_comment, config_.slurm_timeout);
+    }
     std::vector<std::string> args = {"update", "JobId=" + spec};
     if (no_requeue) args.push_back("Requeue=0");
     args.push_back("AdminComment=" + admin_comment);
@@ -100,6 +111,7 @@ class RealPorts : public Ports {
   ProgramRun update_job_while(const std::string& spec, bool no_requeue, const std::string& admin_comment,
                               const std::function<void()>& meanwhile) override {
     if (config_.scontrol) return Ports::update_job_while(spec, no_requeue, admin_comment, meanwhile);
+    if (auto r = session_update(spec, no_requeue, admin_comment, meanwhile)) return std::move(*r);
     return update_job_record_while(spec, no_requeue, admin_comment, config_.slurm_timeout, meanwhile);
   }
 
@@ -130,9 +142,19 @@ class RealPorts : public Ports {
     return out;
   }
 
+  // The update through the child that showed job `spec`'s record, if one
+  // waits for it.
+  std::optional<ProgramRun> session_update(const std::string& spec, bool no_requeue, const std::string& admin_comment,
+                                           const std::function<void()>& meanwhile) {
+    if (!session_ || session_->spec() != spec) return std::nullopt;
+    return session_->update_while(no_requeue, admin_comment, meanwhile);
+  }
+
   const HookConfig& config_;
   Logger& logger_;
   basild::control::Client client_;
+  bool one_child_ = false;
+  std::unique_ptr<JobSession> session_;
 };
 
 struct Args {
@@ -205,7 +227,7 @@ int run_hook(Hook hook, const HookConfig& config, Logger& logger) {
     logger.log(LogLevel::kError, std::string(hook_name(hook)) + ": " + env.status().message());
     return setup_failure(hook);
   }
-  RealPorts ports(config, logger);
+  RealPorts ports(config, logger, hook == Hook::kProlog);
   switch (hook) {
     case Hook::kProlog: return run_prolog(*env, config, ports);
     case Hook::kEpilog: return run_epilog(*env, ports);

@@ -1,33 +1,15 @@
 #include "slurm/slurm_api.h"
 
-#include <fcntl.h>
-#include <poll.h>
-#include <signal.h>
 #include <slurm/slurm.h>
 #include <slurm/slurm_errno.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
-#include <algorithm>
-#include <array>
-#include <cerrno>
 #include <charconv>
-#include <cstring>
 #include <functional>
 #include <optional>
 #include <string_view>
 
 namespace basild::slurm {
 namespace {
-
-void write_text(int fd, std::string_view text) {
-  while (!text.empty()) {
-    const ssize_t n = ::write(fd, text.data(), text.size());
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return;
-    text.remove_prefix(static_cast<std::size_t>(n));
-  }
-}
 
 // libslurm's reason for its last failure, on standard error; exit status 1.
 int libslurm_failed(std::string_view what) {
@@ -40,113 +22,6 @@ std::optional<std::uint32_t> number(std::string_view text) {
   const auto [at, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
   if (ec != std::errc() || at != text.data() + text.size() || text.empty()) return std::nullopt;
   return v;
-}
-
-ProgramRun not_started(const char* what, int e) {
-  ProgramRun run;
-  run.started = false;
-  run.error = std::string(what) + ": " + std::strerror(e);
-  return run;
-}
-
-// A child process running a libslurm call, its standard output and error
-// pipes still to be read.
-struct Child {
-  pid_t pid = -1;
-  int out = -1, err = -1;
-  ProgramRun failed;  // when it could not be started (failed.started false)
-};
-
-// Starts `body` in a child process whose standard output and error are
-// pipes. The child ends with body's value as its exit status, through
-// _exit: nothing of this process's (stdio buffers, atexit handlers) runs
-// in it, and what libslurm allocated there needs no freeing.
-Child start_child(const std::function<int()>& body) {
-  Child c;
-  int out[2], err[2];
-  if (::pipe2(out, O_CLOEXEC) != 0) {
-    c.failed = not_started("pipe", errno);
-    return c;
-  }
-  if (::pipe2(err, O_CLOEXEC) != 0) {
-    const int e = errno;
-    ::close(out[0]);
-    ::close(out[1]);
-    c.failed = not_started("pipe", e);
-    return c;
-  }
-  const pid_t pid = ::fork();
-  if (pid < 0) {
-    const int e = errno;
-    for (int fd : {out[0], out[1], err[0], err[1]}) ::close(fd);
-    c.failed = not_started("fork", e);
-    return c;
-  }
-  if (pid == 0) {
-    ::dup2(out[1], 1);
-    ::dup2(err[1], 2);
-    ::_exit(body());
-  }
-  ::close(out[1]);
-  ::close(err[1]);
-  c.pid = pid;
-  c.out = out[0];
-  c.err = err[0];
-  return c;
-}
-
-// Reads the child's output until both pipes end or `deadline` passes (the
-// child is then killed), and reaps it. What it wrote before the deadline
-// is read even when the deadline has already passed.
-ProgramRun finish_child(Child& c, std::chrono::steady_clock::time_point deadline) {
-  if (c.pid < 0) return c.failed;
-  ProgramRun run;
-  std::array<pollfd, 2> fds{pollfd{c.out, POLLIN, 0}, pollfd{c.err, POLLIN, 0}};
-  std::array<std::string*, 2> into{&run.out, &run.err};
-  int open = 2;
-  while (open > 0) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-    const int n = ::poll(fds.data(), fds.size(), static_cast<int>(std::max<std::int64_t>(left.count(), 0)));
-    if (n < 0 && errno != EINTR) break;
-    if (n == 0 && left.count() <= 0) {
-      run.timed_out = true;
-      break;
-    }
-    for (std::size_t i = 0; n > 0 && i < fds.size(); ++i) {
-      if (fds[i].fd < 0 || fds[i].revents == 0) continue;
-      char buf[4096];
-      const ssize_t got = ::read(fds[i].fd, buf, sizeof buf);
-      if (got < 0 && errno == EINTR) continue;
-      if (got <= 0) {  // its end: the child is done with that pipe
-        ::close(fds[i].fd);
-        fds[i].fd = -1;
-        --open;
-      } else if (into[i]->size() < (std::size_t{16} << 20)) {
-        into[i]->append(buf, static_cast<std::size_t>(got));
-      }
-    }
-  }
-  for (const auto& p : fds)
-    if (p.fd >= 0) ::close(p.fd);
-  if (run.timed_out) ::kill(c.pid, SIGKILL);
-  int status = 0;
-  while (::waitpid(c.pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  c.pid = -1;
-  if (WIFEXITED(status)) {
-    run.exit_code = WEXITSTATUS(status);
-  } else if (!run.timed_out) {
-    run.exit_code = 128 + (WIFSIGNALED(status) ? WTERMSIG(status) : 0);
-    run.err += "libslurm's call died of signal " + std::to_string(WTERMSIG(status));
-  }
-  return run;
-}
-
-// `body` in a child process, within `timeout`.
-ProgramRun run_in_child(const std::function<int()>& body, std::chrono::milliseconds timeout) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  Child c = start_child(body);
-  return finish_child(c, deadline);
 }
 
 // In the child. `spec` is "ID" or "ARRAY_TASK" (the hooks' JobEnv::spec()).
@@ -200,6 +75,16 @@ int update_in_child(const std::string& spec, bool no_requeue, const std::string&
   return 0;  // resp: left to the child's end, as the records above
 }
 
+// The update as a TwoStepChild's command: "1" (Requeue=0) or "0", then
+// the comment.
+std::string update_command(bool no_requeue, const std::string& admin_comment) {
+  return (no_requeue ? "1" : "0") + admin_comment;
+}
+
+int update_by_command(const std::string& spec, const std::string& command) {
+  return update_in_child(spec, command.front() == '1', command.substr(1));
+}
+
 // In the child: tells, then completes.
 int complete_in_child(std::uint32_t job_id, int exit_code, const std::string& message) {
   ::slurm_init(nullptr);
@@ -231,6 +116,28 @@ ProgramRun update_job_record_while(const std::string& spec, bool no_requeue, con
                                    std::chrono::milliseconds timeout, const std::function<void()>& meanwhile) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   Child c = start_child([&] { return update_in_child(spec, no_requeue, admin_comment); });
+  meanwhile();
+  return finish_child(c, deadline);
+}
+
+JobSession::JobSession(std::string spec, std::chrono::milliseconds timeout)
+    : spec_(std::move(spec)), timeout_(timeout) {}
+
+JobSession::~JobSession() = default;
+
+ProgramRun JobSession::show() {
+  const auto deadline = std::chrono::steady_clock::now() + timeout_;
+  const std::string& spec = spec_;
+  child_ = std::make_unique<TwoStepChild>([&spec] { return show_in_child(spec); },
+                                          [&spec](const std::string& c) { return update_by_command(spec, c); });
+  return child_->first(deadline);
+}
+
+std::optional<ProgramRun> JobSession::update_while(bool no_requeue, const std::string& admin_comment,
+                                                   const std::function<void()>& meanwhile) {
+  if (!child_ || !child_->waiting()) return std::nullopt;
+  const auto deadline = std::chrono::steady_clock::now() + timeout_;
+  Child c = child_->send(update_command(no_requeue, admin_comment));
   meanwhile();
   return finish_child(c, deadline);
 }
