@@ -113,7 +113,7 @@ Result<ProgramRun> run_program(const std::vector<std::string>& argv, std::string
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   char buf[65536];
   while (in.write.fd >= 0 || out.read.fd >= 0 || err.read.fd >= 0) {
-    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
     if (left.count() <= 0) {
       ::kill(-pid, SIGKILL);
       run.timed_out = true;

@@ -137,7 +137,7 @@ basil::Result<int> connect_tcp(const SshOptions& o, const ConnectControl& contro
     }
     int err = ::connect(sock.fd, a->ai_addr, a->ai_addrlen) == 0 ? 0 : errno;
     while (err == EINPROGRESS || err == EINTR) {
-      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+      const auto left = std::chrono::ceil<std::chrono::milliseconds>(deadline - Clock::now()).count();
       if (left <= 0) return fail(o, "cannot connect: no answer within " + std::to_string(o.connect_timeout.count()) + " ms");
       pollfd p[2] = {{sock.fd, POLLOUT, 0}, {control.wake_fd, POLLIN, 0}};
       const int n = ::poll(p, control.wake_fd >= 0 ? 2 : 1, static_cast<int>(std::min<long long>(left, 1000)));

@@ -148,7 +148,7 @@ int SshTransport::Impl::poll_timeout_ms() const {
   }
   if (up && use_gateway && !helper_ready) until = std::min(until, std::max(helper_deadline, next_helper_attempt));
   if (up && options.ssh.keepalive_interval.count() > 0) until = std::min(until, next_keepalive);
-  const auto ms = std::chrono::duration_cast<milliseconds>(until - now).count();
+  const auto ms = std::chrono::ceil<milliseconds>(until - now).count();
   return static_cast<int>(std::clamp<long long>(ms, 0, 1000));
 }
 
