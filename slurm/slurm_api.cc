@@ -52,8 +52,10 @@ int show_in_child(const std::string& spec) {
   return 0;
 }
 
-int update_in_child(const std::string& spec, bool no_requeue, const std::string& admin_comment) {
-  ::slurm_init(nullptr);
+// In the child; `initialised`: libslurm is, by the show before it.
+int update_in_child(const std::string& spec, bool no_requeue, const std::string& admin_comment,
+                    bool initialised = false) {
+  if (!initialised) ::slurm_init(nullptr);
   job_desc_msg_t desc;
   ::slurm_init_job_desc_msg(&desc);
   std::string id = spec;  // slurmctld reads "ARRAY_TASK" as that task
@@ -82,7 +84,7 @@ std::string update_command(bool no_requeue, const std::string& admin_comment) {
 }
 
 int update_by_command(const std::string& spec, const std::string& command) {
-  return update_in_child(spec, command.front() == '1', command.substr(1));
+  return update_in_child(spec, command.front() == '1', command.substr(1), /*initialised=*/true);
 }
 
 // In the child: tells, then completes.
