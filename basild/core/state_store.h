@@ -1,7 +1,7 @@
 // The state store port: what basild must not forget across a restart,
 // behind one interface. basild/io/store.h is the SQLite one the daemon
 // runs; tests/support/memory_store.h is an in-memory one for tests, held to
-// the same contract by tests/basild/io/store_test.cc.
+// the same contract by tests/basild/io/store_contract_test.cc.
 //
 // The contract every StateStore keeps:
 // - An operation that fails changes nothing; one that returns OK is done

@@ -3,7 +3,7 @@
 // (basild/io/store.h) without a file: the same state changes refused with
 // the same codes and messages, intents settled once, the same audit trail,
 // list orders and limits, every time from the clock it is given and kept to
-// the millisecond. tests/basild/io/store_test.cc runs the store's contract
+// the millisecond. tests/basild/io/store_contract_test.cc runs the store's contract
 // tests against both. It never fails on its own: no locks, no disk, no
 // corruption (those are the SQLite store's own tests); a test makes its
 // writes fail with fail_writes(), as a full disk fails the SQLite store's.
