@@ -65,7 +65,9 @@ class TwoStepChild {
   // child with finish_child for the second call's run. Once only.
   Child send(const std::string& command);
   // Ends the child without a command and reaps it: how it ended (a
-  // waiting child with 0; one still in its first step is killed).
+  // waiting child with 0; one still in its first step is killed). With no
+  // child left (its first step failed, or it was sent its command): why it
+  // could not start, or an empty run.
   ProgramRun end(Deadline deadline);
 
  private:
