@@ -381,6 +381,15 @@ int main(int argc, char** argv) {
     std::fputs(usage, stderr);
     return 2;
   }
+  std::vector<std::string> path_list;  // each known, before any cluster starts
+  std::istringstream in(paths);
+  for (std::string path; std::getline(in, path, ',');) {
+    if (!kSomeEmptyHooks.contains(path) && path != "local" && path != "gateway" && path != "local-scontrol") {
+      std::fprintf(stderr, "slurm_jobs: no path named \"%s\"\n%s", path.c_str(), usage);
+      return 2;
+    }
+    path_list.push_back(path);
+  }
   if (auto why = basil_test::slurm_unavailable()) {
     std::fprintf(stderr, "slurm_jobs: %s\n", why->c_str());
     return 77;
@@ -389,15 +398,10 @@ int main(int argc, char** argv) {
   std::vector<std::unique_ptr<Variant>> variants;
   variants.push_back(std::make_unique<Variant>("slurm alone", nullptr, ""));
   variants.push_back(std::make_unique<Variant>("slurm, empty hooks", nullptr, kEmptyHooks));
-  std::istringstream in(paths);
-  for (std::string path; std::getline(in, path, ',');) {
+  for (const std::string& path : path_list) {
     if (const auto some = kSomeEmptyHooks.find(path); some != kSomeEmptyHooks.end()) {  // which hook costs what
       variants.push_back(std::make_unique<Variant>("slurm, " + path, nullptr, some->second));
       continue;
-    }
-    if (path != "local" && path != "gateway" && path != "local-scontrol") {
-      std::fprintf(stderr, "slurm_jobs: no path named \"%s\"\n%s", path.c_str(), usage);
-      return 2;
     }
     const bool scontrol = path == "local-scontrol";  // basil-slurm's job records through scontrol
     auto b = std::make_unique<Basild>(scontrol ? "local" : path);
