@@ -5,15 +5,10 @@
 #include <gtest/gtest.h>
 
 #include "basil_proto/codec.h"
+#include "tests/basil_proto/decoder_support.h"
 
 namespace basil {
 namespace {
-
-DecodeOptions strict_mode() {
-  DecodeOptions o;
-  o.strict = true;
-  return o;
-}
 
 template <typename T>
 const T& body_of(const Result<Request>& r) {

@@ -1,6 +1,7 @@
-// Helpers of the response-decoding tests (decoder_test.cc,
-// decoder_dialect_test.cc, decoder_structure_test.cc): a response document
-// around a body, strict mode, and whether a warning says where it happened.
+// Helpers of the decoding tests (decoder_test.cc, decoder_dialect_test.cc,
+// decoder_structure_test.cc; decoder_request_test.cc takes strict mode): a
+// response document around a body, strict mode, and whether a warning says
+// where it happened.
 #pragma once
 
 #include <cctype>
