@@ -1,5 +1,5 @@
 # Lean start-up for the programs that run once per BASIL call (the emulator
-# as apbasil, apbasil_proxy). Loading and relocating libxml2 with ICU,
+# as apbasil, apbasil_proxy) or per job (basil-slurm's hooks). Loading and relocating libxml2 with ICU,
 # SQLite and Boost.Program_options costs about 2 ms per process, more than
 # the emulator's own work for a QUERY SUMMARY. A target with the property
 # BASIL_STATIC_DEPS set to ON links the static archives of those libraries
