@@ -129,7 +129,8 @@ inline constexpr LogIdEntry kLogIds[] = {
     {"B0308", LogLevel::kWarning,
      "ALPS refused a job's RESERVE as PERMANENT, but a fresh INVENTORY has a listed node not UP: answered as transient."},
     {"B0309", LogLevel::kInfo,
-     "a RESERVE waits for the RELEASE loop of a reservation on its nodes (a job's release handed to basild)."},
+     "a RESERVE waits for the release of a reservation on its nodes: one handed to basild (its RELEASE loop runs) "
+     "or another job's, not handed over yet."},
     {"B0310", LogLevel::kWarning,
      "a RELEASE is not proven; the reconciler tries again."},
     {"B0311", LogLevel::kInfo,

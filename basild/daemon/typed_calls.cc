@@ -1,5 +1,6 @@
 #include "basild/daemon/typed_calls.h"
 
+#include <algorithm>
 #include <boost/asio/steady_timer.hpp>
 
 #include "basild/core/job_json.h"
@@ -96,44 +97,73 @@ void TypedCalls::reserve(const json& body, control::Responder reply) {
   if (job_form)
     if (auto refused = reserve_from_job(body, request)) return reply(std::move(*refused));
   json job = job_form ? body : json();
-  const auto waiting = releasing_under(request);
+  const auto waiting = held_under(request);
   if (waiting.empty()) return reserve_now(std::move(request), earlier_attempt, std::move(job), reply);
   std::string ids;
   for (const auto id : waiting) ids += (ids.empty() ? "" : ", ") + std::to_string(id);
   parts_.log.info("B0309", "RESERVE for job " + batch + " waits for the release of reservation " + ids +
                                " on its nodes");
-  const auto deadline = std::chrono::steady_clock::now() + parts_.client.options().call_timeout;
+  const auto now = std::chrono::steady_clock::now();
+  const auto releasing = now + parts_.client.options().call_timeout;
+  const WaitBounds bounds{releasing, std::min(releasing, now + kReleaseHandOffWait)};
   auto self = shared_from_this();
-  after_releases(waiting, deadline,
+  after_releases(waiting, bounds,
                  [self, request = std::move(request), earlier_attempt, job = std::move(job), reply]() mutable {
                    self->reserve_now(std::move(request), earlier_attempt, std::move(job), reply);
                  });
 }
 
-std::vector<std::uint64_t> TypedCalls::releasing_under(const basil::ReserveRequest& request) {
+namespace {
+
+bool shares_node(const basil::ReserveRequest& request, const basil::NidList& nodes) {
+  for (const auto& p : request.params)
+    for (const auto& list : p.nodes)
+      for (const auto& r : nodes.ranges())
+        for (std::uint64_t nid = r.first; nid <= r.second; ++nid)
+          if (list.contains(static_cast<std::uint32_t>(nid))) return true;
+  return false;
+}
+
+}  // namespace
+
+std::vector<std::uint64_t> TypedCalls::held_under(const basil::ReserveRequest& request) {
   std::vector<std::uint64_t> out;
   for (const std::uint64_t id : parts_.runner.release_loops()) {
     auto rec = parts_.store.find(id);
-    if (!rec || !*rec) continue;
-    bool shared = false;
-    for (const auto& p : request.params)
-      for (const auto& list : p.nodes)
-        for (const auto& r : (**rec).nodes.ranges())
-          for (std::uint64_t nid = r.first; !shared && nid <= r.second; ++nid)
-            shared = list.contains(static_cast<std::uint32_t>(nid));
-    if (shared) out.push_back(id);
+    if (rec && *rec && shares_node(request, (**rec).nodes)) out.push_back(id);
+  }
+  // Another job's reservation: on a node the scheduler gave this job, its
+  // job has ended and its release is on the way. An orphan waits for the
+  // reconciler, not for a job's end, and a reservation without a job id is
+  // nobody's to hand over.
+  auto active = parts_.store.list_active();
+  if (!active) return out;
+  for (const auto& r : *active) {
+    if (r.batch_id.empty() || r.batch_id == *request.batch_id || r.state == ResState::kOrphan) continue;
+    if (std::find(out.begin(), out.end(), r.res_id) == out.end() && shares_node(request, r.nodes))
+      out.push_back(r.res_id);
   }
   return out;
 }
 
-void TypedCalls::after_releases(std::vector<std::uint64_t> ids, std::chrono::steady_clock::time_point deadline,
-                                std::function<void()> go) {
-  std::erase_if(ids, [this](std::uint64_t id) { return !parts_.runner.release_loop_running(id); });
-  if (ids.empty() || std::chrono::steady_clock::now() >= deadline) return go();
+void TypedCalls::after_releases(std::vector<std::uint64_t> ids, WaitBounds bounds, std::function<void()> go) {
+  const auto now = std::chrono::steady_clock::now();
+  bool wait = false;
+  std::erase_if(ids, [&](std::uint64_t id) {
+    if (parts_.runner.release_loop_running(id)) {
+      wait = wait || now < bounds.releasing;
+      return false;
+    }
+    auto rec = parts_.store.find(id);
+    if (!rec || !*rec || is_terminal((**rec).state)) return true;
+    wait = wait || now < bounds.handed;
+    return false;
+  });
+  if (ids.empty() || !wait) return go();
   auto timer = std::make_shared<boost::asio::steady_timer>(parts_.io, std::chrono::milliseconds(2));
-  timer->async_wait([self = shared_from_this(), timer, ids = std::move(ids), deadline,
+  timer->async_wait([self = shared_from_this(), timer, ids = std::move(ids), bounds,
                      go = std::move(go)](const boost::system::error_code&) mutable {
-    self->after_releases(std::move(ids), deadline, std::move(go));
+    self->after_releases(std::move(ids), bounds, std::move(go));
   });
 }
 

@@ -31,6 +31,12 @@ namespace basild {
 
 class TypedCalls : public std::enable_shared_from_this<TypedCalls> {
  public:
+  // How long a RESERVE waits for another job's reservation on its nodes
+  // whose release has not been handed to basild: the scheduler's epilog
+  // (measured: 30 to 100 ms behind the next job's prolog under load) is
+  // waited for, a reservation nobody releases is not. ALPS then refuses.
+  static constexpr std::chrono::milliseconds kReleaseHandOffWait{5000};
+
   TypedCalls(CallParts parts, GeometryConfig geometry);
 
   void reserve(const nlohmann::json& body, control::Responder reply);
@@ -49,11 +55,18 @@ class TypedCalls : public std::enable_shared_from_this<TypedCalls> {
   // The RESERVE once planned: intent, call, record, answer. `job` is the
   // job form's body (null for the params form).
   void reserve_now(basil::ReserveRequest request, bool earlier_attempt, nlohmann::json job, control::Responder reply);
-  // The reservations with a RELEASE loop running that hold a node `request` names.
-  std::vector<std::uint64_t> releasing_under(const basil::ReserveRequest& request);
-  // `go` once none of `ids` has a RELEASE loop running, or at `deadline`.
-  void after_releases(std::vector<std::uint64_t> ids, std::chrono::steady_clock::time_point deadline,
-                      std::function<void()> go);
+  // The reservations basild holds on a node `request` names that the RESERVE
+  // waits for: those with a RELEASE loop running, and other jobs' that are
+  // not released yet (a scheduler may give a job's nodes to the next job
+  // before its epilog hands the release to basild).
+  std::vector<std::uint64_t> held_under(const basil::ReserveRequest& request);
+  // When to stop waiting for the reservations a RESERVE waits for.
+  struct WaitBounds {
+    std::chrono::steady_clock::time_point releasing;  // for a RELEASE loop running
+    std::chrono::steady_clock::time_point handed;     // for a release not handed to basild yet
+  };
+  // `go` once each of `ids` is released, or at its bound.
+  void after_releases(std::vector<std::uint64_t> ids, WaitBounds bounds, std::function<void()> go);
   void release_job(const std::string& batch, control::Responder reply);
   void note(const basil::Status& s);
   control::Response unrecorded(std::string_view call, std::uint64_t res_id, std::string_view done,

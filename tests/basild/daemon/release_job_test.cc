@@ -4,11 +4,14 @@
 // real basild and the emulator as its apbasil.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
 
+#include "basild/daemon/typed_calls.h"
 #include "tests/basild/daemon/daemon_support.h"
 #include "tests/basild/io/emulator_support.h"
 
@@ -28,14 +31,31 @@ std::uint64_t failed_releases(const Daemon& d) {
   return 0;
 }
 
+// A one-node reservation for job `batch`, and the RESERVE of the next job
+// on its nodes.
+struct Held {
+  std::uint64_t id = 0;
+  std::string nodes;
+};
+
+Held reserve_one_node(const Daemon& d, const std::string& batch) {
+  unsigned status = 0;
+  const json held = d.reserve(batch, &status, 1);
+  EXPECT_EQ(status, 200u) << held.dump() << d.log();
+  return {held.value("reservation_id", std::uint64_t{0}), held.value("nodes", "")};
+}
+
+json reserve_on(const Daemon& d, const std::string& batch, const std::string& nodes, unsigned* status) {
+  const json body = {{"batch_id", batch}, {"user", "bob"}, {"params", {{{"width", 1}, {"nodes", nodes}}}}};
+  return d.call("POST", "/v1/reserve", body.dump(), status);
+}
+
 TEST(ReleaseJobTest, IsAnsweredOnceRecordedAndARESERVEOnItsNodesWaitsForTheRelease) {
   Daemon d("release-job");
   d.start();
+  const auto [id, nodes] = reserve_one_node(d, "61");
+  ASSERT_NE(id, 0u);
   unsigned status = 0;
-  const json held = d.reserve("61", &status, 1);
-  ASSERT_EQ(status, 200u) << held.dump() << d.log();
-  const auto id = held["reservation_id"].get<std::uint64_t>();
-  const std::string nodes = held["nodes"];
 
   // ALPS answers every RELEASE TRANSIENT until the fault is cleared.
   emulator_admin(d.emu(), "fault --method RELEASE --transient 1");
@@ -51,8 +71,7 @@ TEST(ReleaseJobTest, IsAnsweredOnceRecordedAndARESERVEOnItsNodesWaitsForTheRelea
   json next;
   unsigned next_status = 0;
   std::thread reserve([&] {
-    const json body = {{"batch_id", "62"}, {"user", "bob"}, {"params", {{{"width", 1}, {"nodes", nodes}}}}};
-    next = d.call("POST", "/v1/reserve", body.dump(), &next_status);
+    next = reserve_on(d, "62", nodes, &next_status);
     answered = true;
   });
   const bool waiting = testing::wait_until(
@@ -71,6 +90,63 @@ TEST(ReleaseJobTest, IsAnsweredOnceRecordedAndARESERVEOnItsNodesWaitsForTheRelea
   EXPECT_EQ(alps.count(id), 0u) << "job 61's reservation is released";
   EXPECT_EQ(alps.size(), 1u);
   EXPECT_TRUE(d.get("/v1/reservations?batch_id=61")["reservations"].empty());
+}
+
+// Slurm frees a job's nodes on the node's epilog-complete message, and may
+// start the next job's prolog there before the job's EpilogSlurmctld has
+// handed its release to basild: that RESERVE waits for the hand-over instead
+// of being refused by ALPS (which requeues a batch job for two minutes).
+TEST(ReleaseJobTest, ARESERVEOnAnotherJobsNodesWaitsUntilThatJobsReleaseIsHandedOverAndDone) {
+  Daemon d("release-job-handover");
+  d.start();
+  const auto [id, nodes] = reserve_one_node(d, "71");
+  ASSERT_NE(id, 0u);
+  unsigned status = 0;
+
+  json next;
+  unsigned next_status = 0;
+  std::thread reserve([&] {
+    next = reserve_on(d, "72", nodes, &next_status);
+  });
+  const std::string waits = "RESERVE for job 72 waits for the release of reservation " + std::to_string(id);
+  const bool waiting = testing::wait_until([&] { return d.log().find(waits) != std::string::npos; }, 10s);
+  EXPECT_TRUE(waiting) << d.log();
+  // Job 71's epilog, late.
+  const json handed = d.call("POST", "/v1/release", json({{"batch_id", "71"}}).dump(), &status);
+  EXPECT_EQ(status, 200u) << handed.dump();
+  reserve.join();
+
+  // Had the RESERVE gone to ALPS before the release, ALPS would have refused it.
+  EXPECT_EQ(next_status, 200u) << next.dump() << d.log();
+  EXPECT_EQ(next.value("nodes", ""), nodes) << next.dump();
+  const auto alps = d.alps_batch_ids();
+  EXPECT_EQ(alps.count(id), 0u);
+  ASSERT_EQ(alps.size(), 1u);
+  EXPECT_EQ(alps.begin()->second, "72");
+}
+
+// A reservation nobody hands over (its job's epilog was lost) holds the
+// RESERVE back only for TypedCalls::kReleaseHandOffWait or apbasil.timeout,
+// whichever is shorter (here the test daemon's 2 s); then ALPS refuses it,
+// as before, and the held reservation is left alone.
+TEST(ReleaseJobTest, ARESERVEWaitsForAnotherJobsReleaseOnlyForTheHandOffBound) {
+  Daemon d("release-job-handover-bound");
+  d.start();
+  const auto [id, nodes] = reserve_one_node(d, "81");
+  ASSERT_NE(id, 0u);
+  unsigned status = 0;
+  const auto started = std::chrono::steady_clock::now();
+  const json next = reserve_on(d, "82", nodes, &status);
+  const auto waited = std::chrono::steady_clock::now() - started;
+
+  EXPECT_NE(status, 200u) << next.dump();
+  EXPECT_NE(d.log().find("RESERVE for job 82 waits for the release of reservation " + std::to_string(id)),
+            std::string::npos)
+      << d.log();
+  EXPECT_GE(waited, std::min<std::chrono::steady_clock::duration>(TypedCalls::kReleaseHandOffWait, 2s));
+  const auto alps = d.alps_batch_ids();
+  ASSERT_EQ(alps.size(), 1u);
+  EXPECT_EQ(alps.count(id), 1u) << "job 81's reservation is left alone";
 }
 
 TEST(ReleaseJobTest, AJobWithoutReservationsGetsAnEmptyListAndABadBodyIsRefused) {
