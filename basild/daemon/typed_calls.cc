@@ -1,6 +1,5 @@
 #include "basild/daemon/typed_calls.h"
 
-#include <algorithm>
 #include <boost/asio/steady_timer.hpp>
 
 #include "basild/core/job_json.h"
@@ -113,53 +112,24 @@ void TypedCalls::reserve(const json& body, control::Responder reply) {
                  });
 }
 
-namespace {
-
-bool shares_node(const basil::ReserveRequest& request, const basil::NidList& nodes) {
-  for (const auto& p : request.params)
-    for (const auto& list : p.nodes)
-      for (const auto& r : nodes.ranges())
-        for (std::uint64_t nid = r.first; nid <= r.second; ++nid)
-          if (list.contains(static_cast<std::uint32_t>(nid))) return true;
-  return false;
+std::vector<std::uint64_t> TypedCalls::held_under(const basil::ReserveRequest& request) {
+  std::vector<ReservationRecord> releasing;
+  for (const std::uint64_t id : parts_.runner.release_loops())
+    if (auto rec = parts_.store.find(id); rec && *rec) releasing.push_back(**rec);
+  auto active = parts_.store.list_active();
+  return reservations_to_wait_for(request, releasing, active ? *active : std::vector<ReservationRecord>{});
 }
 
-}  // namespace
-
-std::vector<std::uint64_t> TypedCalls::held_under(const basil::ReserveRequest& request) {
-  std::vector<std::uint64_t> out;
-  for (const std::uint64_t id : parts_.runner.release_loops()) {
-    auto rec = parts_.store.find(id);
-    if (rec && *rec && shares_node(request, (**rec).nodes)) out.push_back(id);
-  }
-  // Another job's reservation: on a node the scheduler gave this job, its
-  // job has ended and its release is on the way. An orphan waits for the
-  // reconciler, not for a job's end, and a reservation without a job id is
-  // nobody's to hand over.
-  auto active = parts_.store.list_active();
-  if (!active) return out;
-  for (const auto& r : *active) {
-    if (r.batch_id.empty() || r.batch_id == *request.batch_id || r.state == ResState::kOrphan) continue;
-    if (std::find(out.begin(), out.end(), r.res_id) == out.end() && shares_node(request, r.nodes))
-      out.push_back(r.res_id);
-  }
-  return out;
+ReleaseProgress TypedCalls::release_progress(std::uint64_t id) {
+  if (parts_.runner.release_loop_running(id)) return ReleaseProgress::kLoopRunning;
+  auto rec = parts_.store.find(id);
+  return !rec || !*rec || is_terminal((**rec).state) ? ReleaseProgress::kDone : ReleaseProgress::kHeld;
 }
 
 void TypedCalls::after_releases(std::vector<std::uint64_t> ids, WaitBounds bounds, std::function<void()> go) {
-  const auto now = std::chrono::steady_clock::now();
-  bool wait = false;
-  std::erase_if(ids, [&](std::uint64_t id) {
-    if (parts_.runner.release_loop_running(id)) {
-      wait = wait || now < bounds.releasing;
-      return false;
-    }
-    auto rec = parts_.store.find(id);
-    if (!rec || !*rec || is_terminal((**rec).state)) return true;
-    wait = wait || now < bounds.handed;
-    return false;
-  });
-  if (ids.empty() || !wait) return go();
+  std::vector<ReleaseProgress> progress;
+  for (const auto id : ids) progress.push_back(release_progress(id));
+  if (!still_waiting(progress, std::chrono::steady_clock::now(), bounds)) return go();
   auto timer = std::make_shared<boost::asio::steady_timer>(parts_.io, std::chrono::milliseconds(2));
   timer->async_wait([self = shared_from_this(), timer, ids = std::move(ids), bounds,
                      go = std::move(go)](const boost::system::error_code&) mutable {

@@ -25,6 +25,7 @@
 #include "basild/config/config.h"
 #include "basild/control/registry.h"
 #include "basild/core/geometry.h"
+#include "basild/core/release_wait.h"
 #include "basild/daemon/call_parts.h"
 
 namespace basild {
@@ -55,17 +56,11 @@ class TypedCalls : public std::enable_shared_from_this<TypedCalls> {
   // The RESERVE once planned: intent, call, record, answer. `job` is the
   // job form's body (null for the params form).
   void reserve_now(basil::ReserveRequest request, bool earlier_attempt, nlohmann::json job, control::Responder reply);
-  // The reservations basild holds on a node `request` names that the RESERVE
-  // waits for: those with a RELEASE loop running, and other jobs' that are
-  // not released yet (a scheduler may give a job's nodes to the next job
-  // before its epilog hands the release to basild).
+  // The reservations on a node `request` names that its RESERVE waits for
+  // (basild/core/release_wait.h), from basild's records.
   std::vector<std::uint64_t> held_under(const basil::ReserveRequest& request);
-  // When to stop waiting for the reservations a RESERVE waits for.
-  struct WaitBounds {
-    std::chrono::steady_clock::time_point releasing;  // for a RELEASE loop running
-    std::chrono::steady_clock::time_point handed;     // for a release not handed to basild yet
-  };
-  // `go` once each of `ids` is released, or at its bound.
+  ReleaseProgress release_progress(std::uint64_t id);
+  // `go` once none of `ids` is waited for any more (still_waiting).
   void after_releases(std::vector<std::uint64_t> ids, WaitBounds bounds, std::function<void()> go);
   void release_job(const std::string& batch, control::Responder reply);
   void note(const basil::Status& s);
