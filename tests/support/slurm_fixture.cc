@@ -163,7 +163,13 @@ bool SlurmCluster::wait_nodes_idle(std::chrono::milliseconds limit) {
         return n == options_.nodes.size();
       },
       limit, 100ms);
-  if (!idle) error_ = "the nodes did not all become idle: " + last + "\n" + controller_log();
+  if (!idle) {
+    error_ = "the nodes did not all become idle: " + last + "\n" + controller_log();
+    // The log of each node that is not idle: why its slurmd did not register.
+    std::istringstream in(last);
+    for (std::string name, state; in >> name >> state;)
+      if (state != "idle") error_ += "\n--- slurmd " + name + ":\n" + slurmd_log(name);
+  }
   return idle;
 }
 
