@@ -27,8 +27,10 @@
 //
 // PATHS may also name empty-prolog, empty-epilog and empty-task-prolog:
 // Slurm with only that one of its hooks, empty; empty-ctld-hooks: both
-// slurmctld hooks empty, no TaskProlog; and local-scontrol: basil-slurm's
-// hooks, local, reading job records through scontrol instead of libslurm.
+// slurmctld hooks empty, no TaskProlog; local-scontrol: basil-slurm's
+// hooks, local, reading job records through scontrol instead of libslurm;
+// local-plugin and gateway-plugin: the hooks with the basil_reservation
+// SPANK plugin instead of the TaskProlog.
 //
 // The throughput rounds of all variants are interleaved (each keeps its
 // cluster, whose first round is a warm-up, not counted), and each variant's
@@ -57,6 +59,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -180,13 +183,24 @@ void write_hook_program(const std::string& dir, bool timed) {
   ::rename(tmp.c_str(), program.c_str());  // a hook starting meanwhile runs the one or the other whole
 }
 
+// How basil-slurm's hooks are set up: job records through libslurm or
+// scontrol; the tasks' reservation id from the TaskProlog or from the
+// basil_reservation SPANK plugin.
+struct HookSetUp {
+  bool scontrol = false;
+  bool plugin = false;
+};
+
 // The slurm.conf lines that name the hooks; the throughput rounds run them
 // untimed unless SLURM_JOBS_TRACE asks for their times.
-std::string hook_lines(const std::string& dir) {
+std::string hook_lines(const std::string& dir, const HookSetUp& set_up) {
   write_hook_program(dir, std::getenv("SLURM_JOBS_TRACE") != nullptr);
   ::chmod(dir.c_str(), 0755);
   const std::string program = dir + "/basil-slurm";
-  return "PrologSlurmctld=" + program + "\nEpilogSlurmctld=" + program + "\nTaskProlog=" + program + "\n";
+  const std::string ctld = "PrologSlurmctld=" + program + "\nEpilogSlurmctld=" + program + "\n";
+  if (!set_up.plugin) return ctld + "TaskProlog=" + program + "\n";
+  basil_test::write_file(dir + "/plugstack.conf", "required " + g_bin + "/slurm/spank/basil_reservation.so\n");
+  return ctld + "PlugStackConfig=" + dir + "/plugstack.conf\n";
 }
 
 // Each hook's run times in ms (hook_lines' file), by its context.
@@ -225,18 +239,26 @@ const std::map<std::string, std::string> kSomeEmptyHooks{
     {"empty-ctld-hooks", "PrologSlurmctld=/bin/true\nEpilogSlurmctld=/bin/true\n"},
 };
 
+// The PATHS with basil-slurm's hooks: basild local or through the gateway;
+// -scontrol: job records through scontrol instead of libslurm; -plugin:
+// the basil_reservation SPANK plugin instead of the TaskProlog.
+const std::set<std::string> kHookPaths{"local", "gateway", "local-scontrol", "local-plugin", "gateway-plugin"};
+
 // One Slurm set-up (alone, empty hooks, basild's hooks local or through the
 // gateway), its cluster kept for every round.
 class Variant {
  public:
-  Variant(std::string label, std::unique_ptr<Basild> basild, const std::string& empty_hooks, bool scontrol = false)
-      : label_(std::move(label)), basild_(std::move(basild)), work_("slurm-jobs", g_bin + "/slurm-tests") {
+  Variant(std::string label, std::unique_ptr<Basild> basild, const std::string& empty_hooks, HookSetUp set_up = {})
+      : label_(std::move(label)),
+        basild_(std::move(basild)),
+        plugin_(set_up.plugin),
+        work_("slurm-jobs", g_bin + "/slurm-tests") {
     ::chmod(work_.path().c_str(), 0755);
     slurm_ = std::make_unique<basil_test::SlurmCluster>(basil_test::SlurmOptions{
         .nodes = node_names(),
-        .extra_conf = basild_ ? hook_lines(work_.path()) : empty_hooks,
+        .extra_conf = basild_ ? hook_lines(work_.path(), set_up) : empty_hooks,
         .parent = g_bin + "/slurm-tests"});
-    if (basild_) configure_hooks(work_.path(), *basild_, slurm_->conf(), scontrol);
+    if (basild_) configure_hooks(work_.path(), *basild_, slurm_->conf(), set_up.scontrol);
     if (!slurm_->start()) fail("Slurm did not start: " + slurm_->error());
   }
 
@@ -296,6 +318,7 @@ class Variant {
   bool ok() const { return ok_; }
   const std::string& label() const { return label_; }
   const Basild* basild() const { return basild_.get(); }
+  bool plugin() const { return plugin_; }
   double rate_p50() const { return quantile(rates_, 0.5); }
   const std::vector<double>& rates() const { return rates_; }
   double start_p50() const { return quantile(start_ms_, 0.5); }
@@ -328,9 +351,11 @@ class Variant {
       std::printf("  hook run times, serial jobs (ms, p50/p95):");
       for (const char* c : {"prolog_slurmctld", "prolog_task", "epilog_slurmctld"}) {
         const auto it = times.find(c);
-        const std::vector<double> none;
-        const auto& v = it != times.end() ? it->second : none;
-        std::printf(" %s %.1f/%.1f", c, quantile(v, 0.5), quantile(v, 0.95));
+        if (it != times.end()) {
+          std::printf(" %s %.1f/%.1f", c, quantile(it->second, 0.5), quantile(it->second, 0.95));
+        } else {
+          std::printf(" %s -", c);  // not run: the plugin instead of the TaskProlog
+        }
       }
       std::printf("\n");
     }
@@ -353,6 +378,7 @@ class Variant {
  private:
   std::string label_;
   std::unique_ptr<Basild> basild_;
+  bool plugin_ = false;
   basil_test::TempDir work_;
   std::unique_ptr<basil_test::SlurmCluster> slurm_;
   std::vector<double> rates_, start_ms_;
@@ -384,7 +410,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> path_list;  // each known, before any cluster starts
   std::istringstream in(paths);
   for (std::string path; std::getline(in, path, ',');) {
-    if (!kSomeEmptyHooks.contains(path) && path != "local" && path != "gateway" && path != "local-scontrol") {
+    if (!kSomeEmptyHooks.contains(path) && !kHookPaths.contains(path)) {
       std::fprintf(stderr, "slurm_jobs: no path named \"%s\"\n%s", path.c_str(), usage);
       return 2;
     }
@@ -403,13 +429,13 @@ int main(int argc, char** argv) {
       variants.push_back(std::make_unique<Variant>("slurm, " + path, nullptr, some->second));
       continue;
     }
-    const bool scontrol = path == "local-scontrol";  // basil-slurm's job records through scontrol
-    auto b = std::make_unique<Basild>(scontrol ? "local" : path);
+    const HookSetUp set_up{.scontrol = path.ends_with("-scontrol"), .plugin = path.ends_with("-plugin")};
+    auto b = std::make_unique<Basild>(path.starts_with("gateway") ? "gateway" : "local");
     if (!b->up()) {
       std::fprintf(stderr, "basild (%s) did not come up:\n%s\n", path.c_str(), b->log().c_str());
       return 1;
     }
-    variants.push_back(std::make_unique<Variant>("hooks, " + path, std::move(b), "", scontrol));
+    variants.push_back(std::make_unique<Variant>("hooks, " + path, std::move(b), "", set_up));
   }
   // Rounds interleaved, so that a change in the machine's load meets every
   // variant alike; the median round is reported.
@@ -438,10 +464,11 @@ int main(int argc, char** argv) {
       // Two views of what the hooks add to a start beyond ALPS: the start
       // latencies' difference (both move with Slurm's 1-s timers), and the
       // hooks' own run times in a start (PrologSlurmctld and TaskProlog).
+      // With the plugin, its time is slurmstepd's, in the start difference only.
       std::printf("  throughput %.1f%% of Slurm alone; ALPS's own time per start (RESERVE + CONFIRM p50) %.1f ms; "
-                  "hooks beyond it %.1f ms (p50 start difference), %.1f ms (p50 prolog + TaskProlog run times)\n",
+                  "hooks beyond it %.1f ms (p50 start difference), %.1f ms (p50 %s run times)\n",
                   100.0 * v->rate_p50() / plain.rate_p50(), alps, v->start_p50() - plain.start_p50() - alps,
-                  hooks - alps);
+                  hooks - alps, v->plugin() ? "prolog" : "prolog + TaskProlog");
       if (b->held() != 0) {
         std::fprintf(stderr, "%s: basild still holds %zu reservations\n", v->label().c_str(), b->held());
         ok = false;

@@ -37,17 +37,6 @@ Result<std::optional<std::uint32_t>> count(const Getenv& get, std::string_view n
   return std::optional<std::uint32_t>(n);
 }
 
-// BASIL_RESERVATION_ID when BASIL_RESERVATION_JOB is `job_id` and the id
-// a number above 0 (the user's environment: nothing else is taken).
-std::optional<std::uint64_t> exported_reservation(const Getenv& get, const std::string& job_id) {
-  const auto job = get("BASIL_RESERVATION_JOB");
-  const auto id = get("BASIL_RESERVATION_ID");
-  if (!job || *job != job_id || !id || !digits(*id)) return std::nullopt;
-  std::uint64_t n = 0;
-  if (std::from_chars(id->data(), id->data() + id->size(), n).ec != std::errc() || n == 0) return std::nullopt;
-  return n;
-}
-
 }  // namespace
 
 std::string_view hook_name(Hook hook) {
@@ -103,7 +92,7 @@ Result<JobEnv> read_job_env(const Getenv& get, Hook hook) {
   auto restarts = count(get, "SLURM_JOB_RESTART_COUNT");
   if (!restarts) return restarts.status();
   env.restart_count = restarts->value_or(0);
-  if (hook == Hook::kTaskProlog) env.exported_reservation = exported_reservation(get, env.job_id);
+  if (hook == Hook::kTaskProlog) env.exported_reservation = inherited_reservation(get, env.job_id);
   return env;
 }
 

@@ -18,6 +18,7 @@
 #include <string_view>
 
 #include "basil_proto/status.h"
+#include "slurm/reservation_env.h"
 
 namespace basild::slurm {
 
@@ -29,8 +30,6 @@ std::string_view hook_name(Hook hook);
 std::optional<Hook> hook_from_name(std::string_view name);
 // SLURM_SCRIPT_CONTEXT's value: prolog_slurmctld, epilog_slurmctld, prolog_task.
 std::optional<Hook> hook_from_context(std::string_view context);
-
-using Getenv = std::function<std::optional<std::string>(std::string_view name)>;
 
 struct JobEnv {
   std::string job_id;                  // SLURM_JOB_ID: decimal digits

@@ -282,10 +282,6 @@ Result<JobShape> parse_job_shape(std::string_view output, std::string_view job_i
   return *shape;
 }
 
-std::string reservation_comment(std::uint64_t reservation_id) {
-  return "basil: reservation " + std::to_string(reservation_id);
-}
-
 Result<std::optional<std::uint64_t>> parse_reservation_comment(std::string_view output, std::string_view job_id) {
   const auto toks = tokens(output);
   if (auto s = check_record(toks, job_id); !s) return s;

@@ -23,6 +23,7 @@
 #include <string_view>
 
 #include "basil_proto/status.h"
+#include "slurm/reservation_env.h"
 
 namespace basild::slurm {
 
@@ -61,10 +62,8 @@ std::optional<std::uint64_t> parse_memory_mb(std::string_view text);
 // no GPU, nullopt when a GPU count does not parse.
 std::optional<std::uint64_t> gpu_count(std::string_view tres);
 
-// The AdminComment basil-slurm writes when a job got its reservation, and
-// reads back for the job's tasks.
-std::string reservation_comment(std::uint64_t reservation_id);
-// The reservation id of such an AdminComment in scontrol's output for job
+// The reservation id of an AdminComment basil-slurm wrote
+// (reservation_comment, slurm/reservation_env.h) in scontrol's output for job
 // `job_id`: nullopt when there is none; an error when there are several
 // that differ or the output is not that job's.
 basil::Result<std::optional<std::uint64_t>> parse_reservation_comment(std::string_view output,

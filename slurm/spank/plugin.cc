@@ -24,6 +24,7 @@ extern "C" {
 #include "slurm/spank/hwloc_layout.h"
 #include "slurm/spank/report.h"
 #include "slurm/spank/settings.h"
+#include "slurm/spank/spank_symbols.h"
 
 namespace {
 
@@ -189,12 +190,7 @@ int bind_task(spank_t sp, int ac, char** av) {
 
 extern "C" {
 
-// SPANK_PLUGIN(reduced_auto_affinity, 1), spelt out: in C++ a const object
-// at namespace scope is local to its file unless declared extern.
-__attribute__((visibility("default"))) extern const char plugin_name[] = "reduced_auto_affinity";
-__attribute__((visibility("default"))) extern const char plugin_type[] = "spank";
-__attribute__((visibility("default"))) extern const unsigned int plugin_version = SLURM_VERSION_NUMBER;
-__attribute__((visibility("default"))) extern const unsigned int spank_plugin_version = 1;
+BASIL_SPANK_PLUGIN(reduced_auto_affinity);
 
 // The option is registered where it is used: srun (local), slurmstepd
 // (remote) and sbatch/salloc (allocator), and the site's arguments are

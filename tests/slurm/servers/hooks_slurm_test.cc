@@ -1,5 +1,6 @@
 // basil-slurm in a real Slurm 22.05 (tests/support/slurm_fixture.h) as
-// PrologSlurmctld, EpilogSlurmctld and TaskProlog, against basild and the
+// PrologSlurmctld, EpilogSlurmctld and TaskProlog (or the basil_reservation
+// SPANK plugin instead of the TaskProlog), against basild and the
 // emulator: batch and srun jobs run in their reservation with the shape
 // they asked, their tasks see it, the epilog releases it; a job basild
 // refuses is cancelled with basild's sentence, one ALPS cannot run now is
@@ -19,6 +20,7 @@ namespace {
 using namespace std::chrono_literals;
 using basil_slurm_test::Site;
 using basil_slurm_test::SiteOptions;
+using basil_slurm_test::TaskEnv;
 using basild::testing::Daemon;
 using basild::testing::emulator_admin;
 using basild::testing::json;
@@ -26,9 +28,15 @@ using basild::testing::wait_until;
 
 // A real Slurm on nid00008-nid00011 with the hooks, and basild on tds-8
 // (NIDs 8-15, 2x8x2 nodes), no job table.
-SiteOptions four_nodes() {
-  return {.nodes = {"nid00008", "nid00009", "nid00010", "nid00011"}, .job_table = false, .tag = "slurm-hooks-site"};
+SiteOptions four_nodes(TaskEnv task_env = TaskEnv::kTaskProlog) {
+  return {.nodes = {"nid00008", "nid00009", "nid00010", "nid00011"},
+          .job_table = false,
+          .tag = "slurm-hooks-site",
+          .task_env = task_env};
 }
+
+// The tests of what the tasks see, with the TaskProlog and with the plugin.
+class SlurmTaskEnvTest : public ::testing::TestWithParam<TaskEnv> {};
 
 // The first <ReserveParam ...> of the RESERVE for `batch_id` in basild's XML log.
 std::string reserve_param(const Daemon& d, std::uint32_t batch_id) {
@@ -39,9 +47,9 @@ std::string reserve_param(const Daemon& d, std::uint32_t batch_id) {
   return param == std::string::npos ? "" : xml.substr(param, xml.find('>', param) - param);
 }
 
-TEST(SlurmHooksServerTest, BatchSrunAndArrayJobsRunInTheirReservationsWhichTheEpilogReleases) {
+TEST_P(SlurmTaskEnvTest, BatchSrunAndArrayJobsRunInTheirReservationsWhichTheEpilogReleases) {
   if (auto why = basil_test::slurm_unavailable()) GTEST_SKIP() << *why;
-  Site site(four_nodes());
+  Site site(four_nodes(GetParam()));
   ASSERT_TRUE(site.start()) << site.slurm.error();
   const std::string out = site.hooks.dir() + "/batch.out";
   const auto batch = site.slurm.sbatch(
@@ -106,9 +114,9 @@ std::optional<long> job_record_rpcs(const Site& site) {
   return std::stol(m[1]);
 }
 
-TEST(SlurmHooksServerTest, TheTasksOfAStepStartedByTheBatchScriptTakeTheReservationFromItsEnvironment) {
+TEST_P(SlurmTaskEnvTest, TheTasksOfAStepStartedByTheBatchScriptTakeTheReservationFromItsEnvironment) {
   if (auto why = basil_test::slurm_unavailable()) GTEST_SKIP() << *why;
-  Site site(four_nodes());
+  Site site(four_nodes(GetParam()));
   ASSERT_TRUE(site.start()) << site.slurm.error();
   // Job B is submitted from job A's script: B's environment carries A's
   // reservation, which B's tasks must not take for their own.
@@ -137,10 +145,14 @@ TEST(SlurmHooksServerTest, TheTasksOfAStepStartedByTheBatchScriptTakeTheReservat
   EXPECT_EQ(text_a, "script=" + Ra + "\n" + "task=" + Ra + "\ntask=" + Ra + "\ntask=" + Ra + "\ntask=" + Ra + "\n" +
                         m[1].str() + "\n");
   EXPECT_EQ(basil_test::read_file(out_b), "b=" + Rb + "\nb=" + Rb + "\n");
-  // Per job, the prolog's record and its batch script's TaskProlog's: not
-  // one more per task of a step.
+  // Per job, the prolog's record and its batch script's (the TaskProlog's
+  // or the plugin's): not one more per task of a step.
   EXPECT_EQ(*after - *before, 4) << site.slurm.client({"sdiag"}).out;
 }
+
+INSTANTIATE_TEST_SUITE_P(TaskPrologOrPlugin, SlurmTaskEnvTest,
+                         ::testing::Values(TaskEnv::kTaskProlog, TaskEnv::kSpankPlugin),
+                         [](const auto& p) { return basil_slurm_test::task_env_name(p.param); });
 
 TEST(SlurmHooksServerTest, AJobBasildRefusesFailsWithItsSentenceAndOneAlpsCannotRunNowIsRequeued) {
   if (auto why = basil_test::slurm_unavailable()) GTEST_SKIP() << *why;

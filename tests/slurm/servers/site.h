@@ -1,6 +1,7 @@
 // A site as the Slurm tests set it up: a real Slurm 22.05
 // (tests/support/slurm_fixture.h) whose PrologSlurmctld, EpilogSlurmctld
-// and TaskProlog are basil-slurm, and basild on the emulated system (tds-8:
+// and TaskProlog are basil-slurm (or, instead of the TaskProlog, whose
+// plugstack.conf names the basil_reservation SPANK plugin), and basild on the emulated system (tds-8:
 // NIDs 8-15, 2x8x2 nodes of 64 GiB) with squeue as its job table, its
 // apbasil run locally or, as on an external login node, through the ssh
 // gateway to a real sshd.
@@ -10,6 +11,7 @@
 #include <sys/stat.h>
 
 #include <optional>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -28,6 +30,12 @@ inline std::vector<std::string> tds8_nodes() {
   return {"nid00008", "nid00009", "nid00010", "nid00011", "nid00012", "nid00013", "nid00014", "nid00015"};
 }
 
+// How the tasks get BASIL_RESERVATION_ID: basil-slurm as TaskProlog, or the
+// basil_reservation SPANK plugin in slurmstepd.
+enum class TaskEnv { kTaskProlog, kSpankPlugin };
+inline std::string task_env_name(TaskEnv e) { return e == TaskEnv::kTaskProlog ? "TaskProlog" : "SpankPlugin"; }
+inline void PrintTo(TaskEnv e, std::ostream* os) { *os << task_env_name(e); }  // gtest's and ctest's test names
+
 // The hooks' directory: one wrapper Slurm names three times (Slurm runs
 // hooks without arguments; the wrapper adds --config), the configuration
 // written once basild's socket and Slurm's configuration are known.
@@ -41,8 +49,13 @@ class Hooks {
   }
   std::string dir() const { return dir_.path(); }
   std::string program() const { return dir() + "/basil-slurm"; }
-  std::string slurm_conf() const {
-    return "PrologSlurmctld=" + program() + "\nEpilogSlurmctld=" + program() + "\nTaskProlog=" + program() + "\n";
+  // The hooks' lines of slurm.conf: the TaskProlog, or a plugstack.conf
+  // that names the basil_reservation plugin.
+  std::string slurm_conf(TaskEnv task_env) const {
+    std::string conf = "PrologSlurmctld=" + program() + "\nEpilogSlurmctld=" + program() + "\n";
+    if (task_env == TaskEnv::kTaskProlog) return conf + "TaskProlog=" + program() + "\n";
+    basil_test::write_file(dir() + "/plugstack.conf", std::string("required ") + BASIL_RESERVATION_PLUGIN + "\n");
+    return conf + "PlugStackConfig=" + dir() + "/plugstack.conf\n";
   }
   void configure(const std::string& socket, const std::string& slurm_conf) const {
     basil_test::write_file(dir() + "/basil-slurm.conf",
@@ -75,6 +88,7 @@ struct SiteOptions {
   std::string slurm_conf = {};   // more of slurm.conf
   std::string preset = "tds-8";
   std::string tag = "slurm-site";
+  TaskEnv task_env = TaskEnv::kTaskProlog;
 };
 
 class Site {
@@ -82,7 +96,7 @@ class Site {
   explicit Site(SiteOptions o = {})
       : options_(std::move(o)),
         slurm({.nodes = options_.nodes,
-               .extra_conf = hooks.slurm_conf() + options_.slurm_conf,
+               .extra_conf = hooks.slurm_conf(options_.task_env) + options_.slurm_conf,
                .parent = slurm_parent(),
                .tag = options_.tag}),
         basild(options_.tag, options_.preset, "",
