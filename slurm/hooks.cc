@@ -210,7 +210,8 @@ int run_task_prolog(const JobEnv& env, Ports& ports, std::string& out) {
   // batch script's srun) takes it from its environment: one RPC per job,
   // not one per task of each step.
   auto exported = [&](std::uint64_t id) {
-    out += "export BASIL_RESERVATION_ID=" + std::to_string(id) + "\nexport BASIL_RESERVATION_JOB=" + env.job_id + "\n";
+    out += "export " + std::string(kReservationIdVariable) + "=" + std::to_string(id) + "\nexport " +
+           std::string(kReservationJobVariable) + "=" + env.job_id + "\n";
   };
   if (env.exported_reservation) {
     exported(*env.exported_reservation);
