@@ -28,13 +28,20 @@ else()
   message(STATUS "libsystemd: not found; basild is built without sd_notify "
                  "(conf/basild.service's Type=notify then needs Type=simple)")
 endif()
-# Slurm's client library (Debian libslurm-dev): basil-slurm ends a job its
-# prolog refused FAILED through it.
+# Slurm's client library (Debian libslurm-dev): basil-slurm reads and
+# updates job records and ends a job its prolog refused FAILED through it.
+# It loads it in the child that calls it (slurm/libslurm.h), by the SONAME
+# of the library found here; the SPANK plugins need only its headers.
 find_path(SLURM_INCLUDE_DIR slurm/slurm.h REQUIRED)
 find_library(SLURM_LIBRARY slurm REQUIRED)
-add_library(Slurm::slurm UNKNOWN IMPORTED GLOBAL)
-set_target_properties(Slurm::slurm PROPERTIES IMPORTED_LOCATION "${SLURM_LIBRARY}"
-                                              INTERFACE_INCLUDE_DIRECTORIES "${SLURM_INCLUDE_DIR}")
+execute_process(COMMAND ${CMAKE_OBJDUMP} -p "${SLURM_LIBRARY}" OUTPUT_VARIABLE _slurm_dynamic
+                RESULT_VARIABLE _slurm_objdump ERROR_QUIET)
+string(REGEX MATCH "SONAME +([^ \n]+)" _slurm_soname "${_slurm_dynamic}")
+if(NOT _slurm_objdump EQUAL 0 OR NOT CMAKE_MATCH_1)
+  message(FATAL_ERROR "cannot read the SONAME of ${SLURM_LIBRARY} (${CMAKE_OBJDUMP} -p)")
+endif()
+set(SLURM_SONAME "${CMAKE_MATCH_1}")
+message(STATUS "libslurm: ${SLURM_SONAME}, loaded by basil-slurm's children")
 # hwloc (Debian libhwloc-dev): the reduced-auto-affinity SPANK plugin reads
 # the node's sockets, cores and hardware threads through it.
 pkg_check_modules(HWLOC REQUIRED IMPORTED_TARGET GLOBAL hwloc)

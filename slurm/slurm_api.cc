@@ -1,20 +1,28 @@
 #include "slurm/slurm_api.h"
 
-#include <slurm/slurm.h>
-#include <slurm/slurm_errno.h>
-
 #include <charconv>
 #include <functional>
 #include <optional>
 #include <string_view>
 
+#include "slurm/libslurm.h"
+
 namespace basild::slurm {
 namespace {
 
 // libslurm's reason for its last failure, on standard error; exit status 1.
-int libslurm_failed(std::string_view what) {
-  write_text(2, std::string(what) + ": " + ::slurm_strerror(::slurm_get_errno()) + "\n");
+int libslurm_failed(const Libslurm& api, std::string_view what) {
+  write_text(2, std::string(what) + ": " + api.strerror(api.get_errno()) + "\n");
   return 1;
+}
+
+// libslurm, loaded in the child; nullptr once its reason is on standard
+// error (the child then exits 1).
+const Libslurm* libslurm_in_child() {
+  std::string error;
+  const Libslurm* api = load_libslurm(error);
+  if (api == nullptr) write_text(2, error + "\n");
+  return api;
 }
 
 std::optional<std::uint32_t> number(std::string_view text) {
@@ -34,17 +42,19 @@ int show_in_child(const std::string& spec) {
     write_text(2, "not a job id: " + spec + "\n");
     return 1;
   }
-  ::slurm_init(nullptr);  // SLURM_CONF, or Slurm's default; fatal() exits 1 with its reason on stderr
+  const Libslurm* api = libslurm_in_child();
+  if (api == nullptr) return 1;
+  api->init(nullptr);  // SLURM_CONF, or Slurm's default; fatal() exits 1 with its reason on stderr
   job_info_msg_t* msg = nullptr;
   // SHOW_ALL: also a job in a hidden partition. Not SHOW_DETAIL: the
   // record as `scontrol -o show job` prints it. SHOW_LOCAL: the job is
   // this cluster's (its hooks run here), so libslurm does not first ask
   // slurmctld whether the cluster is in a federation (an RPC of its own).
-  if (::slurm_load_job(&msg, *job, SHOW_ALL | SHOW_LOCAL) != SLURM_SUCCESS) return libslurm_failed("slurm_load_job");
+  if (api->load_job(&msg, *job, SHOW_ALL | SHOW_LOCAL) != SLURM_SUCCESS) return libslurm_failed(*api, "slurm_load_job");
   for (std::uint32_t i = 0; i < msg->record_count; ++i) {
     slurm_job_info_t* rec = &msg->job_array[i];
     if (*task != NO_VAL && (rec->array_job_id != *job || rec->array_task_id != *task)) continue;
-    const char* printed = ::slurm_sprint_job_info(rec, 1);  // xmalloc'd: left to the child's end
+    const char* printed = api->sprint_job_info(rec, 1);  // xmalloc'd: left to the child's end
     std::string line = printed != nullptr ? printed : "";
     if (line.empty() || line.back() != '\n') line += '\n';
     write_text(1, line);
@@ -55,9 +65,11 @@ int show_in_child(const std::string& spec) {
 // In the child; `initialised`: libslurm is, by the show before it.
 int update_in_child(const std::string& spec, bool no_requeue, const std::string& admin_comment,
                     bool initialised = false) {
-  if (!initialised) ::slurm_init(nullptr);
+  const Libslurm* api = libslurm_in_child();
+  if (api == nullptr) return 1;
+  if (!initialised) api->init(nullptr);
   job_desc_msg_t desc;
-  ::slurm_init_job_desc_msg(&desc);
+  api->init_job_desc_msg(&desc);
   std::string id = spec;  // slurmctld reads "ARRAY_TASK" as that task
   std::string comment = admin_comment;
   desc.job_id_str = id.data();
@@ -66,11 +78,11 @@ int update_in_child(const std::string& spec, bool no_requeue, const std::string&
   // slurm_update_job2, as scontrol: the one that takes job_id_str
   // (slurm_update_job logs an error for it) and answers per array task.
   job_array_resp_msg_t* resp = nullptr;
-  if (::slurm_update_job2(&desc, &resp) != SLURM_SUCCESS) return libslurm_failed("slurm_update_job2");
+  if (api->update_job2(&desc, &resp) != SLURM_SUCCESS) return libslurm_failed(*api, "slurm_update_job2");
   for (std::uint32_t i = 0; resp != nullptr && i < resp->job_array_count; ++i) {
     if (resp->error_code[i] == SLURM_SUCCESS) continue;
     const char* which = resp->job_array_id[i] != nullptr ? resp->job_array_id[i] : id.c_str();
-    const char* why = ::slurm_strerror(static_cast<int>(resp->error_code[i]));
+    const char* why = api->strerror(static_cast<int>(resp->error_code[i]));
     write_text(2, std::string("slurm_update_job2: ") + which + ": " + why + "\n");
     return 1;
   }
@@ -89,12 +101,14 @@ int update_by_command(const std::string& spec, const std::string& command) {
 
 // In the child: tells, then completes.
 int complete_in_child(std::uint32_t job_id, int exit_code, const std::string& message) {
-  ::slurm_init(nullptr);
+  const Libslurm* api = libslurm_in_child();
+  if (api == nullptr) return 1;
+  api->init(nullptr);
   std::string text = message;
-  ::slurm_notify_job(job_id, text.data());
+  api->notify_job(job_id, text.data());
   // A wait status, as a batch script's would be.
-  if (::slurm_complete_job(job_id, static_cast<std::uint32_t>(exit_code & 0xff) << 8) == SLURM_SUCCESS) return 0;
-  return libslurm_failed("slurm_complete_job");
+  if (api->complete_job(job_id, static_cast<std::uint32_t>(exit_code & 0xff) << 8) == SLURM_SUCCESS) return 0;
+  return libslurm_failed(*api, "slurm_complete_job");
 }
 
 std::string last_line(std::string text) {
