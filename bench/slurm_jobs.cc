@@ -10,7 +10,9 @@
 //  - start: SERIAL jobs one after another, each from just before its sbatch
 //    to the first line of its script (wall clock, the script writes it):
 //    median and p95; and each hook's run time in those jobs (a bash
-//    wrapper times it; in the rounds the wrapper is sh's exec);
+//    wrapper times it; in the rounds slurm.conf names the program itself,
+//    as a site's does: basil-slurm-bench, which reads the configuration
+//    beside it);
 //  - from slurmctld's log, how long a job held its node (start to end);
 //  - ALPS's own time per job start, from basild's timings: the median
 //    RESERVE plus the median CONFIRM (transport, apbasil included), and the
@@ -174,12 +176,21 @@ class Basild {
 // else sh that execs basil-slurm, as light as a site's own wrapper.
 void write_hook_program(const std::string& dir, bool timed) {
   const std::string program = dir + "/basil-slurm", tmp = program + ".new";
-  const std::string run = g_bin + "/slurm/basil-slurm --config " + dir + "/basil-slurm.conf";
-  basil_test::write_file(tmp, timed ? "#!/bin/bash\nstart=$EPOCHREALTIME\n" + run +
-                                          "\nrc=$?\necho \"$SLURM_SCRIPT_CONTEXT $start $EPOCHREALTIME\" >> " + dir +
-                                          "/hook-times\nexit $rc\n"
-                                    : "#!/bin/sh\nexec " + run + "\n");
-  ::chmod(tmp.c_str(), 0755);
+  ::unlink(tmp.c_str());
+  if (timed) {
+    basil_test::write_file(tmp, "#!/bin/bash\nstart=$EPOCHREALTIME\n" + g_bin + "/slurm/basil-slurm --config " + dir +
+                                    "/basil-slurm.conf\nrc=$?\necho \"$SLURM_SCRIPT_CONTEXT $start $EPOCHREALTIME\" >> " +
+                                    dir + "/hook-times\nexit $rc\n");
+    ::chmod(tmp.c_str(), 0755);
+  } else {
+    // The program itself, as a site names it: basil-slurm-bench reads the
+    // basil-slurm.conf beside it (a link, or a copy across file systems).
+    const std::string bench_build = g_bin + "/slurm/basil-slurm-bench";
+    if (::link(bench_build.c_str(), tmp.c_str()) != 0) {
+      basil_test::write_file(tmp, basil_test::read_file(bench_build));
+      ::chmod(tmp.c_str(), 0755);
+    }
+  }
   ::rename(tmp.c_str(), program.c_str());  // a hook starting meanwhile runs the one or the other whole
 }
 
