@@ -169,11 +169,12 @@ class Basild {
   basil_test::Subprocess process_;
 };
 
-// The hooks as a site names them: a wrapper that adds --config (Slurm
-// passes no argument). `timed`: the wrapper is bash (for its clock) and
-// appends "CONTEXT START_S END_S" around each run to `dir`/hook-times (how
-// long Slurm waits for each hook, start to exit, apart from its timers);
-// else sh that execs basil-slurm, as light as a site's own wrapper.
+// The program slurm.conf names as the hooks, `dir`/basil-slurm (Slurm
+// passes no argument). `timed`: a bash wrapper (for its clock) that runs
+// basil-slurm with --config and appends "CONTEXT START_S END_S" around
+// each run to `dir`/hook-times (how long Slurm waits for each hook, start
+// to exit, apart from its timers); else basil-slurm-bench itself, which
+// reads `dir`/basil-slurm.conf, as a site names basil-slurm.
 void write_hook_program(const std::string& dir, bool timed) {
   const std::string program = dir + "/basil-slurm", tmp = program + ".new";
   ::unlink(tmp.c_str());
