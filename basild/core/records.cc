@@ -48,8 +48,19 @@ RecordsPlan plan_records(const basil::Inventory& inventory, const std::vector<Ac
     }
   }
 
-  for (const auto& [batch, res] : unknown_by_batch)
-    if (adopted.count(res->reservation_id) == 0) plan.seen.push_back(*res);
+  // A RESERVE still in flight may already have made its reservation: it
+  // is that intent's, to be recorded by the RESERVE's answer or settled by
+  // a later INVENTORY, not one made outside basild.
+  std::set<std::string> in_flight;
+  for (const auto& intent : intents)
+    if (intent.unsettled_by_this_inventory && !intent.batch_id.empty()) in_flight.insert(intent.batch_id);
+  for (const auto& [batch, res] : unknown_by_batch) {
+    if (adopted.count(res->reservation_id) != 0) continue;
+    if (in_flight.count(batch) != 0)
+      plan.in_flight.push_back(res->reservation_id);
+    else
+      plan.seen.push_back(*res);
+  }
   return plan;
 }
 

@@ -45,6 +45,7 @@ struct RecordsPlan {
   std::vector<std::int64_t> drop;           // intent settled: the RESERVE never happened
   std::vector<std::uint64_t> gone;          // active record, absent from ALPS
   std::vector<basil::Reservation> seen;     // in ALPS, unknown to basild (made by others)
+  std::vector<std::uint64_t> in_flight;     // unknown, but its batch id has a RESERVE in flight: left alone
   std::vector<std::uint64_t> still_there;   // active and listed: last_seen moves on
 };
 

@@ -57,6 +57,25 @@ TEST(RecordsPlanTest, LeavesAnIntentInFlightAlone) {
   EXPECT_TRUE(plan.adopt.empty());
 }
 
+// An INVENTORY answered while a RESERVE is in flight can already list the
+// reservation that RESERVE made: it is not one made outside basild, and a
+// later INVENTORY (after the RESERVE's answer, or its loss) settles it.
+TEST(RecordsPlanTest, AReservationOfAnIntentInFlightIsNeitherSeenNorSettled) {
+  auto plan = plan_records(inventory({res(7, "1001"), res(8, "2002")}), {},
+                           {{1, "1001", true, true}});
+  EXPECT_EQ(plan.in_flight, std::vector<std::uint64_t>{7});
+  ASSERT_EQ(plan.seen.size(), 1u);  // 2002 has no intent: someone else's
+  EXPECT_EQ(plan.seen[0].reservation_id, 8u);
+  EXPECT_TRUE(plan.adopt.empty());
+  EXPECT_TRUE(plan.stray.empty());
+  EXPECT_TRUE(plan.drop.empty());
+
+  // Its answer lost, the next INVENTORY settles the intent with it.
+  auto later = plan_records(inventory({res(7, "1001")}), {}, {{1, "1001", false, true}});
+  ASSERT_EQ(later.stray.size(), 1u);
+  EXPECT_EQ(later.stray[0].reservation.reservation_id, 7u);
+}
+
 TEST(RecordsPlanTest, TwoIntentsForOneJobAdoptOneReservationEach) {
   auto plan = plan_records(inventory({res(7, "1001")}), {}, {{1, "1001", false}, {2, "1001", false}});
   ASSERT_EQ(plan.adopt.size(), 1u);

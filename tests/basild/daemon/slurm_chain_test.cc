@@ -73,8 +73,11 @@ TEST(SlurmChainTest, AJobsEndThroughTheProxyIsLearntAndNoFalseVanishedAlarm) {
 namespace basild::testing {
 namespace {
 
-// The RESERVE Slurm forwards for a job, answered late by ALPS.
-void slow_reserves(const Daemon& d) { emulator_admin(d.emu(), "fault --method RESERVE --latency-ms 1500"); }
+// The RESERVE Slurm forwards for a job, answered late by ALPS (after the
+// reservation is made).
+void slow_reserves(const Daemon& d, int latency_ms = 1500) {
+  emulator_admin(d.emu(), "fault --method RESERVE --latency-ms " + std::to_string(latency_ms));
+}
 
 bool wait_alps_holds(const Daemon& d, std::size_t n) {
   return wait_until([&] { return d.alps_reservations().size() >= n; }, 10s);
@@ -83,17 +86,22 @@ bool wait_alps_holds(const Daemon& d, std::size_t n) {
 // basild killed while ALPS is answering a forwarded RESERVE: the proxy told
 // Slurm the call failed, so Slurm reserves again. The restarted basild does
 // not adopt the first reservation for the job: it releases it as a stray.
+// An INVENTORY taken while the RESERVE was in flight listed it already: that
+// made it neither "made outside basild" nor the job's.
 TEST(SlurmChainTest, AForwardedReserveWhoseAnswerWasLostToAKilledBasildIsReleasedAsAStray) {
   JobTable jobs("777\n");
   Daemon d("chain-lost", "tds-8", "", reconcile("1h") + jobs.source());
   d.start();
-  slow_reserves(d);
+  slow_reserves(d, 8000);
   std::thread caller([&] {
     control::Client c(d.socket());
     (void)c.request("POST", "/v1/basil?failures=basil", slurm::reserve("777", "alice", 32), "application/xml", 30s);
   });
   ASSERT_TRUE(wait_alps_holds(d, 1));
   const auto lost = *d.alps_reservations().begin();
+  d.wait_for_poll();  // an INVENTORY that lists it, its RESERVE unanswered
+  EXPECT_EQ(d.log().find("B0233"), std::string::npos) << d.log();
+  EXPECT_TRUE(d.basild_reservations().empty()) << d.get("/v1/reservations").dump();
   d.stop(SIGKILL);
   caller.join();
   emulator_admin(d.emu(), "fault --clear");
