@@ -25,6 +25,24 @@ std::uint64_t admin_reserve(const Daemon& d, const std::string& args) {
   return std::stoull(emulator_admin(d.emu(), "reserve --user bob --width 1 " + args));
 }
 
+// A batch reservation with an application running, whose job the
+// scheduler then forgets. The job is live in the table until its
+// application runs: a loaded machine cannot release the reservation
+// between the two emulator calls.
+struct Orphan {
+  std::uint64_t id = 0;
+  std::uint64_t apid = 0;
+};
+Orphan orphan_with_application(const Daemon& d, const JobTable& jobs, const std::string& batch_id,
+                               const std::string& pagg) {
+  jobs.set(batch_id + "\n");
+  Orphan o;
+  o.id = admin_reserve(d, "--batch-id " + batch_id + " --pagg " + pagg);
+  o.apid = std::stoull(emulator_admin(d.emu(), "app start --resid " + std::to_string(o.id)));
+  jobs.set("");
+  return o;
+}
+
 std::uint64_t reconcile_cycles(const Daemon& d) {
   return d.get("/v1/stats")["reconcile"].value("cycles", std::uint64_t{0});
 }
@@ -127,8 +145,7 @@ TEST(ReconcileTest, ReleaseKeepsTryingWhileClaimsRemainAndStopsWhenTheyEnd) {
   JobTable jobs;
   Daemon d("claims", "tds-8", "", reconcile("300ms", "claims_timeout = \"1h\"\n") + jobs.source(), fast_polls());
   d.start();
-  const auto id = admin_reserve(d, "--batch-id 5555 --pagg 99");
-  const auto apid = std::stoull(emulator_admin(d.emu(), "app start --resid " + std::to_string(id)));
+  const auto [id, apid] = orphan_with_application(d, jobs, "5555", "99");
   ASSERT_TRUE(wait_until([&] { return !d.events_of("orphan", id).empty(); }, 15s)) << d.log();
   auto releases = [&] {
     const json stats = d.get("/v1/stats");
@@ -161,8 +178,7 @@ TEST(ReconcileTest, AnOrphanWhoseApplicationNeverEndsIsApkilledThenReleased) {
          << jobs.source();
   }
   d.start();
-  const auto id = admin_reserve(d, "--batch-id 6666 --pagg 99");
-  emulator_admin(d.emu(), "app start --resid " + std::to_string(id));
+  const auto id = orphan_with_application(d, jobs, "6666", "99").id;
   ASSERT_TRUE(wait_until([&] { return d.alps_reservations().count(id) == 0; }, 20s)) << d.log();
   auto kills = d.events_of("apkill", id);
   ASSERT_EQ(kills.size(), 1u) << d.get("/v1/events").dump();
@@ -185,8 +201,7 @@ void apkill_over_the_conduit(const std::string& mode) {
          << reconcile("300ms", "claims_timeout = \"1s\"\napkill = \"/nonexistent/apkill\"\n") << jobs.source();
   }
   d.start();
-  const auto id = admin_reserve(d, "--batch-id 6667 --pagg 98");
-  const auto apid = std::stoull(emulator_admin(d.emu(), "app start --resid " + std::to_string(id)));
+  const auto [id, apid] = orphan_with_application(d, jobs, "6667", "98");
   ASSERT_TRUE(wait_until([&] { return d.alps_reservations().count(id) == 0; }, 20s)) << d.log();
   EXPECT_FALSE(testing::application_running(d.emu(), apid));
   ASSERT_EQ(d.events_of("apkill", id).size(), 1u) << d.get("/v1/events").dump();
