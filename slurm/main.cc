@@ -20,6 +20,7 @@
 
 #include "basild/control_client/client.h"
 #include "emulator/run_program.h"
+#include "slurm/config_path.h"
 #include "slurm/hooks.h"
 #include "slurm/slurm_api.h"
 
@@ -157,26 +158,8 @@ class RealPorts : public Ports {
   std::unique_ptr<JobSession> session_;
 };
 
-// The configuration read when --config names none: kDefaultConfigPath.
-// bench/slurm_jobs' build of the program (basil-slurm-bench, never
-// installed) reads the file beside the program instead, so that a bench's
-// slurm.conf names the program itself, as a site's does, while each of its
-// clusters has a configuration of its own: Slurm runs its hooks with no
-// arguments and no environment of the caller's.
-std::string default_config_path() {
-#ifdef BASIL_SLURM_CONFIG_BESIDE_PROGRAM
-  char exe[4096];
-  const ssize_t n = ::readlink("/proc/self/exe", exe, sizeof exe - 1);
-  if (n > 0) {
-    const std::string path(exe, static_cast<std::size_t>(n));
-    return path.substr(0, path.rfind('/') + 1) + "basil-slurm.conf";
-  }
-#endif
-  return kDefaultConfigPath;
-}
-
 struct Args {
-  std::string config = default_config_path();
+  std::string config = basild::slurm::default_config_path();
   bool config_given = false;
   bool check_config = false;
   std::optional<Hook> hook;
