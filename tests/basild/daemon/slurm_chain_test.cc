@@ -3,6 +3,9 @@
 // hit. Every call here goes through POST /v1/basil, the proxy's path.
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <thread>
+
 #include "tests/basild/control/test_server.h"
 #include "tests/basild/daemon/daemon_support.h"
 #include "tests/support/slurm_requests.h"
@@ -92,16 +95,22 @@ TEST(SlurmChainTest, AForwardedReserveWhoseAnswerWasLostToAKilledBasildIsRelease
   JobTable jobs("777\n");
   Daemon d("chain-lost", "tds-8", "", reconcile("1h") + jobs.source());
   d.start();
+  // Long enough for the poll below, checked (`answered`) rather than assumed.
   slow_reserves(d, 8000);
-  std::thread caller([&] {
+  std::atomic<bool> answered{false};
+  std::jthread caller([&] {
     control::Client c(d.socket());
     (void)c.request("POST", "/v1/basil?failures=basil", slurm::reserve("777", "alice", 32), "application/xml", 30s);
+    answered = true;
   });
   ASSERT_TRUE(wait_alps_holds(d, 1));
   const auto lost = *d.alps_reservations().begin();
   d.wait_for_poll();  // an INVENTORY that lists it, its RESERVE unanswered
-  EXPECT_EQ(d.log().find("B0233"), std::string::npos) << d.log();
-  EXPECT_TRUE(d.basild_reservations().empty()) << d.get("/v1/reservations").dump();
+  const auto log = d.log();
+  const auto records = d.get("/v1/reservations");
+  ASSERT_FALSE(answered) << "the RESERVE was answered before the check: the latency is too short";
+  EXPECT_EQ(log.find("B0233"), std::string::npos) << log;
+  EXPECT_TRUE(records.value("reservations", nlohmann::json::array()).empty()) << records.dump();
   d.stop(SIGKILL);
   caller.join();
   emulator_admin(d.emu(), "fault --clear");
