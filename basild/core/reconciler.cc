@@ -149,6 +149,10 @@ ReconcilePlan Reconciler::plan(const ReconcileInput& in) {
       auto own = job_reservations.find(batch);
       if (own != job_reservations.end()) {
         if (own->second->res_id != a.id) kind = CandidateKind::kStray;
+      } else if (record == nullptr) {
+        // Not recorded yet: the poller records it first (a RESERVE of the
+        // job's still in flight, or node data too old to record it with);
+        // adopting needs the record.
       } else {
         const auto& same = alps_by_batch[batch];
         if (same.size() == 1) {

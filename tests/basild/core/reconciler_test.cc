@@ -31,6 +31,7 @@ AlpsReservation res(std::uint64_t id, std::optional<std::string> batch, std::vec
   return a;
 }
 
+
 JobTableView jobs(std::set<std::string> live) {
   JobTableView j;
   j.speaks_for_scheduler = true;
@@ -46,6 +47,16 @@ std::vector<ReconcileAction> of_kind(const ReconcilePlan& p, Kind k) {
 }
 
 const WallTimePoint kT0 = WallTimePoint{} + std::chrono::hours(24 * 365 * 50);
+
+// A reservation the poller recorded as made outside basild (seen): not a
+// job's own until adopted.
+RecordView seen(std::uint64_t id, const std::string& batch) {
+  RecordView r;
+  r.res_id = id;
+  r.batch_id = batch;
+  r.created = kT0;
+  return r;
+}
 
 struct Cycle {
   Reconciler r{settings()};
@@ -108,7 +119,7 @@ TEST(ReconcilerTest, NeverReleasesLiveYoungOrInteractiveReservationsOverManyCycl
   young.batch_id = "new-job";
   young.job_reservation = true;
   young.created = kT0 + 1000s;  // basild made it at 1000 s; the job table never lists it
-  c.in.records = {young};
+  c.in.records = {young, seen(1, "live-job")};
   for (int i = 0; i < 500; ++i) {
     const auto t = 1000s + std::chrono::seconds(i / 10);  // 50 s of cycles, inside the grace
     auto plan = c.at(t);
@@ -271,6 +282,7 @@ TEST(ReconcilerTest, ALiveJobWithExactlyOneUnrecordedReservationAdoptsIt) {
   Cycle c;
   c.in.alps = {res(10, "42")};
   c.in.jobs = jobs({"42"});
+  c.in.records = {seen(10, "42")};
   auto plan = c.at(0s);
   auto adopt = of_kind(plan, Kind::kAdopt);
   ASSERT_EQ(adopt.size(), 1u);
@@ -278,10 +290,27 @@ TEST(ReconcilerTest, ALiveJobWithExactlyOneUnrecordedReservationAdoptsIt) {
   EXPECT_TRUE(of_kind(plan, Kind::kRelease).empty());
 }
 
+// The poller has not recorded it: a RESERVE of the job's is in flight (its
+// answer records it), or the INVENTORY's node data was too old. Adopting
+// needs the record; nothing is done until the poller has made one.
+TEST(ReconcilerTest, ALiveJobsReservationThePollerHasNotRecordedIsLeftAlone) {
+  Cycle c;
+  c.in.alps = {res(10, "42")};
+  c.in.jobs = jobs({"42"});
+  for (auto t : {0s, 30s, 60s, 90s}) {
+    auto plan = c.at(t);
+    EXPECT_TRUE(plan.actions.empty());
+    EXPECT_TRUE(plan.candidates.empty());
+  }
+  c.in.records = {seen(10, "42")};
+  EXPECT_EQ(of_kind(c.at(120s), Kind::kAdopt).size(), 1u);
+}
+
 TEST(ReconcilerTest, ALiveJobWithSeveralUnrecordedReservationsIsAmbiguousAndUntouched) {
   Cycle c;
   c.in.alps = {res(10, "42"), res(11, "42")};
   c.in.jobs = jobs({"42"});
+  c.in.records = {seen(10, "42"), seen(11, "42")};
   for (auto t : {0s, 30s, 60s, 90s}) {
     auto plan = c.at(t);
     EXPECT_TRUE(plan.actions.empty());
