@@ -94,13 +94,25 @@ bool wait_alps_holds(const Daemon& d, std::size_t n) {
 TEST(SlurmChainTest, AForwardedReserveWhoseAnswerWasLostToAKilledBasildIsReleasedAsAStray) {
   JobTable jobs("777\n");
   Daemon d("chain-lost", "tds-8", "", reconcile("1h") + jobs.source());
+  {  // apbasil's time-out outlasts the slow RESERVE: basild is killed first
+    const std::string conf = d.dir() + "/basild.conf";
+    std::string text = basil_test::read_file(conf);
+    const std::string two = "timeout = \"2s\"";
+    const auto at = text.find(two);
+    ASSERT_NE(at, std::string::npos);
+    text.replace(at, two.size(), "timeout = \"30s\"");
+    std::ofstream(conf) << text;
+  }
   d.start();
   // Long enough for the poll below, checked (`answered`) rather than assumed.
-  slow_reserves(d, 8000);
+  slow_reserves(d, 12000);
   std::atomic<bool> answered{false};
+  std::string answer;  // written before `answered`, read after it
   std::jthread caller([&] {
     control::Client c(d.socket());
-    (void)c.request("POST", "/v1/basil?failures=basil", slurm::reserve("777", "alice", 32), "application/xml", 30s);
+    const auto r =
+        c.request("POST", "/v1/basil?failures=basil", slurm::reserve("777", "alice", 32), "application/xml", 30s);
+    answer = std::to_string(r.status) + " " + r.message + " " + r.body.substr(0, 600);
     answered = true;
   });
   ASSERT_TRUE(wait_alps_holds(d, 1));
@@ -108,7 +120,7 @@ TEST(SlurmChainTest, AForwardedReserveWhoseAnswerWasLostToAKilledBasildIsRelease
   d.wait_for_poll();  // an INVENTORY that lists it, its RESERVE unanswered
   const auto log = d.log();
   const auto records = d.get("/v1/reservations");
-  ASSERT_FALSE(answered) << "the RESERVE was answered before the check: the latency is too short";
+  ASSERT_FALSE(answered) << "the RESERVE was answered before the check: " << answer << "\n" << log;
   EXPECT_EQ(log.find("B0233"), std::string::npos) << log;
   EXPECT_TRUE(records.value("reservations", nlohmann::json::array()).empty()) << records.dump();
   d.stop(SIGKILL);
