@@ -8,6 +8,7 @@
 
 #include "tests/basild/control/test_server.h"
 #include "tests/basild/daemon/daemon_support.h"
+#include "tests/basild/daemon/state_files.h"
 #include "tests/support/slurm_requests.h"
 #include "tests/support/sshd_fixture.h"
 #include "tests/support/subprocess.h"
@@ -94,15 +95,8 @@ bool wait_alps_holds(const Daemon& d, std::size_t n) {
 TEST(SlurmChainTest, AForwardedReserveWhoseAnswerWasLostToAKilledBasildIsReleasedAsAStray) {
   JobTable jobs("777\n");
   Daemon d("chain-lost", "tds-8", "", reconcile("1h") + jobs.source());
-  {  // apbasil's time-out outlasts the slow RESERVE: basild is killed first
-    const std::string conf = d.dir() + "/basild.conf";
-    std::string text = basil_test::read_file(conf);
-    const std::string two = "timeout = \"2s\"";
-    const auto at = text.find(two);
-    ASSERT_NE(at, std::string::npos);
-    text.replace(at, two.size(), "timeout = \"30s\"");
-    std::ofstream(conf) << text;
-  }
+  // apbasil's time-out outlasts the slow RESERVE: basild is killed first.
+  edit_conf(d, "timeout = \"2s\"", "timeout = \"30s\"");
   d.start();
   // Long enough for the poll below, checked (`answered`) rather than assumed.
   slow_reserves(d, 12000);
