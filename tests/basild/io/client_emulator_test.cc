@@ -203,8 +203,10 @@ TEST(ClientEmulatorTest, ReleaseLoopWaitsUntilTheLastClaimEnds) {
   auto rel = run_sync(rig.io, rig.client.release(release_of(rid)));
   ASSERT_TRUE(rel) << rel.status().message();
   EXPECT_TRUE(killed);
+  // It waited for the apkill, and called again after an answer that still had a claim: how
+  // many calls fit in the 300 ms depends on the machine (two under a loaded ASan run).
   EXPECT_GE(std::chrono::steady_clock::now() - t0, 300ms);
-  EXPECT_GE(rel->attempts, 3u);
+  EXPECT_GE(rel->attempts, 2u);
   EXPECT_EQ(rel->last_claims, 1u);  // the last answer with claims still had one
   EXPECT_TRUE(rel->no_entry);
 }
