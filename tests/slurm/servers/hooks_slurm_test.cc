@@ -4,7 +4,7 @@
 // emulator: batch and srun jobs run in their reservation with the shape
 // they asked, their tasks see it, the epilog releases it; a job basild
 // refuses is cancelled with basild's sentence, one ALPS cannot run now is
-// requeued.
+// requeued; a plugin step that finds no reservation runs without one.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 
@@ -153,6 +153,36 @@ TEST_P(SlurmTaskEnvTest, TheTasksOfAStepStartedByTheBatchScriptTakeTheReservatio
 INSTANTIATE_TEST_SUITE_P(TaskPrologOrPlugin, SlurmTaskEnvTest,
                          ::testing::Values(TaskEnv::kTaskProlog, TaskEnv::kSpankPlugin),
                          [](const auto& p) { return basil_slurm_test::task_env_name(p.param); });
+
+// The plugin's failure path in slurmstepd: a step that must ask slurmctld
+// (its environment does not carry the job's reservation) and finds an
+// AdminComment naming none runs without the variables, says why in the
+// slurmd log, and does not fail; the epilog still releases by job id.
+TEST(SlurmHooksServerTest, APluginStepWhoseJobNamesNoReservationRunsWithoutItAndLogsWhy) {
+  if (auto why = basil_test::slurm_unavailable()) GTEST_SKIP() << *why;
+  Site site(four_nodes(TaskEnv::kSpankPlugin));
+  ASSERT_TRUE(site.start()) << site.slurm.error();
+  const std::string out = site.hooks.dir() + "/plain.out";
+  const auto job = site.slurm.sbatch(
+      {"-N1", "-n1", "-o", out, "--wrap",
+       "echo script=$BASIL_RESERVATION_ID; scontrol update jobid=$SLURM_JOB_ID AdminComment=site-note && "
+       "env -u BASIL_RESERVATION_ID -u BASIL_RESERVATION_JOB srun /bin/sh -c 'echo task=${BASIL_RESERVATION_ID-none}'; "
+       "echo srun=$?"});
+  ASSERT_TRUE(job) << site.slurm.error();
+  ASSERT_TRUE(site.slurm.wait_job_state(*job, "COMPLETED", 60s)) << site.slurm.job_state(*job) << site.why();
+
+  const auto r = site.confirmed_reservation(*job);
+  ASSERT_NE(r, 0u) << site.basild.get("/v1/events").dump();
+  EXPECT_EQ(basil_test::read_file(out), "script=" + std::to_string(r) + "\ntask=none\nsrun=0\n");
+  const std::string said =
+      "basil_reservation: job " + std::to_string(*job) + ": its AdminComment names no basil reservation";
+  std::string logs;
+  for (const auto& node : four_nodes().nodes) logs += site.slurm.slurmd_log(node);
+  EXPECT_NE(logs.find(said), std::string::npos) << logs;
+
+  EXPECT_TRUE(wait_until([&] { return site.basild.alps_reservations().empty(); }, 20s)) << site.why();
+  EXPECT_EQ(site.basild.events_of("release", r).size(), 1u);
+}
 
 TEST(SlurmHooksServerTest, AJobBasildRefusesFailsWithItsSentenceAndOneAlpsCannotRunNowIsRequeued) {
   if (auto why = basil_test::slurm_unavailable()) GTEST_SKIP() << *why;
