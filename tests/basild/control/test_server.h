@@ -18,6 +18,7 @@
 #include "basild/asio/beast.h"
 #include "basild/control/registry.h"
 #include "basild/control/server.h"
+#include "basild/control_client/client.h"
 #include "tests/support/temp_dir.h"
 #include "tests/support/wait.h"
 
@@ -205,6 +206,14 @@ inline std::string read_responses(int fd, int count, std::chrono::milliseconds w
     data.append(buf, static_cast<std::size_t>(n));
   }
   return data;
+}
+
+constexpr const char* kHealthRequest = "GET /v1/health HTTP/1.1\r\nHost: localhost\r\n\r\n";
+
+// One GET through the control client, on a connection of its own.
+inline ClientReply get(const std::string& path, const std::string& target,
+                       std::chrono::milliseconds timeout = std::chrono::seconds(5)) {
+  return request_once(path, "GET", target, {}, {}, timeout);
 }
 
 }  // namespace basild::control::testing
