@@ -170,6 +170,8 @@ ReconcilePlan Reconciler::plan(const ReconcileInput& in) {
           ambiguous.push_back(std::move(v));
         }
       }
+    } else if (record == nullptr && in.reserving.count(batch) != 0) {
+      // Its RESERVE's intent is pending: the poller settles it first.
     } else {
       const bool young = record != nullptr && record->job_reservation && in.now - record->created < settings_.grace;
       if (!young) kind = CandidateKind::kOrphan;

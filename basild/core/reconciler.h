@@ -88,6 +88,10 @@ struct ReconcileInput {
   std::vector<RecordView> records;
   JobTableView jobs;
   std::set<std::uint64_t> release_loops;  // reservations with a RELEASE loop running
+  // Batch ids with a RESERVE intent not settled yet: ALPS's reservation for
+  // one, not recorded yet, is the poller's to settle (adopt, or release as
+  // a stray), not an orphan.
+  std::set<std::string> reserving;
 };
 
 enum class CandidateKind : std::uint8_t { kOrphan, kStray };

@@ -130,7 +130,14 @@ void ReconcileRunner::plan_and_act(const basil::Inventory& inv, JobTableView job
     log_.error("B0401", "reconcile skipped: state database: " + active.status().to_string());
     return;
   }
+  auto pending = ports_.store->list_pending_intents();
+  if (!pending) {
+    log_.error("B0401", "reconcile skipped: state database: " + pending.status().to_string());
+    return;
+  }
   ReconcileInput in;
+  for (const auto& intent : *pending)
+    if (!intent.batch_id.empty()) in.reserving.insert(intent.batch_id);
   in.jobs = std::move(jobs);
   in.now = ports_.clock->wall();
   in.alps = alps_reservations(inv);

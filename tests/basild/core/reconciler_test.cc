@@ -306,6 +306,40 @@ TEST(ReconcilerTest, ALiveJobsReservationThePollerHasNotRecordedIsLeftAlone) {
   EXPECT_EQ(of_kind(c.at(120s), Kind::kAdopt).size(), 1u);
 }
 
+// A RESERVE whose intent is pending (its answer not recorded yet, or lost
+// to a killed basild): the poller settles the reservation ALPS made for it,
+// so however long that takes it is no orphan, even with no live job.
+TEST(ReconcilerTest, AnUnrecordedReservationOfAPendingIntentIsNoOrphanUntilTheIntentSettles) {
+  Cycle c;
+  c.in.alps = {res(10, "42"), res(1, "a"), res(2, "b"), res(3, "c")};
+  c.in.jobs = jobs({"a", "b", "c"});
+  c.in.reserving = {"42"};
+  for (auto t : {0s, 30s, 60s, 90s, 120s}) {
+    auto plan = c.at(t);
+    EXPECT_TRUE(plan.actions.empty()) << t.count();
+    EXPECT_TRUE(plan.candidates.empty()) << t.count();
+  }
+  // Settled without a record (the poller's answer was "dropped"): an orphan
+  // from now on, counted from now.
+  c.in.reserving.clear();
+  EXPECT_TRUE(of_kind(c.at(150s), Kind::kRelease).empty());
+  EXPECT_TRUE(of_kind(c.at(180s), Kind::kRelease).empty());
+  EXPECT_EQ(of_kind(c.at(210s), Kind::kRelease).size(), 1u);
+}
+
+// A pending intent protects only the reservation basild has not recorded:
+// a recorded one of the same batch id past its grace is an orphan as before.
+TEST(ReconcilerTest, APendingIntentDoesNotProtectARecordedReservationOfItsBatchId) {
+  Cycle c;
+  c.in.alps = {res(10, "42"), res(1, "a"), res(2, "b"), res(3, "c")};
+  c.in.jobs = jobs({"a", "b", "c"});
+  c.in.records = {seen(10, "42")};
+  c.in.reserving = {"42"};
+  c.at(0s);
+  c.at(30s);
+  EXPECT_EQ(of_kind(c.at(60s), Kind::kRelease).size(), 1u);
+}
+
 TEST(ReconcilerTest, ALiveJobWithSeveralUnrecordedReservationsIsAmbiguousAndUntouched) {
   Cycle c;
   c.in.alps = {res(10, "42"), res(11, "42")};
