@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "tests/basild/daemon/daemon_support.h"
+#include "tests/basild/daemon/state_files.h"
 #include "tests/support/files.h"
 #include "tests/support/proc.h"
 #include "tests/support/subprocess.h"
@@ -27,18 +28,10 @@ using namespace std::chrono_literals;
 using basil_test::read_file;
 using basil_test::write_file;
 using testing::Daemon;
+using testing::edit_conf;
 using testing::emulator_admin;
 using testing::wait_until;
 using testing::write_script;
-
-// Replaces `from` by `to` in the daemon's config file (before start()).
-void edit_conf(const Daemon& d, const std::string& from, const std::string& to) {
-  std::string conf = read_file(d.dir() + "/basild.conf");
-  const auto at = conf.find(from);
-  ASSERT_NE(at, std::string::npos) << from;
-  conf.replace(at, from.size(), to);
-  write_file(d.dir() + "/basild.conf", conf);
-}
 
 // Runs as the daemon's apbasil instead of the emulator.
 void use_apbasil(const Daemon& d, const std::string& script) {
