@@ -124,15 +124,17 @@ Awaitable<void> ReconcileRunner::cycle(const basil::Inventory& inv) {
 
 // The rest of a cycle, once the job table has answered.
 void ReconcileRunner::plan_and_act(const basil::Inventory& inv, JobTableView jobs) {
-  // The cycle judges the records as they are now, not before the sources answered.
-  auto active = ports_.store->list_active();
-  if (!active) {
-    log_.error("B0401", "reconcile skipped: state database: " + active.status().to_string());
-    return;
-  }
+  // The cycle judges the records as they are now, not before the sources
+  // answered. Intents first: one that settles between the two reads has its
+  // record read after it.
   auto pending = ports_.store->list_pending_intents();
   if (!pending) {
     log_.error("B0401", "reconcile skipped: state database: " + pending.status().to_string());
+    return;
+  }
+  auto active = ports_.store->list_active();
+  if (!active) {
+    log_.error("B0401", "reconcile skipped: state database: " + active.status().to_string());
     return;
   }
   ReconcileInput in;

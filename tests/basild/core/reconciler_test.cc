@@ -319,8 +319,8 @@ TEST(ReconcilerTest, AnUnrecordedReservationOfAPendingIntentIsNoOrphanUntilTheIn
     EXPECT_TRUE(plan.actions.empty()) << t.count();
     EXPECT_TRUE(plan.candidates.empty()) << t.count();
   }
-  // Settled without a record (the poller's answer was "dropped"): an orphan
-  // from now on, counted from now.
+  // No intent pending any more and still not recorded: an orphan like any
+  // other, counted from now.
   c.in.reserving.clear();
   EXPECT_TRUE(of_kind(c.at(150s), Kind::kRelease).empty());
   EXPECT_TRUE(of_kind(c.at(180s), Kind::kRelease).empty());
