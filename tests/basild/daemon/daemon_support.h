@@ -17,6 +17,7 @@
 #include "basild/control_client/client.h"
 #include "tests/support/files.h"
 #include "tests/support/proc.h"
+#include "tests/support/sanitized.h"
 #include "tests/support/subprocess.h"
 #include "tests/support/wait.h"
 
@@ -36,13 +37,21 @@ class Daemon {
  public:
   static constexpr const char* kFastPolls =
       "[poll]\ninterval = \"1s\"\ninventory_max_age = \"1s\"\norphan_check_interval = \"1s\"\n";
+  // apbasil's time-out in every Daemon's configuration: room for an
+  // xc30-2256 INVENTORY on a loaded machine, kSlowdown times that under ASan
+  // (where one emulator call can take over a second). A test that needs
+  // another replaces apbasil_timeout_line() in basild.conf (edit_conf).
+  static constexpr std::chrono::seconds kApbasilTimeout{2 * basil_test::kSlowdown};
+  static std::string apbasil_timeout_line() {
+    return "timeout = \"" + std::to_string(kApbasilTimeout.count()) + "s\"";
+  }
   // `extra_conf` is appended; `poll_conf` replaces the [poll] section.
   explicit Daemon(const std::string& tag, const std::string& preset = "tds-8", const std::string& cle = "",
                   const std::string& extra_conf = "", const std::string& poll_conf = kFastPolls)
       : dir_(make_temp_dir(tag)), emu_(init_emulator(tag + "-emu", preset, cle)) {
     std::ofstream conf(dir_ + "/basild.conf");
     conf << "[apbasil]\npath = \"" << testing::emulator_path() << "\"\nargs = [\"--state\", \"" << emu_
-         << "\"]\ntimeout = \"2s\"\n"
+         << "\"]\n" << apbasil_timeout_line() << "\n"
          << "[state]\ndatabase = \"" << dir_ << "/state.db\"\n"
          << "[control]\nsocket = \"" << dir_ << "/control.sock\"\nmode = \"0666\"\n"
          << "[log]\ndirectory = \"" << dir_ << "\"\n"

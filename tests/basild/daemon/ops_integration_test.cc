@@ -125,7 +125,7 @@ TEST(ChildrenIntegrationTest, AKilledBasildTakesItsHungApbasilAndTheNextStartIts
   const std::string pids = d.dir() + "/apbasil.pids", grand = d.dir() + "/grandchild.pids";
   // An apbasil that forks a grandchild (in its process group) and hangs.
   use_apbasil(d, write_script("hang-fork", "echo $$ >> " + pids + "\nsleep 3600 &\necho $! >> " + grand + "\nwait"));
-  edit_conf(d, "timeout = \"2s\"", "timeout = \"1h\"");
+  edit_conf(d, Daemon::apbasil_timeout_line(), "timeout = \"1h\"");
   // Whatever happens, no group of this test's outlives it.
   struct KillGroups {
     std::string file;
@@ -157,7 +157,7 @@ TEST(ChildrenIntegrationTest, AKilledBasildTakesItsHungApbasilAndTheNextStartIts
 
 TEST(StopIntegrationTest, SigtermKillsAHungReserveAndStopsAtOnceAndTheNextStartAdoptsItsReservation) {
   Daemon d("sigterm");
-  edit_conf(d, "timeout = \"2s\"", "timeout = \"60s\"");
+  edit_conf(d, Daemon::apbasil_timeout_line(), "timeout = \"60s\"");
   d.start();
   // ALPS makes the reservation, then its answer hangs.
   emulator_admin(d.emu(), "fault --method RESERVE --latency-ms 600000");

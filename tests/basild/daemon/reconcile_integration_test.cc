@@ -203,7 +203,9 @@ void apkill_over_the_conduit(const std::string& mode) {
   {
     std::ofstream conf(d.dir() + "/basild.conf", std::ios::app);
     conf << basil_test::conduit_conf(sshd, mode, testing::emulator_path(), d.emu(), BASIL_BINARY_DIR)
-         << reconcile("300ms", "claims_timeout = \"1s\"\napkill = \"/nonexistent/apkill\"\n") << jobs.source();
+         << reconcile("300ms", "claims_timeout = \"" + std::to_string(basil_test::kSlowdown) +
+                                   "s\"\napkill = \"/nonexistent/apkill\"\n")
+         << jobs.source();
   }
   d.start();
   const auto [id, apid] = orphan_with_application(d, jobs, "6667", "98");

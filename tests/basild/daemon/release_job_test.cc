@@ -127,8 +127,8 @@ TEST(ReleaseJobTest, ARESERVEOnAnotherJobsNodesWaitsUntilThatJobsReleaseIsHanded
 
 // A reservation nobody hands over (its job's epilog was lost) holds the
 // RESERVE back only for TypedCalls::kReleaseHandOffWait or apbasil.timeout,
-// whichever is shorter (here the test daemon's 2 s); then ALPS refuses it,
-// as before, and the held reservation is left alone.
+// whichever is shorter (here Daemon::kApbasilTimeout); then ALPS refuses
+// it, as before, and the held reservation is left alone.
 TEST(ReleaseJobTest, ARESERVEWaitsForAnotherJobsReleaseOnlyForTheHandOffBound) {
   Daemon d("release-job-handover-bound");
   d.start();
@@ -143,7 +143,7 @@ TEST(ReleaseJobTest, ARESERVEWaitsForAnotherJobsReleaseOnlyForTheHandOffBound) {
   EXPECT_NE(d.log().find("RESERVE for job 82 waits for the release of reservation " + std::to_string(id)),
             std::string::npos)
       << d.log();
-  EXPECT_GE(waited, std::min<std::chrono::steady_clock::duration>(TypedCalls::kReleaseHandOffWait, 2s));
+  EXPECT_GE(waited, std::min<std::chrono::steady_clock::duration>(TypedCalls::kReleaseHandOffWait, Daemon::kApbasilTimeout));
   const auto alps = d.alps_batch_ids();
   ASSERT_EQ(alps.size(), 1u);
   EXPECT_EQ(alps.count(id), 1u) << "job 81's reservation is left alone";

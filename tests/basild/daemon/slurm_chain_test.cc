@@ -96,7 +96,7 @@ TEST(SlurmChainTest, AForwardedReserveWhoseAnswerWasLostToAKilledBasildIsRelease
   JobTable jobs("777\n");
   Daemon d("chain-lost", "tds-8", "", reconcile("1h") + jobs.source());
   // apbasil's time-out outlasts the slow RESERVE: basild is killed first.
-  edit_conf(d, "timeout = \"2s\"", "timeout = \"30s\"");
+  edit_conf(d, Daemon::apbasil_timeout_line(), "timeout = \"30s\"");
   d.start();
   // Long enough for the poll below, checked (`answered`) rather than assumed.
   slow_reserves(d, 12000);
