@@ -41,7 +41,11 @@ TEST(ProcTest, CountsChildrenZombiesAndDescriptors) {
 
 TEST(ProcTest, KillsWhatMentionsANeedleAndNothingElse) {
   const TempDir dir("proc-test");
-  Subprocess marked({"/bin/sh", "-c", "sleep 30", dir.path()});  // $0 is the needle
+  // $0 is the needle. `read` is the shell's own: no child of it outlives the
+  // kill holding this test's output open (a `sleep` did, for 30 s).
+  SpawnOptions waits_on_stdin;
+  waits_on_stdin.in = Redirect::pipe();
+  Subprocess marked({"/bin/sh", "-c", "read x", dir.path()}, waits_on_stdin);
   Subprocess other({"/bin/sleep", "30"});
   ASSERT_TRUE(marked.started() && other.started());
   // Until the child has called exec, its command line is still this test's.
