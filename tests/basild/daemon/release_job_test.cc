@@ -143,7 +143,8 @@ TEST(ReleaseJobTest, ARESERVEWaitsForAnotherJobsReleaseOnlyForTheHandOffBound) {
   EXPECT_NE(d.log().find("RESERVE for job 82 waits for the release of reservation " + std::to_string(id)),
             std::string::npos)
       << d.log();
-  EXPECT_GE(waited, std::min<std::chrono::steady_clock::duration>(TypedCalls::kReleaseHandOffWait, Daemon::kApbasilTimeout));
+  EXPECT_GE(waited,
+            std::min<std::chrono::steady_clock::duration>(TypedCalls::kReleaseHandOffWait, Daemon::kApbasilTimeout));
   const auto alps = d.alps_batch_ids();
   ASSERT_EQ(alps.size(), 1u);
   EXPECT_EQ(alps.count(id), 1u) << "job 81's reservation is left alone";
