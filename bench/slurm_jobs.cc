@@ -14,10 +14,11 @@
 //    as a site's does: basil-slurm-bench, which reads the configuration
 //    beside it);
 //  - from slurmctld's log, how long a job held its node (start to end);
-//  - ALPS's own time per job start, from basild's timings: the median
-//    RESERVE plus the median CONFIRM (transport, apbasil included), and the
-//    hooks' cost beyond it: median start with hooks - median start without
-//    - ALPS's own;
+//  - ALPS's own time per job start, from basild's timings: in the serial
+//    jobs, the mean RESERVE plus the mean CONFIRM (transport, apbasil
+//    included), and the hooks' cost beyond it: median start with hooks -
+//    median start without - ALPS's own; also the median RESERVE plus the
+//    median CONFIRM over the whole run, under the rounds' load;
 //  - from slurmctld's log, how long a node freed while jobs waited stayed
 //    idle (tests/support/slurmctld_log.h): whether Slurm started the next
 //    job when the last one ended or only at its next periodic pass;
@@ -51,6 +52,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <chrono>
 #include <cmath>
@@ -64,6 +66,7 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "basild/control_client/client.h"
@@ -157,6 +160,15 @@ class Basild {
       if (c.value("caller", "") == "basild" && c.value("kind", "") == kind)
         return c["transport"].value("p50", 0.0) * 1e3;
     return 0;
+  }
+  // basild's own `kind` calls so far: how many, and their transport time
+  // in all, in seconds.
+  std::pair<double, double> transport_total(const std::string& kind) const {
+    const json stats = get("/v1/stats");
+    for (const auto& c : stats["calls"])
+      if (c.value("caller", "") == "basild" && c.value("kind", "") == kind)
+        return {c["transport"].value("count", 0.0), c["transport"].value("sum", 0.0)};
+    return {0.0, 0.0};
   }
   std::size_t held() const { return get("/v1/reservations").value("reservations", json::array()).size(); }
   std::string dir() const { return dir_.path(); }
@@ -301,6 +313,7 @@ class Variant {
   void serial(int count) {
     if (basild_) write_hook_program(work_.path(), true);
     ::unlink((work_.path() + "/hook-times").c_str());  // the serial jobs' hook times alone
+    const auto alps_before = alps_totals();
     for (int i = 0; i < count && ok_; ++i) {
       const double submitted = wall_s(), steady = steady_s();
       const auto id = slurm_->sbatch(job_args(work_.path()));
@@ -321,6 +334,13 @@ class Variant {
         start_ms_.push_back((std::stod(basil_test::read_file(file)) - submitted) * 1e3);
       if (!slurm_->wait_queue_empty(60s)) fail("the queue did not empty");
     }
+    // The serial jobs' own RESERVEs and CONFIRMs: their mean transport time each.
+    const auto alps_after = alps_totals();
+    serial_alps_ms_ = 0;
+    for (std::size_t k = 0; k < alps_after.size(); ++k) {
+      const double calls = alps_after[k].first - alps_before[k].first;
+      if (calls > 0) serial_alps_ms_ += (alps_after[k].second - alps_before[k].second) / calls * 1e3;
+    }
   }
 
   void fail(const std::string& why) {
@@ -334,6 +354,7 @@ class Variant {
   double rate_p50() const { return quantile(rates_, 0.5); }
   const std::vector<double>& rates() const { return rates_; }
   double start_p50() const { return quantile(start_ms_, 0.5); }
+  double serial_alps_ms() const { return serial_alps_ms_; }
   double hook_p50(const std::string& context) const {
     const auto times = hook_times(work_.path() + "/hook-times");
     const auto it = times.find(context);
@@ -381,6 +402,12 @@ class Variant {
                   count(log, "prolog exit status"), count(basild_->log(), "B0309"));
   }
 
+  // basild's RESERVE and CONFIRM totals (transport_total), none without basild.
+  std::array<std::pair<double, double>, 2> alps_totals() const {
+    if (!basild_) return {};
+    return {basild_->transport_total("RESERVE"), basild_->transport_total("CONFIRM")};
+  }
+
   static std::size_t count(const std::string& text, const std::string& what) {
     std::size_t n = 0;
     for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + what.size())) ++n;
@@ -394,6 +421,7 @@ class Variant {
   basil_test::TempDir work_;
   std::unique_ptr<basil_test::SlurmCluster> slurm_;
   std::vector<double> rates_, start_ms_;
+  double serial_alps_ms_ = 0;  // RESERVE + CONFIRM, means over the serial jobs
   int clock_steps_ = 0;  // serial starts not counted: the wall clock stepped
   bool ok_ = true;
 };
@@ -471,15 +499,17 @@ int main(int argc, char** argv) {
                   quantile(paired, 0.25), quantile(paired, 0.5), quantile(paired, 0.75), at_90, paired.size());
     }
     if (const Basild* b = v->basild()) {
-      const double alps = b->median_ms("RESERVE") + b->median_ms("CONFIRM");
+      const double loaded = b->median_ms("RESERVE") + b->median_ms("CONFIRM");
+      const double alps = v->serial_alps_ms();
       const double hooks = v->hook_p50("prolog_slurmctld") + v->hook_p50("prolog_task");
       // Two views of what the hooks add to a start beyond ALPS: the start
       // latencies' difference (both move with Slurm's 1-s timers), and the
       // hooks' own run times in a start (PrologSlurmctld and TaskProlog).
       // With the plugin, its time is slurmstepd's, in the start difference only.
-      std::printf("  throughput %.1f%% of Slurm alone; ALPS's own time per start (RESERVE + CONFIRM p50) %.1f ms; "
-                  "hooks beyond it %.1f ms (p50 start difference), %.1f ms (p50 %s run times)\n",
-                  100.0 * v->rate_p50() / plain.rate_p50(), alps, v->start_p50() - plain.start_p50() - alps,
+      std::printf("  throughput %.1f%% of Slurm alone; ALPS's own time per start (RESERVE + CONFIRM) %.1f ms in the "
+                  "serial jobs (means), %.1f ms over the whole run (p50s); beyond it in the serial jobs, the hooks "
+                  "add %.1f ms (p50 start difference), %.1f ms (p50 %s run times)\n",
+                  100.0 * v->rate_p50() / plain.rate_p50(), alps, loaded, v->start_p50() - plain.start_p50() - alps,
                   hooks - alps, v->plugin() ? "prolog" : "prolog + TaskProlog");
       if (b->held() != 0) {
         std::fprintf(stderr, "%s: basild still holds %zu reservations\n", v->label().c_str(), b->held());
