@@ -153,22 +153,20 @@ class Basild {
     auto r = c.request("GET", target, "", "", 10s);
     return r.ok() ? json::parse(r.body, nullptr, false) : json();
   }
-  // The median transport time of basild's own `kind` calls, in ms.
-  double median_ms(const std::string& kind) const {
+  // The transport figures of basild's own `kind` calls (count, sum and p50
+  // in seconds, ...), empty when it made none.
+  json transport_of(const std::string& kind) const {
     const json stats = get("/v1/stats");  // kept: a range over a temporary's member dangles
     for (const auto& c : stats["calls"])
-      if (c.value("caller", "") == "basild" && c.value("kind", "") == kind)
-        return c["transport"].value("p50", 0.0) * 1e3;
-    return 0;
+      if (c.value("caller", "") == "basild" && c.value("kind", "") == kind) return c["transport"];
+    return json::object();
   }
-  // basild's own `kind` calls so far: how many, and their transport time
-  // in all, in seconds.
+  // Their median, in ms.
+  double median_ms(const std::string& kind) const { return transport_of(kind).value("p50", 0.0) * 1e3; }
+  // How many so far, and their transport time in all, in seconds.
   std::pair<double, double> transport_total(const std::string& kind) const {
-    const json stats = get("/v1/stats");
-    for (const auto& c : stats["calls"])
-      if (c.value("caller", "") == "basild" && c.value("kind", "") == kind)
-        return {c["transport"].value("count", 0.0), c["transport"].value("sum", 0.0)};
-    return {0.0, 0.0};
+    const json t = transport_of(kind);
+    return {t.value("count", 0.0), t.value("sum", 0.0)};
   }
   std::size_t held() const { return get("/v1/reservations").value("reservations", json::array()).size(); }
   std::string dir() const { return dir_.path(); }
