@@ -5,6 +5,7 @@
 #pragma once
 
 #include <chrono>
+#include <string>
 
 namespace basil_test {
 
@@ -22,5 +23,8 @@ inline constexpr long kMemorySlackKib = 0;
 // 2-core machine a process spawn (every apbasil call is one) costs hundreds
 // of milliseconds.
 inline constexpr int kSlowdown = kSanitized ? 3 : 1;
+
+// `seconds` times kSlowdown, as basild.conf writes a duration ("3s").
+inline std::string slowed_seconds(int seconds) { return std::to_string(seconds * kSlowdown) + "s"; }
 
 }  // namespace basil_test

@@ -180,7 +180,7 @@ TEST(FaultCampaignTest, ApbasilHangsAndCrashesLeaveNoZombieAndNoLeakedDescriptor
   // A short apbasil timeout so that hangs cost little (under ASan, room for
   // the unfaulted xc30-2256 INVENTORY polls).
   Daemon d("faults", "xc30-2256");
-  edit_conf(d, Daemon::apbasil_timeout_line(), "timeout = \"" + std::to_string(basil_test::kSlowdown) + "s\"");
+  edit_conf(d, Daemon::apbasil_timeout_line(), "timeout = \"" + basil_test::slowed_seconds(1) + "\"");
   const pid_t pid = d.start();
   d.wait_for_poll();
   const int fds_before = basil_test::open_fds(pid);

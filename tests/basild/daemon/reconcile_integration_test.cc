@@ -177,7 +177,7 @@ TEST(ReconcileTest, AnOrphanWhoseApplicationNeverEndsIsApkilledThenReleased) {
     std::ofstream conf(d.dir() + "/basild.conf", std::ios::app);
     // One apkill is enough when the next checks see its claims gone within
     // the claims time-out; under ASan those checks can take longer than 1 s.
-    conf << reconcile("300ms", "claims_timeout = \"" + std::to_string(basil_test::kSlowdown) + "s\"\napkill = \"" +
+    conf << reconcile("300ms", "claims_timeout = \"" + basil_test::slowed_seconds(1) + "\"\napkill = \"" +
                                    testing::emulator_path() +
                                    "\"\napkill_args = [\"--state\", \"" + d.emu() + "\", \"apkill\"]\n")
          << jobs.source();
@@ -203,8 +203,8 @@ void apkill_over_the_conduit(const std::string& mode) {
   {
     std::ofstream conf(d.dir() + "/basild.conf", std::ios::app);
     conf << basil_test::conduit_conf(sshd, mode, testing::emulator_path(), d.emu(), BASIL_BINARY_DIR)
-         << reconcile("300ms", "claims_timeout = \"" + std::to_string(basil_test::kSlowdown) +
-                                   "s\"\napkill = \"/nonexistent/apkill\"\n")
+         << reconcile("300ms", "claims_timeout = \"" + basil_test::slowed_seconds(1) +
+                                   "\"\napkill = \"/nonexistent/apkill\"\n")
          << jobs.source();
   }
   d.start();
