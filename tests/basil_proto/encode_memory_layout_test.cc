@@ -9,6 +9,7 @@
 
 #include "basil_proto/codec.h"
 #include "tests/basil_proto/golden_models.h"
+#include "tests/support/text.h"
 
 namespace basil {
 namespace {
@@ -24,15 +25,9 @@ std::string encode_one(Node n) {
   return xml ? *xml : "refused: " + xml.status().message();
 }
 
-std::size_t count(const std::string& s, const std::string& what) {
-  std::size_t n = 0;
-  for (auto at = s.find(what); at != std::string::npos; at = s.find(what, at + 1)) ++n;
-  return n;
-}
-
 TEST(EncodeMemoryLayoutTest, MemoryUnderSegmentsWritesAMemoryArrayInEachSegment) {
   const auto xml = encode_one(xc30_hybrid_node(24, "c0-0c0s6n0", NodeState::kUp, 3));
-  EXPECT_EQ(count(xml, "<MemoryArray>"), 1u);
+  EXPECT_EQ(basil_test::count_of(xml, "<MemoryArray>"), 1u);
   EXPECT_NE(xml.find("         <MemoryArray>"), std::string::npos) << "under Segment:\n" << xml;
 }
 
@@ -42,7 +37,7 @@ TEST(EncodeMemoryLayoutTest, MemoryUnderNodeLeavesEverySegmentWithoutAMemoryArra
   n.memory = std::move(seg.memory);
   seg.memory.clear();
   const auto xml = encode_one(n);
-  EXPECT_EQ(count(xml, "MemoryArray"), 2u) << xml;  // one start tag, one end tag
+  EXPECT_EQ(basil_test::count_of(xml, "MemoryArray"), 2u) << xml;  // one start tag, one end tag
   EXPECT_NE(xml.find("\n     <MemoryArray>"), std::string::npos) << "directly under Node:\n" << xml;
   const auto back = decode_response(xml);
   ASSERT_TRUE(back) << back.status().to_string();

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "basil_proto/codec.h"
+#include "tests/support/text.h"
 
 namespace basil {
 namespace {
@@ -98,12 +99,6 @@ std::string with_value(const std::string& xml, const EnumAttr& a, std::size_t in
   return {};
 }
 
-std::size_t count(const std::string& s, const std::string& what) {
-  std::size_t n = 0;
-  for (auto at = s.find(what); at != std::string::npos; at = s.find(what, at + 1)) ++n;
-  return n;
-}
-
 // The document re-encoded from its decoded model ("" when the model cannot
 // be written back, as for a SUCCESS whose method was not known).
 std::string reencoded(const Decoded& d) {
@@ -137,7 +132,7 @@ TEST(EnumToleranceTest, EveryEnumeratedAttributeOfEveryDialectIsAWarningWhenTole
         EXPECT_EQ(tolerant->response().method, Method::kUndefined) << where;
       } else {
         const std::string after = reencoded(*tolerant);
-        EXPECT_EQ(count(after, "\"UNKNOWN\""), count(before, "\"UNKNOWN\"") + 1) << where << "\n" << after;
+        EXPECT_EQ(basil_test::count_of(after, "\"UNKNOWN\""), basil_test::count_of(before, "\"UNKNOWN\"") + 1) << where << "\n" << after;
       }
       DecodeOptions strict;
       strict.strict = true;

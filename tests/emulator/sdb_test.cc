@@ -11,6 +11,7 @@
 #include "emulator/core/sdb.h"
 #include "emulator/core/state.h"
 #include "emulator/core/system.h"
+#include "tests/support/text.h"
 
 namespace emu {
 namespace {
@@ -39,12 +40,6 @@ std::set<std::uint32_t> nids(const std::vector<ProcessorRow>& rows, bool service
   for (const ProcessorRow& r : rows)
     if (r.service == service) out.insert(r.processor_id);
   return out;
-}
-
-std::size_t count(const std::string& text, const std::string& what) {
-  std::size_t n = 0;
-  for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + what.size())) ++n;
-  return n;
 }
 
 TEST(SdbInterconnect, GeminiWhenTheSystemSaysSoElseSeaStarForXtChassisAndAriesForXc) {
@@ -201,10 +196,10 @@ TEST(SdbSql, FillsANewTableInOneTransactionAndSwapsItIn) {
 TEST(SdbSql, RowsGoInLargeInsertsInColumnOrder) {
   const auto rows = rows_of("xc30-2256");
   const std::string sql = sdb_sql(rows, kSdbDatabase);
-  EXPECT_EQ(count(sql, "INSERT INTO"), (rows.size() + kSdbRowsPerInsert - 1) / kSdbRowsPerInsert);
+  EXPECT_EQ(basil_test::count_of(sql, "INSERT INTO"), (rows.size() + kSdbRowsPerInsert - 1) / kSdbRowsPerInsert);
   EXPECT_NE(sql.find("(24,0,0,0,6,0,0,0,6,'compute','up','batch')"), std::string::npos);
   EXPECT_NE(sql.find("(3,0,0,0,0,3,0,3,0,'service','up','interactive')"), std::string::npos);
-  EXPECT_EQ(count(sql, ",'compute',"), 2256u);
+  EXPECT_EQ(basil_test::count_of(sql, ",'compute',"), 2256u);
 }
 
 TEST(SdbSql, QuotesIdentifiersAndStrings) {

@@ -8,15 +8,12 @@
 #include <map>
 
 #include "tests/support/files.h"
+#include "tests/slurm/slurm_support.h"
 
 namespace basild::slurm {
 namespace {
 
 using nlohmann::json;
-
-std::string fixture(const std::string& name) {
-  return basil_test::read_file(std::string(BASIL_TEST_DATA) + "/slurm/" + name + ".txt");
-}
 
 // Answers given in order per "METHOD TARGET"; every call recorded.
 class FakePorts : public Ports {

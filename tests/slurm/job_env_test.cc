@@ -1,5 +1,6 @@
 // Slurm's environment as each hook reads it.
 #include "slurm/job_env.h"
+#include "tests/slurm/slurm_support.h"
 
 #include <gtest/gtest.h>
 
@@ -9,16 +10,6 @@
 
 namespace basild::slurm {
 namespace {
-
-using Env = std::map<std::string, std::string, std::less<>>;
-
-Getenv from(const Env& env) {
-  return [env](std::string_view name) -> std::optional<std::string> {
-    auto it = env.find(name);
-    if (it == env.end()) return std::nullopt;
-    return it->second;
-  };
-}
 
 // What slurmctld 22.05 gave a PrologSlurmctld (captured; PWD and the like left out).
 const Env kProlog = {

@@ -6,7 +6,7 @@
 namespace basild::slurm {
 namespace {
 
-struct Case {
+struct OutcomeCase {
   const char* what;
   Reply reply;
   Verdict verdict;
@@ -15,7 +15,7 @@ struct Case {
 };
 
 // Bodies as basild writes them (basild/daemon/replies.cc, basild/core/job_json.cc).
-const Case kCases[] = {
+const OutcomeCase kOutcomeCases[] = {
     {"a reservation", {true, "", 200, R"({"reservation_id":3,"batch_id":"15","nodes":"8","state":"reserved"})"},
      Verdict::kOk, "", ""},
     {"basild not running", {false, "/run/basild/control.sock: no such file (is basild running?)", 0, ""},
@@ -51,7 +51,7 @@ const Case kCases[] = {
 };
 
 TEST(OutcomeTest, EachAnswerHasItsVerdictAndSentence) {
-  for (const auto& c : kCases) {
+  for (const auto& c : kOutcomeCases) {
     SCOPED_TRACE(c.what);
     const Outcome o = classify(c.reply);
     EXPECT_EQ(verdict_name(o.verdict), verdict_name(c.verdict));

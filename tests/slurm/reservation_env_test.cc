@@ -1,6 +1,7 @@
 // How a job's tasks learn its reservation id: the AdminComment the prolog
 // writes and reads back, and the variables a task inherits.
 #include "slurm/reservation_env.h"
+#include "tests/slurm/slurm_support.h"
 
 #include <gtest/gtest.h>
 
@@ -9,14 +10,6 @@
 
 namespace basild::slurm {
 namespace {
-
-Getenv from(std::map<std::string, std::string> vars) {
-  return [vars = std::move(vars)](std::string_view name) -> std::optional<std::string> {
-    auto it = vars.find(std::string(name));
-    if (it == vars.end()) return std::nullopt;
-    return it->second;
-  };
-}
 
 TEST(ReservationEnvTest, TheCommentThePrologWritesReadsBackAsItsId) {
   EXPECT_EQ(reservation_comment(4711), "basil: reservation 4711");

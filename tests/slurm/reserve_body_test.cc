@@ -36,7 +36,7 @@ basil::NodePool xc30_pool() {
   return pool;
 }
 
-struct Case {
+struct BodyCase {
   const char* file;
   const char* id;
   const char* nodes;
@@ -46,7 +46,7 @@ struct Case {
   std::uint32_t nppn, nppcu;
 };
 
-const Case kCases[] = {
+const BodyCase kBodyCases[] = {
     {"n4", "15", "nid00008", {{"nodes", 1}, {"node_list", "8"}, {"ntasks", 4}, {"cpus_per_task", 1}}, 32, 32, 0},
     {"nodes2_n4_c4", "16", "nid[00009-00010]",
      {{"nodes", 2}, {"node_list", "9-10"}, {"ntasks", 4}, {"cpus_per_task", 4}}, 64, 32, 0},
@@ -66,7 +66,7 @@ const Case kCases[] = {
 };
 
 TEST(ReserveBodyTest, CapturedJobsBecomeBasildsJobForm) {
-  for (const auto& c : kCases) {
+  for (const auto& c : kBodyCases) {
     SCOPED_TRACE(c.file);
     auto body = reserve_body(env_of(c.id, c.nodes), shape_of(c.file, c.id, c.nodes), NodeNameRule());
     ASSERT_TRUE(body) << body.status().message();

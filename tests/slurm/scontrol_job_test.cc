@@ -7,15 +7,10 @@
 #include <string>
 
 #include "tests/support/files.h"
+#include "tests/slurm/slurm_support.h"
 
 namespace basild::slurm {
 namespace {
-
-std::string fixture(const std::string& name) {
-  const std::string text = basil_test::read_file(std::string(BASIL_TEST_DATA) + "/slurm/" + name + ".txt");
-  EXPECT_FALSE(text.empty()) << name;
-  return text;
-}
 
 struct ShapeCase {
   const char* file;

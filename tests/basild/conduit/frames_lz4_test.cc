@@ -9,14 +9,10 @@
 #include <vector>
 
 #include "basild/conduit/frames.h"
+#include "tests/basild/conduit/frames_support.h"
 
 namespace basild::conduit {
 namespace {
-
-std::string answer(std::uint64_t id, int how, int value, const std::string& out, const std::string& err) {
-  return "R " + std::to_string(id) + " " + std::to_string(how) + " " + std::to_string(value) + " " +
-         std::to_string(out.size()) + " " + std::to_string(err.size()) + "\n" + out + err;
-}
 
 std::string data(std::uint64_t id, const std::string& bytes) {
   return "D " + std::to_string(id) + " " + std::to_string(bytes.size()) + "\n" + bytes;

@@ -6,14 +6,10 @@
 
 #include "basild/core/request_kind.h"
 #include "basild/conduit/ssh_session.h"
+#include "tests/basild/conduit/frames_support.h"
 
 namespace basild::conduit {
 namespace {
-
-std::string answer(std::uint64_t id, int how, int value, const std::string& out, const std::string& err) {
-  return "R " + std::to_string(id) + " " + std::to_string(how) + " " + std::to_string(value) + " " +
-         std::to_string(out.size()) + " " + std::to_string(err.size()) + "\n" + out + err;
-}
 
 TEST(GatewayFramesTest, RequestAndCancelFramesCarryIdAndLength) {
   EXPECT_EQ(encode_request_frame(7, "<a/>"), "Q 7 4\n<a/>");

@@ -10,6 +10,8 @@
 #include <sstream>
 #include <string>
 
+#include "tests/basild/config/config_support.h"
+
 namespace basild {
 namespace {
 
@@ -23,17 +25,6 @@ std::string read_file(const std::string& path) {
 }
 
 std::string source_file(const std::string& rel) { return std::string(BASIL_TEST_DATA) + "/../../" + rel; }
-
-// The single error of a text that must have exactly one.
-ConfigError only_error(std::string_view text) {
-  ConfigParse p = parse_config_all(text);
-  EXPECT_EQ(p.errors.size(), 1u) << [&] {
-    std::string all;
-    for (const auto& e : p.errors) all += e.to_string("t") + "\n";
-    return all;
-  }();
-  return p.errors.empty() ? ConfigError{} : p.errors.front();
-}
 
 // Every "key = value" line of format_config's output, as "section.key".
 std::vector<std::string> all_keys() {

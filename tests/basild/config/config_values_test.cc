@@ -8,17 +8,12 @@
 
 #include "basild/config/config.h"
 #include "basild/config/principals.h"
+#include "tests/basild/config/config_support.h"
 
 namespace basild {
 namespace {
 
 // The single error of a text that must have exactly one.
-ConfigError only_error(const std::string& text) {
-  ConfigParse p = parse_config_all(text);
-  EXPECT_EQ(p.errors.size(), 1u) << text;
-  return p.errors.empty() ? ConfigError{} : p.errors.front();
-}
-
 struct DurationKey {
   const char* section;  // the TOML before the key
   const char* key;      // as errors name it

@@ -12,7 +12,7 @@ namespace {
 
 using basil::NodeRole;
 using basil::NodeState;
-using Kind = NodeSyncAction::Kind;
+using SyncKind = NodeSyncAction::Kind;
 
 AlpsNodeView alps(std::uint32_t nid, NodeState state = NodeState::kUp, NodeRole role = NodeRole::kBatch) {
   return {nid, state, role};
@@ -111,7 +111,7 @@ TEST(NodeSyncTest, ANodeDrainedOrDownForAnotherReasonKeepsThatReasonWhenAlpsHasI
 TEST(NodeSyncTest, BasildsDrainTakesAlpsNewStateAsItsReason) {
   const auto p = plan({alps(8, NodeState::kSuspect)}, {slurm("nid00008", "IDLE+DRAIN", "basild: ALPS has nid 8 state DOWN")});
   ASSERT_EQ(p.actions.size(), 1u);
-  EXPECT_EQ(p.actions[0].kind, Kind::kDrain);
+  EXPECT_EQ(p.actions[0].kind, SyncKind::kDrain);
   EXPECT_EQ(p.actions[0].reason, "basild: ALPS has nid 8 state SUSPECT");
   EXPECT_EQ(p.actions[0].slurm_reason, "basild: ALPS has nid 8 state DOWN");
 }

@@ -8,7 +8,7 @@ namespace basild {
 namespace {
 
 using namespace std::chrono_literals;
-using Kind = ReconcileAction::Kind;
+using ReconcileKind = ReconcileAction::Kind;
 
 ReconcileSettings settings() {
   ReconcileSettings s;
@@ -39,7 +39,7 @@ JobTableView jobs(std::set<std::string> live) {
   return j;
 }
 
-std::vector<ReconcileAction> of_kind(const ReconcilePlan& p, Kind k) {
+std::vector<ReconcileAction> of_kind(const ReconcilePlan& p, ReconcileKind k) {
   std::vector<ReconcileAction> out;
   for (const auto& a : p.actions)
     if (a.kind == k) out.push_back(a);
@@ -73,9 +73,9 @@ TEST(ReconcilerTest, ReleasesOrphanAfterConsecutiveChecksSpanningTheGrace) {
   c.in.alps = {res(7, "1234"), res(8, "99")};
   c.in.jobs = jobs({"99"});
   // Three checks in a row but only 40 s apart in all: not yet.
-  for (auto t : {0s, 20s, 40s}) EXPECT_TRUE(of_kind(c.at(t), Kind::kRelease).empty()) << t.count();
+  for (auto t : {0s, 20s, 40s}) EXPECT_TRUE(of_kind(c.at(t), ReconcileKind::kRelease).empty()) << t.count();
   auto plan = c.at(60s);
-  auto rel = of_kind(plan, Kind::kRelease);
+  auto rel = of_kind(plan, ReconcileKind::kRelease);
   ASSERT_EQ(rel.size(), 1u);
   EXPECT_EQ(rel[0].res_id, 7u);
   EXPECT_EQ(rel[0].candidate, CandidateKind::kOrphan);
@@ -89,8 +89,8 @@ TEST(ReconcilerTest, GraceAloneIsNotEnoughWithoutConsecutiveChecks) {
   c.in.alps = {res(7, "1234"), res(1, "a"), res(2, "b"), res(3, "c")};
   c.in.jobs = jobs({"a", "b", "c"});
   c.at(0s);
-  EXPECT_TRUE(of_kind(c.at(100s), Kind::kRelease).empty());  // seen twice
-  EXPECT_EQ(of_kind(c.at(110s), Kind::kRelease).size(), 1u);
+  EXPECT_TRUE(of_kind(c.at(100s), ReconcileKind::kRelease).empty());  // seen twice
+  EXPECT_EQ(of_kind(c.at(110s), ReconcileKind::kRelease).size(), 1u);
 }
 
 TEST(ReconcilerTest, AJobSeenLiveAgainResetsTheCount) {
@@ -102,9 +102,9 @@ TEST(ReconcilerTest, AJobSeenLiveAgainResetsTheCount) {
   c.in.jobs = jobs({"1234"});  // the job table caught up
   c.at(60s);
   c.in.jobs = jobs({});
-  EXPECT_TRUE(of_kind(c.at(90s), Kind::kRelease).empty());
-  EXPECT_TRUE(of_kind(c.at(120s), Kind::kRelease).empty());
-  EXPECT_EQ(of_kind(c.at(150s), Kind::kRelease).size(), 1u);
+  EXPECT_TRUE(of_kind(c.at(90s), ReconcileKind::kRelease).empty());
+  EXPECT_TRUE(of_kind(c.at(120s), ReconcileKind::kRelease).empty());
+  EXPECT_EQ(of_kind(c.at(150s), ReconcileKind::kRelease).size(), 1u);
 }
 
 TEST(ReconcilerTest, NeverReleasesLiveYoungOrInteractiveReservationsOverManyCycles) {
@@ -125,7 +125,7 @@ TEST(ReconcilerTest, NeverReleasesLiveYoungOrInteractiveReservationsOverManyCycl
     auto plan = c.at(t);
     // The live job's only reservation is adopted; nothing is released.
     for (const auto& a : plan.actions) {
-      ASSERT_EQ(a.kind, Kind::kAdopt) << "cycle " << i;
+      ASSERT_EQ(a.kind, ReconcileKind::kAdopt) << "cycle " << i;
       ASSERT_EQ(a.res_id, 1u);
     }
     ASSERT_TRUE(plan.candidates.empty()) << "cycle " << i << ": " << plan.candidates.front().res_id;
@@ -143,8 +143,8 @@ TEST(ReconcilerTest, BasildsOwnReservationBecomesAnOrphanAfterTheGrace) {
   rec.created = kT0;
   c.in.records = {rec};
   for (auto t : {0s, 30s}) EXPECT_TRUE(c.at(t).candidates.empty());
-  for (auto t : {60s, 90s}) EXPECT_TRUE(of_kind(c.at(t), Kind::kRelease).empty());
-  EXPECT_EQ(of_kind(c.at(120s), Kind::kRelease).size(), 1u);
+  for (auto t : {60s, 90s}) EXPECT_TRUE(of_kind(c.at(t), ReconcileKind::kRelease).empty());
+  EXPECT_EQ(of_kind(c.at(120s), ReconcileKind::kRelease).size(), 1u);
 }
 
 TEST(ReconcilerTest, AFailedJobTableCountsNothingAndReleasesNothing) {
@@ -158,11 +158,11 @@ TEST(ReconcilerTest, AFailedJobTableCountsNothingAndReleasesNothing) {
   for (auto t : {60s, 90s, 120s}) {
     auto plan = c.at(t);
     EXPECT_FALSE(plan.counted);
-    EXPECT_TRUE(of_kind(plan, Kind::kRelease).empty());
+    EXPECT_TRUE(of_kind(plan, ReconcileKind::kRelease).empty());
   }
   c.in.jobs = jobs({});
   // The third good check releases it.
-  EXPECT_EQ(of_kind(c.at(150s), Kind::kRelease).size(), 1u);
+  EXPECT_EQ(of_kind(c.at(150s), ReconcileKind::kRelease).size(), 1u);
 }
 
 TEST(ReconcilerTest, AnEmptyJobTableRaisesTheAlarmInsteadOfAMassRelease) {
@@ -173,7 +173,7 @@ TEST(ReconcilerTest, AnEmptyJobTableRaisesTheAlarmInsteadOfAMassRelease) {
   auto plan = c.at(60s);
   EXPECT_TRUE(plan.alarm);
   EXPECT_NE(plan.alarm_reason.find("8 of 8"), std::string::npos) << plan.alarm_reason;
-  EXPECT_TRUE(of_kind(plan, Kind::kRelease).empty());
+  EXPECT_TRUE(of_kind(plan, ReconcileKind::kRelease).empty());
   EXPECT_EQ(plan.due, 8u);
   for (const auto& v : plan.candidates) EXPECT_EQ(v.state, "held");
 }
@@ -189,7 +189,7 @@ TEST(ReconcilerTest, TheAlarmCountsCandidatesThatAreNotDueYet) {
   auto plan = c.at(60s);
   EXPECT_EQ(plan.due, 1u);
   EXPECT_TRUE(plan.alarm);
-  EXPECT_TRUE(of_kind(plan, Kind::kRelease).empty());
+  EXPECT_TRUE(of_kind(plan, ReconcileKind::kRelease).empty());
 }
 
 TEST(ReconcilerTest, TheShareFloorLetsASmallMachineReleaseOneOrphan) {
@@ -199,7 +199,7 @@ TEST(ReconcilerTest, TheShareFloorLetsASmallMachineReleaseOneOrphan) {
   for (auto t : {0s, 30s}) c.at(t);
   auto plan = c.at(60s);
   EXPECT_FALSE(plan.alarm);
-  EXPECT_EQ(of_kind(plan, Kind::kRelease).size(), 1u);
+  EXPECT_EQ(of_kind(plan, ReconcileKind::kRelease).size(), 1u);
 }
 
 TEST(ReconcilerTest, AtMostNReleasesStartPerCycleOldestFirst) {
@@ -214,13 +214,13 @@ TEST(ReconcilerTest, AtMostNReleasesStartPerCycleOldestFirst) {
   c.in.alps = {res(3, "x3"), res(1, "x1"), res(2, "x2")};
   for (auto t : {10s, 30s}) c.at(t);
   auto plan = c.at(70s);
-  auto rel = of_kind(plan, Kind::kRelease);
+  auto rel = of_kind(plan, ReconcileKind::kRelease);
   ASSERT_EQ(rel.size(), 2u);
   EXPECT_EQ(rel[0].res_id, 3u);  // first seen at 0 s
   c.in.alps = {res(1, "x1"), res(2, "x2")};
   c.in.records = {};
   // Whichever was left waits for the next cycle.
-  auto next = of_kind(c.at(80s), Kind::kRelease);
+  auto next = of_kind(c.at(80s), ReconcileKind::kRelease);
   EXPECT_EQ(next.size(), 1u);
 }
 
@@ -249,7 +249,7 @@ TEST(ReconcilerTest, AStrayOfALiveJobIsReleasedAndItsRecordedReservationKept) {
   c.in.records = {own};
   for (auto t : {0s, 30s}) c.at(t);
   auto plan = c.at(60s);
-  auto rel = of_kind(plan, Kind::kRelease);
+  auto rel = of_kind(plan, ReconcileKind::kRelease);
   ASSERT_EQ(rel.size(), 1u);
   EXPECT_EQ(rel[0].res_id, 10u);
   EXPECT_EQ(rel[0].candidate, CandidateKind::kStray);
@@ -272,7 +272,7 @@ TEST(ReconcilerTest, OfTwoRecordedReservationsOfAJobTheAdoptedOneIsTheStray) {
   answered.created = kT0;  // older, but named by an answer
   c.in.records = {adopted, answered};
   for (auto t : {0s, 30s}) c.at(t);
-  auto rel = of_kind(c.at(60s), Kind::kRelease);
+  auto rel = of_kind(c.at(60s), ReconcileKind::kRelease);
   ASSERT_EQ(rel.size(), 1u);
   EXPECT_EQ(rel[0].res_id, 10u);
   EXPECT_EQ(rel[0].candidate, CandidateKind::kStray);
@@ -284,10 +284,10 @@ TEST(ReconcilerTest, ALiveJobWithExactlyOneUnrecordedReservationAdoptsIt) {
   c.in.jobs = jobs({"42"});
   c.in.records = {seen(10, "42")};
   auto plan = c.at(0s);
-  auto adopt = of_kind(plan, Kind::kAdopt);
+  auto adopt = of_kind(plan, ReconcileKind::kAdopt);
   ASSERT_EQ(adopt.size(), 1u);
   EXPECT_EQ(adopt[0].res_id, 10u);
-  EXPECT_TRUE(of_kind(plan, Kind::kRelease).empty());
+  EXPECT_TRUE(of_kind(plan, ReconcileKind::kRelease).empty());
 }
 
 // The poller has not recorded it: a RESERVE of the job's is in flight (its
@@ -303,7 +303,7 @@ TEST(ReconcilerTest, ALiveJobsReservationThePollerHasNotRecordedIsLeftAlone) {
     EXPECT_TRUE(plan.candidates.empty());
   }
   c.in.records = {seen(10, "42")};
-  EXPECT_EQ(of_kind(c.at(120s), Kind::kAdopt).size(), 1u);
+  EXPECT_EQ(of_kind(c.at(120s), ReconcileKind::kAdopt).size(), 1u);
 }
 
 // A RESERVE whose intent is pending (its answer not recorded yet, or lost
@@ -322,9 +322,9 @@ TEST(ReconcilerTest, AnUnrecordedReservationOfAPendingIntentIsNoOrphanUntilTheIn
   // No intent pending any more and still not recorded: an orphan like any
   // other, counted from now.
   c.in.reserving.clear();
-  EXPECT_TRUE(of_kind(c.at(150s), Kind::kRelease).empty());
-  EXPECT_TRUE(of_kind(c.at(180s), Kind::kRelease).empty());
-  EXPECT_EQ(of_kind(c.at(210s), Kind::kRelease).size(), 1u);
+  EXPECT_TRUE(of_kind(c.at(150s), ReconcileKind::kRelease).empty());
+  EXPECT_TRUE(of_kind(c.at(180s), ReconcileKind::kRelease).empty());
+  EXPECT_EQ(of_kind(c.at(210s), ReconcileKind::kRelease).size(), 1u);
 }
 
 // A pending intent protects only the reservation basild has not recorded:
@@ -337,7 +337,7 @@ TEST(ReconcilerTest, APendingIntentDoesNotProtectARecordedReservationOfItsBatchI
   c.in.reserving = {"42"};
   c.at(0s);
   c.at(30s);
-  EXPECT_EQ(of_kind(c.at(60s), Kind::kRelease).size(), 1u);
+  EXPECT_EQ(of_kind(c.at(60s), ReconcileKind::kRelease).size(), 1u);
 }
 
 TEST(ReconcilerTest, ALiveJobWithSeveralUnrecordedReservationsIsAmbiguousAndUntouched) {
@@ -362,11 +362,11 @@ TEST(ReconcilerTest, AReleasingReservationWithoutALoopIsReleasedAgain) {
   rec.batch_id = "gone";
   rec.releasing = true;
   c.in.records = {rec};
-  auto rel = of_kind(c.at(0s), Kind::kRelease);
+  auto rel = of_kind(c.at(0s), ReconcileKind::kRelease);
   ASSERT_EQ(rel.size(), 1u);
   EXPECT_FALSE(rel[0].candidate.has_value());
   c.in.release_loops = {7};
-  EXPECT_TRUE(of_kind(c.at(10s), Kind::kRelease).empty());
+  EXPECT_TRUE(of_kind(c.at(10s), ReconcileKind::kRelease).empty());
 }
 
 TEST(ReconcilerTest, ClaimsThatOutlastTheTimeoutAreApkilledOncePerTimeout) {
@@ -379,13 +379,13 @@ TEST(ReconcilerTest, ClaimsThatOutlastTheTimeoutAreApkilledOncePerTimeout) {
   rec.releasing = true;
   c.in.records = {rec};
   c.in.release_loops = {7};
-  EXPECT_TRUE(of_kind(c.at(0s), Kind::kApkill).empty());
-  EXPECT_TRUE(of_kind(c.at(119s), Kind::kApkill).empty());
-  auto kill = of_kind(c.at(120s), Kind::kApkill);
+  EXPECT_TRUE(of_kind(c.at(0s), ReconcileKind::kApkill).empty());
+  EXPECT_TRUE(of_kind(c.at(119s), ReconcileKind::kApkill).empty());
+  auto kill = of_kind(c.at(120s), ReconcileKind::kApkill);
   ASSERT_EQ(kill.size(), 1u);
   EXPECT_EQ(kill[0].apids, (std::vector<std::uint64_t>{501, 502}));
-  EXPECT_TRUE(of_kind(c.at(200s), Kind::kApkill).empty());
-  EXPECT_EQ(of_kind(c.at(240s), Kind::kApkill).size(), 1u);
+  EXPECT_TRUE(of_kind(c.at(200s), ReconcileKind::kApkill).empty());
+  EXPECT_EQ(of_kind(c.at(240s), ReconcileKind::kApkill).size(), 1u);
 }
 
 TEST(ReconcilerTest, ClaimsThatEndBeforeTheTimeoutAreNeverApkilled) {
@@ -402,9 +402,9 @@ TEST(ReconcilerTest, ClaimsThatEndBeforeTheTimeoutAreNeverApkilled) {
   c.in.alps = {res(7, "gone")};
   c.at(100s);
   c.in.alps = {res(7, "gone", {503})};  // a new claim starts the clock again
-  EXPECT_TRUE(of_kind(c.at(150s), Kind::kApkill).empty());
-  EXPECT_TRUE(of_kind(c.at(269s), Kind::kApkill).empty());
-  EXPECT_EQ(of_kind(c.at(270s), Kind::kApkill).size(), 1u);
+  EXPECT_TRUE(of_kind(c.at(150s), ReconcileKind::kApkill).empty());
+  EXPECT_TRUE(of_kind(c.at(269s), ReconcileKind::kApkill).empty());
+  EXPECT_EQ(of_kind(c.at(270s), ReconcileKind::kApkill).size(), 1u);
 }
 
 // Property: whatever the job table says over random cycles, a reservation
@@ -427,11 +427,11 @@ TEST(ReconcilerTest, RandomCyclesNeverReleaseALiveJobsOnlyReservation) {
     auto plan = r.plan(in);
     for (const auto& a : plan.actions) {
       ASSERT_TRUE(in.jobs.ok);
-      if (a.kind == Kind::kAdopt) {
+      if (a.kind == ReconcileKind::kAdopt) {
         ASSERT_EQ(in.jobs.live.count(a.batch_id), 1u);
         continue;
       }
-      ASSERT_EQ(a.kind, Kind::kRelease);
+      ASSERT_EQ(a.kind, ReconcileKind::kRelease);
       ASSERT_EQ(in.jobs.live.count(a.batch_id), 0u) << a.batch_id;
       ASSERT_GE(a.age, settings().grace);
     }

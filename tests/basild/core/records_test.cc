@@ -5,7 +5,7 @@
 namespace basild {
 namespace {
 
-basil::Reservation res(std::uint64_t id, std::string batch) {
+basil::Reservation basil_res(std::uint64_t id, std::string batch) {
   basil::Reservation r;
   r.reservation_id = id;
   r.user_name = "alice";
@@ -20,7 +20,7 @@ basil::Inventory inventory(std::vector<basil::Reservation> list) {
 }
 
 TEST(RecordsPlanTest, AdoptsTheReservationOfAPendingIntent) {
-  auto plan = plan_records(inventory({res(7, "1001")}), {}, {{1, "1001", false}});
+  auto plan = plan_records(inventory({basil_res(7, "1001")}), {}, {{1, "1001", false}});
   ASSERT_EQ(plan.adopt.size(), 1u);
   EXPECT_EQ(plan.adopt[0].intent_id, 1);
   EXPECT_EQ(plan.adopt[0].reservation.reservation_id, 7u);
@@ -31,7 +31,7 @@ TEST(RecordsPlanTest, AdoptsTheReservationOfAPendingIntent) {
 // A scheduler's forwarded RESERVE whose answer never reached it: the
 // scheduler reserves again, so what ALPS made for the lost call is a stray.
 TEST(RecordsPlanTest, AForwardedIntentsReservationIsAStrayNotAdopted) {
-  auto plan = plan_records(inventory({res(7, "1001"), res(8, "1002")}), {},
+  auto plan = plan_records(inventory({basil_res(7, "1001"), basil_res(8, "1002")}), {},
                            {{1, "1001", false, true}, {2, "1002", false, false}});
   ASSERT_EQ(plan.stray.size(), 1u);
   EXPECT_EQ(plan.stray[0].intent_id, 1);
@@ -45,7 +45,7 @@ TEST(RecordsPlanTest, AForwardedIntentsReservationIsAStrayNotAdopted) {
 }
 
 TEST(RecordsPlanTest, DropsAnIntentWhoseReserveNeverHappened) {
-  auto plan = plan_records(inventory({res(7, "2002")}), {}, {{1, "1001", false}});
+  auto plan = plan_records(inventory({basil_res(7, "2002")}), {}, {{1, "1001", false}});
   EXPECT_EQ(plan.drop, std::vector<std::int64_t>{1});
   ASSERT_EQ(plan.seen.size(), 1u);  // 2002 is someone else's
   EXPECT_EQ(plan.seen[0].reservation_id, 7u);
@@ -61,7 +61,7 @@ TEST(RecordsPlanTest, LeavesAnIntentInFlightAlone) {
 // reservation that RESERVE made: it is not one made outside basild, and a
 // later INVENTORY (after the RESERVE's answer, or its loss) settles it.
 TEST(RecordsPlanTest, AReservationOfAnIntentInFlightIsNeitherSeenNorSettled) {
-  auto plan = plan_records(inventory({res(7, "1001"), res(8, "2002")}), {},
+  auto plan = plan_records(inventory({basil_res(7, "1001"), basil_res(8, "2002")}), {},
                            {{1, "1001", true, true}});
   EXPECT_EQ(plan.in_flight, std::vector<std::uint64_t>{7});
   ASSERT_EQ(plan.seen.size(), 1u);  // 2002 has no intent: someone else's
@@ -71,20 +71,20 @@ TEST(RecordsPlanTest, AReservationOfAnIntentInFlightIsNeitherSeenNorSettled) {
   EXPECT_TRUE(plan.drop.empty());
 
   // Its answer lost, the next INVENTORY settles the intent with it.
-  auto later = plan_records(inventory({res(7, "1001")}), {}, {{1, "1001", false, true}});
+  auto later = plan_records(inventory({basil_res(7, "1001")}), {}, {{1, "1001", false, true}});
   ASSERT_EQ(later.stray.size(), 1u);
   EXPECT_EQ(later.stray[0].reservation.reservation_id, 7u);
 }
 
 TEST(RecordsPlanTest, TwoIntentsForOneJobAdoptOneReservationEach) {
-  auto plan = plan_records(inventory({res(7, "1001")}), {}, {{1, "1001", false}, {2, "1001", false}});
+  auto plan = plan_records(inventory({basil_res(7, "1001")}), {}, {{1, "1001", false}, {2, "1001", false}});
   ASSERT_EQ(plan.adopt.size(), 1u);
   EXPECT_EQ(plan.adopt[0].intent_id, 1);
   EXPECT_EQ(plan.drop, std::vector<std::int64_t>{2});
 }
 
 TEST(RecordsPlanTest, NoticesAReservationReleasedBehindBasildsBack) {
-  auto plan = plan_records(inventory({res(8, "1002")}), {{7, "1001", false}, {8, "1002", false}}, {});
+  auto plan = plan_records(inventory({basil_res(8, "1002")}), {{7, "1001", false}, {8, "1002", false}}, {});
   EXPECT_EQ(plan.gone, std::vector<std::uint64_t>{7});
   EXPECT_EQ(plan.still_there, std::vector<std::uint64_t>{8});
   EXPECT_TRUE(plan.seen.empty());
@@ -96,12 +96,12 @@ TEST(RecordsPlanTest, ARecordNewerThanTheInventoryIsNotGone) {
 }
 
 TEST(RecordsPlanTest, RecordsReservationsMadeByOthers) {
-  auto plan = plan_records(inventory({res(3, "UNKNOWN"), res(4, "")}), {}, {});
+  auto plan = plan_records(inventory({basil_res(3, "UNKNOWN"), basil_res(4, "")}), {}, {});
   EXPECT_EQ(plan.seen.size(), 2u);
 }
 
 TEST(RecordsPlanTest, AnIntentWithoutBatchIdNeverAdopts) {
-  auto plan = plan_records(inventory({res(4, "")}), {}, {{1, "", false}});
+  auto plan = plan_records(inventory({basil_res(4, "")}), {}, {{1, "", false}});
   EXPECT_EQ(plan.drop, std::vector<std::int64_t>{1});
 }
 
@@ -114,7 +114,7 @@ TEST(ReservationShapeTest, ReadsNodesFromAllocationsAndWidthFromPlaceholder) {
     if (nid != 25) n.processors[1].allocations.push_back(9);
     inv.nodes.push_back(n);
   }
-  basil::Reservation r = res(9, "1001");
+  basil::Reservation r = basil_res(9, "1001");
   r.applications.push_back({1, 0, 0, 0, {basil::Command{64, 1, 32, 1000, "XT", "BASIL"}}});
   r.applications.push_back({2, 100, 100, 1380000000, {basil::Command{2, 1, 1, 1000, "XT", "a.out"}}});
   auto shape = shape_of(inv, r);

@@ -21,6 +21,7 @@
 #include "tests/basild/daemon/daemon_support.h"
 #include "tests/support/files.h"
 #include "tests/support/wait.h"
+#include "tests/support/text.h"
 
 namespace basild {
 namespace {
@@ -254,12 +255,6 @@ TEST(BasildTest, KillNineDuringAReservationStreamLosesNothing) {
 
 // ---------------------------------------------------------------- job geometry
 
-std::size_t count_of(const std::string& text, const std::string& what) {
-  std::size_t n = 0;
-  for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + what.size())) ++n;
-  return n;
-}
-
 json reserve_job(const Daemon& d, const std::string& batch, const json& job, unsigned* status) {
   json body = {{"batch_id", batch}, {"user", "alice"}, {"job", job}};
   return d.call("POST", "/v1/reserve", body.dump(), status);
@@ -310,7 +305,7 @@ TEST(BasildGeometryTest, MalformedJobIsRefusedPermanentlyWithoutCallingApbasil) 
   EXPECT_EQ(again.value("existing", false), true) << again.dump();
   EXPECT_EQ(again["reservation_id"], fine["reservation_id"]);
   const std::string logged = read_file(d.dir() + "/basil_xml.log");
-  EXPECT_EQ(count_of(logged, "method=\"RESERVE\""), 2u) << "one RESERVE (request and response) for job 667, none for 666";
+  EXPECT_EQ(basil_test::count_of(logged, "method=\"RESERVE\""), 2u) << "one RESERVE (request and response) for job 667, none for 666";
   EXPECT_EQ(logged.find("batch_id=\"666\""), std::string::npos) << "job 666 never reached apbasil";
   EXPECT_NE(d.log().find("B0305"), std::string::npos) << d.log();
   EXPECT_EQ(d.alps_reservations().size(), 1u);

@@ -11,17 +11,12 @@
 #include "tests/support/fake_alps.h"
 #include "tests/support/memory_store.h"
 #include "tests/support/prometheus_text.h"
+#include "tests/support/text.h"
 
 namespace basild {
 namespace {
 
 using namespace std::chrono_literals;
-
-std::size_t count_of(const std::string& text, const std::string& what) {
-  std::size_t n = 0;
-  for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-  return n;
-}
 
 class StateWatchTest : public ::testing::Test {
  protected:
@@ -102,7 +97,7 @@ TEST_F(StateWatchTest, PrunesWhatEndedLongerAgoThanItsRetentionInBatchesNeverWha
   EXPECT_EQ(w->pruned().jobs, 2u);
   EXPECT_EQ(w->pruned().audit, 1u);
   EXPECT_GE(steps, 3);
-  EXPECT_EQ(count_of(log_.text(), "B0255"), 1u) << log_.text();
+  EXPECT_EQ(basil_test::count_of(log_.text(), "B0255"), 1u) << log_.text();
   EXPECT_NE(log_.text().find("pruned 5 rows"), std::string::npos) << log_.text();
 }
 
@@ -159,17 +154,17 @@ TEST_F(StateWatchTest, FailingWritesShowInHealthUntilAProbeWriteSucceeds) {
   EXPECT_NE(h["problems"][0].get<std::string>().find("is full"), std::string::npos) << h.dump();
   clock_.advance(10s);
   run_upkeep(*w);
-  EXPECT_EQ(count_of(log_.text(), "B0253"), 1u) << log_.text();
+  EXPECT_EQ(basil_test::count_of(log_.text(), "B0253"), 1u) << log_.text();
   clock_.advance(10s);
   run_upkeep(*w);  // the probe fails again: logged once
-  EXPECT_EQ(count_of(log_.text(), "B0253"), 1u) << log_.text();
+  EXPECT_EQ(basil_test::count_of(log_.text(), "B0253"), 1u) << log_.text();
   EXPECT_EQ(w->health_json()["status"], "failing");
 
   memory_.accept_writes();  // space is back; nothing else writes
   clock_.advance(10s);
   run_upkeep(*w);
   EXPECT_EQ(w->health_json()["status"], "ok") << w->health_json().dump();
-  EXPECT_EQ(count_of(log_.text(), "B0254"), 1u) << log_.text();
+  EXPECT_EQ(basil_test::count_of(log_.text(), "B0254"), 1u) << log_.text();
   std::string metrics;
   {
     MetricsText m;
@@ -191,7 +186,7 @@ TEST_F(StateWatchTest, KeptChangesAreWrittenByTheWatchOnceTheDatabaseTakesWrites
   run_upkeep(*w);
   EXPECT_EQ((*memory_.find(7))->state, ResState::kConfirmed);
   EXPECT_EQ(w->health_json()["status"], "ok");
-  EXPECT_EQ(count_of(log_.text(), "B0252"), 1u) << log_.text();
+  EXPECT_EQ(basil_test::count_of(log_.text(), "B0252"), 1u) << log_.text();
 }
 
 TEST_F(StateWatchTest, AReplacedFileIsReportedOnceAndShownUntilItIsBack) {
@@ -208,12 +203,12 @@ TEST_F(StateWatchTest, AReplacedFileIsReportedOnceAndShownUntilItIsBack) {
   EXPECT_EQ(h["problems"][0], "state database X was replaced while basild runs");
   clock_.advance(10s);
   run_upkeep(*w);
-  EXPECT_EQ(count_of(log_.text(), "B0256"), 1u) << log_.text();
+  EXPECT_EQ(basil_test::count_of(log_.text(), "B0256"), 1u) << log_.text();
   memory_.set_file_problem(basil::Status::ok());
   clock_.advance(10s);
   run_upkeep(*w);
   EXPECT_EQ(w->health_json()["status"], "ok");
-  EXPECT_EQ(count_of(log_.text(), "B0257"), 1u) << log_.text();
+  EXPECT_EQ(basil_test::count_of(log_.text(), "B0257"), 1u) << log_.text();
 }
 
 TEST_F(StateWatchTest, QuickCheckRunsEveryIntervalAndAProblemShowsInHealth) {
@@ -229,7 +224,7 @@ TEST_F(StateWatchTest, QuickCheckRunsEveryIntervalAndAProblemShowsInHealth) {
   auto h = w->health_json();
   EXPECT_EQ(h["status"], "failing");
   EXPECT_NE(h["problems"][0].get<std::string>().find("Page 12"), std::string::npos) << h.dump();
-  EXPECT_EQ(count_of(log_.text(), "B0258"), 1u) << log_.text();
+  EXPECT_EQ(basil_test::count_of(log_.text(), "B0258"), 1u) << log_.text();
   clock_.advance(5min);
   run_upkeep(*w);
   EXPECT_EQ(memory_.quick_checks(), 1);
@@ -238,7 +233,7 @@ TEST_F(StateWatchTest, QuickCheckRunsEveryIntervalAndAProblemShowsInHealth) {
   run_upkeep(*w);
   EXPECT_EQ(memory_.quick_checks(), 2);
   EXPECT_EQ(w->health_json()["status"], "ok");
-  EXPECT_EQ(count_of(log_.text(), "B0259"), 1u) << log_.text();
+  EXPECT_EQ(basil_test::count_of(log_.text(), "B0259"), 1u) << log_.text();
 }
 
 TEST_F(StateWatchTest, ZeroQuickCheckIntervalNeverChecks) {
@@ -258,7 +253,7 @@ TEST_F(StateWatchTest, PruningThatFailsIsCountedAndTriedAtTheNextInterval) {
   auto w = make_watch({});
   run_upkeep(*w);
   EXPECT_TRUE(*memory_.find(2));
-  EXPECT_EQ(count_of(log_.text(), "B0260"), 1u) << log_.text();
+  EXPECT_EQ(basil_test::count_of(log_.text(), "B0260"), 1u) << log_.text();
   EXPECT_EQ(w->stats_json()["prune_failures"], 1);
   EXPECT_EQ(w->health_json()["status"], "failing");
   memory_.accept_writes();

@@ -9,6 +9,7 @@
 
 #include "tests/basild/daemon/daemon_support.h"
 #include "tests/support/slurm_fixture.h"
+#include "tests/slurm/servers/slurm_parent.h"
 
 namespace {
 
@@ -17,7 +18,7 @@ using basil_test::SlurmCluster;
 using basild::testing::Daemon;
 using basild::testing::wait_until;
 
-std::string slurm_parent() { return std::string(BASIL_BINARY_DIR) + "/slurm-tests"; }
+using basil_slurm_test::slurm_parent;
 
 // `scontrol -o show node NAME` as Slurm prints it.
 std::string show_node(const SlurmCluster& slurm, const std::string& name) {

@@ -28,6 +28,7 @@
 #include "tests/support/slurm_fixture.h"
 #include "tests/support/subprocess.h"
 #include "tests/support/temp_dir.h"
+#include "tests/slurm/servers/slurm_parent.h"
 
 namespace {
 
@@ -36,7 +37,7 @@ using basil_test::Ran;
 using basil_test::SlurmCluster;
 using namespace basild::spank;
 
-std::string slurm_parent() { return std::string(BASIL_BINARY_DIR) + "/slurm-tests"; }
+using basil_slurm_test::slurm_parent;
 
 // One line of --cpu-bind=verbose output.
 struct Bound {
@@ -287,18 +288,18 @@ TEST_F(ReducedAffinityDeclaredLayoutTest, MasksNamingCpusThisMachineLacksAreRepo
 }
 
 TEST_F(ReducedAffinityDeclaredLayoutTest, ATableOfShapesOnOneAndTwoNodesGetsTheComputedMasksOrTheRefusal) {
-  struct Shape {
+  struct TaskShape {
     unsigned nodes, tasks, cpus;
   };
   // 1 to 16 tasks per node, 1 to 8 CPUs per task; those the binding
   // refuses too: over-commit (17 of 1), more tasks than whole ones fit
   // (3 of 6, 16 of 2, 5 of 4; on two nodes 3 + 2 of 5, 17 + 17 of 1), a task
   // wider than a socket (1 of 9). Slurm itself starts all of them.
-  const Shape shapes[] = {{1, 1, 1},  {1, 16, 1}, {1, 12, 1}, {1, 8, 2},  {1, 7, 2}, {1, 5, 3},  {1, 4, 4},
+  const TaskShape shapes[] = {{1, 1, 1},  {1, 16, 1}, {1, 12, 1}, {1, 8, 2},  {1, 7, 2}, {1, 5, 3},  {1, 4, 4},
                           {1, 3, 5},  {1, 2, 6},  {1, 2, 7},  {1, 2, 8},  {1, 1, 8}, {2, 2, 8},  {2, 32, 1},
                           {2, 5, 3},  {2, 8, 4},  {2, 3, 5},  {2, 16, 2}, {2, 6, 3}, {1, 17, 1}, {1, 3, 6},
                           {1, 16, 2}, {1, 5, 4},  {1, 1, 9},  {2, 5, 5},  {2, 34, 1}};
-  for (const Shape& s : shapes) {
+  for (const TaskShape& s : shapes) {
     SCOPED_TRACE(std::to_string(s.nodes) + " nodes, " + std::to_string(s.tasks) + " tasks of " +
                  std::to_string(s.cpus) + " CPUs");
     Ran r = bound(s.nodes, s.tasks, s.cpus);

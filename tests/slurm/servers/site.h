@@ -17,14 +17,13 @@
 
 #include "basild/core/xml_log_format.h"
 #include "tests/basild/daemon/daemon_support.h"
+#include "tests/slurm/servers/slurm_parent.h"
 #include "tests/support/slurm_fixture.h"
 #include "tests/support/sshd_fixture.h"
 
 namespace basil_slurm_test {
 
 using basild::testing::json;
-
-inline std::string slurm_parent() { return std::string(BASIL_BINARY_DIR) + "/slurm-tests"; }
 
 inline std::vector<std::string> tds8_nodes() {
   return {"nid00008", "nid00009", "nid00010", "nid00011", "nid00012", "nid00013", "nid00014", "nid00015"};

@@ -16,6 +16,7 @@
 #include "tests/support/slurm_fixture.h"
 #include "tests/support/subprocess.h"
 #include "tests/support/temp_dir.h"
+#include "tests/slurm/servers/slurm_parent.h"
 
 namespace {
 
@@ -27,7 +28,7 @@ using Fields = std::map<std::string, std::string>;
 const std::string kBasilctl = std::string(BASIL_BINARY_DIR) + "/basild/basilctl";
 const std::string kEmulator = std::string(BASIL_BINARY_DIR) + "/emulator/basil-emulator";
 
-std::string slurm_parent() { return std::string(BASIL_BINARY_DIR) + "/slurm-tests"; }
+using basil_slurm_test::slurm_parent;
 
 // An emulated `preset`'s INVENTORY at `protocol`: the file and its decoding.
 struct Alps {

@@ -12,6 +12,7 @@
 #include "tests/support/files.h"
 #include "tests/support/temp_dir.h"
 #include "tests/support/wait.h"
+#include "tests/slurm/servers/slurm_parent.h"
 
 namespace {
 
@@ -19,7 +20,7 @@ using namespace std::chrono_literals;
 using basil_test::read_file;
 using basil_test::SlurmCluster;
 
-std::string slurm_parent() { return std::string(BASIL_BINARY_DIR) + "/slurm-tests"; }
+using basil_slurm_test::slurm_parent;
 
 TEST(SlurmFixtureTest, ARealSlurmRunsJobsAndItsControllerHooksSeeTheJobWithoutAPath) {
   if (auto why = basil_test::slurm_unavailable()) GTEST_SKIP() << *why;
