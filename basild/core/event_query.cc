@@ -13,8 +13,6 @@ namespace {
 
 using namespace std::chrono;
 
-basil::Status bad(std::string m) { return basil::Status(basil::Code::kInvalidValue, std::move(m)); }
-
 // A parameter's value as an error quotes it: cut at 40 characters.
 std::string shown(std::string_view text) {
   return "\"" + std::string(text.size() > 40 ? text.substr(0, 37) : text) + (text.size() > 40 ? "...\"" : "\"");
@@ -112,7 +110,7 @@ basil::Result<WallTime> parse_since(std::string_view text, WallTime now) {
     return WallTime(milliseconds(static_cast<std::int64_t>(*ms)));
   if (auto t = time_ago(text, now)) return *t;
   if (auto t = utc_time(text)) return *t;
-  return bad("events: \"since\" must be milliseconds since the epoch, a duration ago (90s, 15m, 2h, 7d) or a "
+  return invalid_value("events: \"since\" must be milliseconds since the epoch, a duration ago (90s, 15m, 2h, 7d) or a "
              "UTC date and time (2024-05-01, 2024-05-01 13:30, 2024-05-01T13:30:05Z), not " +
              shown(text));
 }
@@ -128,13 +126,13 @@ basil::Result<EventQuery> event_query(const std::map<std::string, std::string>& 
     } else if (key == "limit") {
       auto n = whole_number(value);
       if (!n || *n < 1 || *n > kMaxEventsLimit)
-        return bad("events: \"limit\" must be an integer from 1 to " + std::to_string(kMaxEventsLimit) + ", not " +
+        return invalid_value("events: \"limit\" must be an integer from 1 to " + std::to_string(kMaxEventsLimit) + ", not " +
                    shown(value));
       q.limit = static_cast<std::size_t>(*n);
     } else {
       std::string m = "events: unknown parameter " + shown(key) + " (";
       if (auto near = nearest_key(key, kKnown)) m += "did you mean \"" + std::string(*near) + "\"? ";
-      return bad(m + "known: since, limit)");
+      return invalid_value(m + "known: since, limit)");
     }
   }
   return q;

@@ -12,8 +12,6 @@ using nlohmann::json;
 
 namespace {
 
-basil::Status bad(std::string m) { return basil::Status(basil::Code::kInvalidValue, std::move(m)); }
-
 constexpr std::uint64_t kU32 = kJsonU32Max;
 constexpr std::uint64_t kU64 = kJsonU64Max;
 
@@ -31,7 +29,7 @@ std::optional<basil::AllocationMode> parse_allocation_mode(std::string_view text
 
 basil::Result<basil::JobRequest> job_from_json(const json& j) {
   constexpr std::string_view what = "job";
-  if (!j.is_object()) return bad("job: must be an object");
+  if (!j.is_object()) return invalid_value("job: must be an object");
   if (auto s = only_known_keys(j, what,
                          {"nodes", "nodes_min", "nodes_max", "ntasks", "ntasks_per_node", "cpus_per_task",
                           "ntasks_per_core", "mem_per_node_mb", "mem_per_cpu_mb", "gpus_per_node", "gpu_memory_mb",
@@ -56,7 +54,7 @@ basil::Result<basil::JobRequest> job_from_json(const json& j) {
   }
   if (j.contains("nodes")) {
     if (j.contains("nodes_min") || j.contains("nodes_max"))
-      return bad("job: give \"nodes\" (exact) or \"nodes_min\"/\"nodes_max\", not both");
+      return invalid_value("job: give \"nodes\" (exact) or \"nodes_min\"/\"nodes_max\", not both");
     job.nodes_max = job.nodes_min;
   }
   struct U64 {
@@ -76,9 +74,9 @@ basil::Result<basil::JobRequest> job_from_json(const json& j) {
   if (!gpus) return gpus.status();
   job.gpus_per_node = static_cast<std::uint32_t>(gpus->value_or(0));
   if (j.contains("node_list")) {
-    if (!j["node_list"].is_string()) return bad("job: \"node_list\" must be a NID list string (\"24-27,30\")");
+    if (!j["node_list"].is_string()) return invalid_value("job: \"node_list\" must be a NID list string (\"24-27,30\")");
     auto list = basil::NidList::parse(j["node_list"].get<std::string>());
-    if (!list) return bad("job: \"node_list\": " + list.status().message());
+    if (!list) return invalid_value("job: \"node_list\": " + list.status().message());
     job.nodes = std::move(*list);
   }
   return job;
@@ -105,15 +103,15 @@ json job_to_json(const basil::JobRequest& job) {
 }
 
 basil::Result<basil::GeometryPolicy> policy_from_json(const json& j, basil::GeometryPolicy base) {
-  if (!j.is_object()) return bad("policy: must be an object");
+  if (!j.is_object()) return invalid_value("policy: must be an object");
   if (auto s = only_known_keys(j, "policy", {"one_task_per_core", "allocation"}); !s) return s;
   if (j.contains("one_task_per_core")) {
-    if (!j["one_task_per_core"].is_boolean()) return bad("policy: \"one_task_per_core\" must be true or false");
+    if (!j["one_task_per_core"].is_boolean()) return invalid_value("policy: \"one_task_per_core\" must be true or false");
     base.one_task_per_core = j["one_task_per_core"].get<bool>();
   }
   if (j.contains("allocation")) {
     auto mode = j["allocation"].is_string() ? parse_allocation_mode(j["allocation"].get<std::string>()) : std::nullopt;
-    if (!mode) return bad("policy: \"allocation\" must be \"whole-node\" or \"sub-node\"");
+    if (!mode) return invalid_value("policy: \"allocation\" must be \"whole-node\" or \"sub-node\"");
     base.allocation = *mode;
   }
   return base;
@@ -126,15 +124,15 @@ json policy_to_json(const basil::GeometryPolicy& policy) {
 }
 
 basil::Status reserve_header_from_json(const json& j, basil::ReserveRequest& q) {
-  if (!j.is_object()) return bad("reserve: the body must be a JSON object");
+  if (!j.is_object()) return invalid_value("reserve: the body must be a JSON object");
   if (!j.contains("batch_id") || !j["batch_id"].is_string() || j["batch_id"].get<std::string>().empty())
-    return bad("reserve: \"batch_id\" (a non-empty string) is required");
+    return invalid_value("reserve: \"batch_id\" (a non-empty string) is required");
   if (!j.contains("user") || !j["user"].is_string() || j["user"].get<std::string>().empty())
-    return bad("reserve: \"user\" (a non-empty string) is required");
+    return invalid_value("reserve: \"user\" (a non-empty string) is required");
   q.batch_id = j["batch_id"].get<std::string>();
   q.user_name = j["user"].get<std::string>();
   if (j.contains("account")) {
-    if (!j["account"].is_string()) return bad("reserve: \"account\" must be a string");
+    if (!j["account"].is_string()) return invalid_value("reserve: \"account\" must be a string");
     q.account_name = j["account"].get<std::string>();
   }
   return {};
@@ -235,10 +233,10 @@ json inventory_node_json(const basil::Node& n) {
 
 basil::Result<basil::NodePool> pool_from_inventory_json(const json& inventory) {
   if (!inventory.is_object() || !inventory.contains("nodes") || !inventory["nodes"].is_array())
-    return bad("inventory: no \"nodes\" array");
+    return invalid_value("inventory: no \"nodes\" array");
   basil::NodePool pool;
   for (const json& n : inventory["nodes"]) {
-    if (!n.is_object()) return bad("inventory: a node is not an object");
+    if (!n.is_object()) return invalid_value("inventory: a node is not an object");
     auto text = [&](const char* k, const char* dflt) {
       return n.contains(k) && n[k].is_string() ? n[k].get<std::string>() : std::string(dflt);
     };
@@ -253,7 +251,7 @@ basil::Result<basil::NodePool> pool_from_inventory_json(const json& inventory) {
     for (const auto* r : {&nid, &cus, &procs, &threads, &accels, &accel_mem})
       if (!*r) return r->status();
     if (!mem) return mem.status();
-    if (!*nid || !*cus) return bad("inventory: a node has no \"nid\" or \"compute_units\"");
+    if (!*nid || !*cus) return invalid_value("inventory: a node has no \"nid\" or \"compute_units\"");
     basil::NodeLayout l;
     l.compute_units = static_cast<std::uint32_t>(**cus);
     // Older answers carry no threads_per_cu: processors over compute units.
@@ -278,9 +276,9 @@ namespace {
 
 // One node of GET /v1/inventory as NodeFacts.
 basil::Result<NodeFacts> node_facts_json(const json& n) {
-  if (!n.is_object()) return bad("inventory: a node is not an object");
+  if (!n.is_object()) return invalid_value("inventory: a node is not an object");
   if (!n.contains("sockets"))
-    return bad("inventory: the nodes carry no \"sockets\" (basild is older than basilctl slurm-conf; "
+    return invalid_value("inventory: the nodes carry no \"sockets\" (basild is older than basilctl slurm-conf; "
                "use --inventory FILE)");
   NodeFacts f;
   auto text = [&](const char* k, const char* dflt) {
@@ -290,7 +288,7 @@ basil::Result<NodeFacts> node_facts_json(const json& n) {
   const auto role = basil::parse_enum<basil::NodeRole>(text("role", "BATCH"));
   const auto arch = basil::parse_enum<basil::NodeArch>(text("architecture", "XT"));
   const auto state = basil::parse_enum<basil::NodeState>(text("state", "UP"));
-  if (!role || !arch || !state) return bad("inventory: node " + f.cname + ": an unknown role, architecture or state");
+  if (!role || !arch || !state) return invalid_value("inventory: node " + f.cname + ": an unknown role, architecture or state");
   f.role = *role;
   f.architecture = *arch;
   f.state = *state;
@@ -312,9 +310,9 @@ basil::Result<NodeFacts> node_facts_json(const json& n) {
   f.memory_mb = *mem;
   if (text("accel_type", "GPU") == "GPU") f.gpus = static_cast<std::uint32_t>(accels->value_or(0));
   if (n.contains("labels")) {
-    if (!n["labels"].is_array()) return bad("inventory: \"labels\" is not an array");
+    if (!n["labels"].is_array()) return invalid_value("inventory: \"labels\" is not an array");
     for (const json& l : n["labels"]) {
-      if (!l.is_string()) return bad("inventory: a label is not a string");
+      if (!l.is_string()) return invalid_value("inventory: a label is not a string");
       f.labels.push_back(l.get<std::string>());
     }
   }
@@ -325,7 +323,7 @@ basil::Result<NodeFacts> node_facts_json(const json& n) {
 
 basil::Result<std::vector<NodeFacts>> facts_from_inventory_json(const json& inventory) {
   if (!inventory.is_object() || !inventory.contains("nodes") || !inventory["nodes"].is_array())
-    return bad("inventory: no \"nodes\" array");
+    return invalid_value("inventory: no \"nodes\" array");
   std::vector<NodeFacts> out;
   out.reserve(inventory["nodes"].size());
   for (const json& n : inventory["nodes"]) {

@@ -9,8 +9,6 @@ using nlohmann::json;
 
 namespace {
 
-basil::Status bad(std::string m) { return basil::Status(basil::Code::kInvalidValue, std::move(m)); }
-
 // Levenshtein distance, stopping early: anything above `limit` is limit + 1.
 std::size_t edit_distance(std::string_view a, std::string_view b, std::size_t limit) {
   if ((a.size() > b.size() ? a.size() - b.size() : b.size() - a.size()) > limit) return limit + 1;
@@ -60,7 +58,7 @@ basil::Status only_known_keys(const json& j, std::string_view what, std::span<co
     if (auto near = nearest_key(key, known)) m += "did you mean \"" + std::string(*near) + "\"? ";
     m += "known:";
     for (std::size_t i = 0; i < known.size(); ++i) m += (i == 0 ? " " : ", ") + std::string(known[i]);
-    return bad(m + ")");
+    return invalid_value(m + ")");
   }
   return {};
 }
@@ -76,7 +74,7 @@ basil::Result<std::optional<std::uint64_t>> uint_arg(const json& j, std::string_
   // Parsed text holds non-negative integers as unsigned; built JSON as signed.
   const bool non_negative = v.is_number_unsigned() || (v.is_number_integer() && v.get<std::int64_t>() >= 0);
   if (!non_negative || v.get<std::uint64_t>() > max || v.get<std::uint64_t>() < min)
-    return bad(std::string(what) + ": \"" + name + "\" must be an integer from " + std::to_string(min) + " to " +
+    return invalid_value(std::string(what) + ": \"" + name + "\" must be an integer from " + std::to_string(min) + " to " +
                std::to_string(max) + ", not " + shown(v));
   return std::optional<std::uint64_t>{v.get<std::uint64_t>()};
 }
@@ -86,7 +84,7 @@ basil::Result<std::uint64_t> required_uint_arg(const json& j, std::string_view w
   auto v = uint_arg(j, what, name, max, min);
   if (!v) return v.status();
   if (!*v)
-    return bad(std::string(what) + ": \"" + name + "\" (an integer from " + std::to_string(min) + " to " +
+    return invalid_value(std::string(what) + ": \"" + name + "\" (an integer from " + std::to_string(min) + " to " +
                std::to_string(max) + ") is required");
   return **v;
 }

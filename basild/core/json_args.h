@@ -11,12 +11,16 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include <nlohmann/json.hpp>
 
 #include "basil_proto/status.h"
 
 namespace basild {
+
+// An error in a call's JSON arguments (kInvalidValue) saying `message`.
+inline basil::Status invalid_value(std::string message) { return basil::Status(basil::Code::kInvalidValue, std::move(message)); }
 
 inline constexpr std::uint64_t kJsonU32Max = std::numeric_limits<std::uint32_t>::max();
 inline constexpr std::uint64_t kJsonU64Max = std::numeric_limits<std::uint64_t>::max();

@@ -3,13 +3,13 @@
 #include <algorithm>
 #include <cctype>
 
+#include "basild/core/slurm_names.h"
+
 namespace basild {
 
 namespace {
 
 constexpr std::string_view kNodeName = "NodeName=";
-
-bool digit(char c) { return c >= '0' && c <= '9'; }
 
 // Whether `s` at `at` is Slurm's reason stamp, " [user@YYYY-MM-DDTHH:MM:SS]".
 bool stamp_at(std::string_view s, std::size_t at) {
@@ -22,7 +22,7 @@ bool stamp_at(std::string_view s, std::size_t at) {
   const std::string_view t = s.substr(i + 1, kShape.size());
   if (t.size() != kShape.size()) return false;
   for (std::size_t k = 0; k < kShape.size(); ++k)
-    if (kShape[k] == 'd' ? !digit(t[k]) : t[k] != kShape[k]) return false;
+    if (kShape[k] == 'd' ? !ascii_digit(t[k]) : t[k] != kShape[k]) return false;
   return true;
 }
 

@@ -18,8 +18,6 @@ bool name_char(char c) {
          c == '.';
 }
 
-bool digit(char c) { return c >= '0' && c <= '9'; }
-
 std::string padded(std::uint64_t value, std::size_t width) {
   std::string s = std::to_string(value);
   if (s.size() < width) s.insert(0, width - s.size(), '0');
@@ -27,7 +25,7 @@ std::string padded(std::uint64_t value, std::size_t width) {
 }
 
 std::optional<std::uint64_t> number(std::string_view text) {
-  if (text.empty() || text.size() > 19 || !std::all_of(text.begin(), text.end(), digit)) return std::nullopt;
+  if (text.empty() || text.size() > 19 || !std::all_of(text.begin(), text.end(), ascii_digit)) return std::nullopt;
   std::uint64_t v = 0;
   std::from_chars(text.data(), text.data() + text.size(), v);
   return v;
@@ -63,7 +61,7 @@ Result<NodeNameRule> NodeNameRule::parse(std::string_view format) {
     if (j < format.size() && format[j] == '0') {
       ++j;
       const std::size_t start = j;
-      while (j < format.size() && digit(format[j])) width = width * 10 + static_cast<unsigned>(format[j++] - '0');
+      while (j < format.size() && ascii_digit(format[j])) width = width * 10 + static_cast<unsigned>(format[j++] - '0');
       if (j == start || width < 1 || width > 10) return bad("the width after %0 must be 1 to 10");
     }
     if (j >= format.size() || format[j] != 'd') return bad("the conversion must be %d or %0Wd");
@@ -185,7 +183,7 @@ std::string compress_hostlist(const std::vector<std::string>& names) {
   std::vector<std::string> plain;
   for (const std::string& n : names) {
     std::size_t d = n.size();
-    while (d > 0 && digit(n[d - 1])) --d;
+    while (d > 0 && ascii_digit(n[d - 1])) --d;
     const std::size_t digits = n.size() - d;
     const auto v = digits > 0 ? number(std::string_view(n).substr(d)) : std::nullopt;
     if (!v) {

@@ -16,6 +16,9 @@
 
 namespace basild {
 
+// 0-9 only, whatever the locale (Slurm's names and numbers are ASCII).
+inline bool ascii_digit(char c) { return c >= '0' && c <= '9'; }
+
 // "PREFIX%dSUFFIX" or "PREFIX%0WdSUFFIX" (W from 1 to 10): one decimal
 // conversion, "%%" for a literal percent; the prefix and suffix are the
 // characters Slurm allows in a node name (letters, digits, '-', '_', '.').

@@ -57,7 +57,7 @@ std::string describe_response(std::string_view xml) {
   return describe_body(*decoded);
 }
 
-std::string fmt_ms(double ms) {
+std::string ms_text(double ms) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.3f ms", ms);
   return buf;
@@ -197,7 +197,7 @@ std::string replay_text(const std::vector<XmlLogRecord>& records, const ReplayOp
     if (resp == nullptr) {
       out += "(no response logged)\n";
     } else {
-      out += resp->duration_ms ? fmt_ms(*resp->duration_ms) : std::string("? ms");
+      out += resp->duration_ms ? ms_text(*resp->duration_ms) : std::string("? ms");
       out += " " + resp->status;
       if (resp->status == "ok" || resp->body.find("<BasilResponse") != std::string::npos) {
         out += ": " + describe_response(resp->body);
