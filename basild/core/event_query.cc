@@ -111,8 +111,8 @@ basil::Result<WallTime> parse_since(std::string_view text, WallTime now) {
   if (auto t = time_ago(text, now)) return *t;
   if (auto t = utc_time(text)) return *t;
   return invalid_value("events: \"since\" must be milliseconds since the epoch, a duration ago (90s, 15m, 2h, 7d) or a "
-             "UTC date and time (2024-05-01, 2024-05-01 13:30, 2024-05-01T13:30:05Z), not " +
-             shown(text));
+                       "UTC date and time (2024-05-01, 2024-05-01 13:30, 2024-05-01T13:30:05Z), not " +
+                       shown(text));
 }
 
 basil::Result<EventQuery> event_query(const std::map<std::string, std::string>& query, WallTime now) {
@@ -126,8 +126,8 @@ basil::Result<EventQuery> event_query(const std::map<std::string, std::string>& 
     } else if (key == "limit") {
       auto n = whole_number(value);
       if (!n || *n < 1 || *n > kMaxEventsLimit)
-        return invalid_value("events: \"limit\" must be an integer from 1 to " + std::to_string(kMaxEventsLimit) + ", not " +
-                   shown(value));
+        return invalid_value("events: \"limit\" must be an integer from 1 to " + std::to_string(kMaxEventsLimit) +
+                             ", not " + shown(value));
       q.limit = static_cast<std::size_t>(*n);
     } else {
       std::string m = "events: unknown parameter " + shown(key) + " (";

@@ -74,7 +74,8 @@ basil::Result<basil::JobRequest> job_from_json(const json& j) {
   if (!gpus) return gpus.status();
   job.gpus_per_node = static_cast<std::uint32_t>(gpus->value_or(0));
   if (j.contains("node_list")) {
-    if (!j["node_list"].is_string()) return invalid_value("job: \"node_list\" must be a NID list string (\"24-27,30\")");
+    if (!j["node_list"].is_string())
+      return invalid_value("job: \"node_list\" must be a NID list string (\"24-27,30\")");
     auto list = basil::NidList::parse(j["node_list"].get<std::string>());
     if (!list) return invalid_value("job: \"node_list\": " + list.status().message());
     job.nodes = std::move(*list);
@@ -106,7 +107,8 @@ basil::Result<basil::GeometryPolicy> policy_from_json(const json& j, basil::Geom
   if (!j.is_object()) return invalid_value("policy: must be an object");
   if (auto s = only_known_keys(j, "policy", {"one_task_per_core", "allocation"}); !s) return s;
   if (j.contains("one_task_per_core")) {
-    if (!j["one_task_per_core"].is_boolean()) return invalid_value("policy: \"one_task_per_core\" must be true or false");
+    if (!j["one_task_per_core"].is_boolean())
+      return invalid_value("policy: \"one_task_per_core\" must be true or false");
     base.one_task_per_core = j["one_task_per_core"].get<bool>();
   }
   if (j.contains("allocation")) {
@@ -279,7 +281,7 @@ basil::Result<NodeFacts> node_facts_json(const json& n) {
   if (!n.is_object()) return invalid_value("inventory: a node is not an object");
   if (!n.contains("sockets"))
     return invalid_value("inventory: the nodes carry no \"sockets\" (basild is older than basilctl slurm-conf; "
-               "use --inventory FILE)");
+                         "use --inventory FILE)");
   NodeFacts f;
   auto text = [&](const char* k, const char* dflt) {
     return n.contains(k) && n[k].is_string() ? n[k].get<std::string>() : std::string(dflt);
@@ -288,7 +290,8 @@ basil::Result<NodeFacts> node_facts_json(const json& n) {
   const auto role = basil::parse_enum<basil::NodeRole>(text("role", "BATCH"));
   const auto arch = basil::parse_enum<basil::NodeArch>(text("architecture", "XT"));
   const auto state = basil::parse_enum<basil::NodeState>(text("state", "UP"));
-  if (!role || !arch || !state) return invalid_value("inventory: node " + f.cname + ": an unknown role, architecture or state");
+  if (!role || !arch || !state)
+    return invalid_value("inventory: node " + f.cname + ": an unknown role, architecture or state");
   f.role = *role;
   f.architecture = *arch;
   f.state = *state;

@@ -74,8 +74,8 @@ basil::Result<std::optional<std::uint64_t>> uint_arg(const json& j, std::string_
   // Parsed text holds non-negative integers as unsigned; built JSON as signed.
   const bool non_negative = v.is_number_unsigned() || (v.is_number_integer() && v.get<std::int64_t>() >= 0);
   if (!non_negative || v.get<std::uint64_t>() > max || v.get<std::uint64_t>() < min)
-    return invalid_value(std::string(what) + ": \"" + name + "\" must be an integer from " + std::to_string(min) + " to " +
-               std::to_string(max) + ", not " + shown(v));
+    return invalid_value(std::string(what) + ": \"" + name + "\" must be an integer from " + std::to_string(min) +
+                         " to " + std::to_string(max) + ", not " + shown(v));
   return std::optional<std::uint64_t>{v.get<std::uint64_t>()};
 }
 
@@ -85,7 +85,7 @@ basil::Result<std::uint64_t> required_uint_arg(const json& j, std::string_view w
   if (!v) return v.status();
   if (!*v)
     return invalid_value(std::string(what) + ": \"" + name + "\" (an integer from " + std::to_string(min) + " to " +
-               std::to_string(max) + ") is required");
+                         std::to_string(max) + ") is required");
   return **v;
 }
 

@@ -20,7 +20,9 @@
 namespace basild {
 
 // An error in a call's JSON arguments (kInvalidValue) saying `message`.
-inline basil::Status invalid_value(std::string message) { return basil::Status(basil::Code::kInvalidValue, std::move(message)); }
+inline basil::Status invalid_value(std::string message) {
+  return basil::Status(basil::Code::kInvalidValue, std::move(message));
+}
 
 inline constexpr std::uint64_t kJsonU32Max = std::numeric_limits<std::uint32_t>::max();
 inline constexpr std::uint64_t kJsonU64Max = std::numeric_limits<std::uint64_t>::max();

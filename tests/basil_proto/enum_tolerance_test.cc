@@ -132,7 +132,8 @@ TEST(EnumToleranceTest, EveryEnumeratedAttributeOfEveryDialectIsAWarningWhenTole
         EXPECT_EQ(tolerant->response().method, Method::kUndefined) << where;
       } else {
         const std::string after = reencoded(*tolerant);
-        EXPECT_EQ(basil_test::count_of(after, "\"UNKNOWN\""), basil_test::count_of(before, "\"UNKNOWN\"") + 1) << where << "\n" << after;
+        EXPECT_EQ(basil_test::count_of(after, "\"UNKNOWN\""), basil_test::count_of(before, "\"UNKNOWN\"") + 1)
+            << where << "\n" << after;
       }
       DecodeOptions strict;
       strict.strict = true;

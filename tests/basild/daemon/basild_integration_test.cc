@@ -305,7 +305,8 @@ TEST(BasildGeometryTest, MalformedJobIsRefusedPermanentlyWithoutCallingApbasil) 
   EXPECT_EQ(again.value("existing", false), true) << again.dump();
   EXPECT_EQ(again["reservation_id"], fine["reservation_id"]);
   const std::string logged = read_file(d.dir() + "/basil_xml.log");
-  EXPECT_EQ(basil_test::count_of(logged, "method=\"RESERVE\""), 2u) << "one RESERVE (request and response) for job 667, none for 666";
+  EXPECT_EQ(basil_test::count_of(logged, "method=\"RESERVE\""), 2u)
+      << "one RESERVE (request and response) for job 667, none for 666";
   EXPECT_EQ(logged.find("batch_id=\"666\""), std::string::npos) << "job 666 never reached apbasil";
   EXPECT_NE(d.log().find("B0305"), std::string::npos) << d.log();
   EXPECT_EQ(d.alps_reservations().size(), 1u);
