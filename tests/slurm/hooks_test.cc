@@ -7,8 +7,8 @@
 #include <deque>
 #include <map>
 
-#include "tests/support/files.h"
 #include "tests/slurm/slurm_support.h"
+#include "tests/support/files.h"
 
 namespace basild::slurm {
 namespace {

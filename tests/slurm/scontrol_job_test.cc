@@ -6,8 +6,8 @@
 
 #include <string>
 
-#include "tests/support/files.h"
 #include "tests/slurm/slurm_support.h"
+#include "tests/support/files.h"
 
 namespace basild::slurm {
 namespace {

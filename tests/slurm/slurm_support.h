@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "slurm/reservation_env.h"
 #include "tests/support/files.h"

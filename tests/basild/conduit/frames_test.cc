@@ -4,8 +4,8 @@
 
 #include <vector>
 
-#include "basild/core/request_kind.h"
 #include "basild/conduit/ssh_session.h"
+#include "basild/core/request_kind.h"
 #include "tests/basild/conduit/frames_support.h"
 
 namespace basild::conduit {

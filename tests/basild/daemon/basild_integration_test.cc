@@ -17,11 +17,11 @@
 
 #include "basil_proto/codec.h"
 #include "basild/control_client/client.h"
-#include "tests/basild/io/emulator_support.h"
 #include "tests/basild/daemon/daemon_support.h"
+#include "tests/basild/io/emulator_support.h"
 #include "tests/support/files.h"
-#include "tests/support/wait.h"
 #include "tests/support/text.h"
+#include "tests/support/wait.h"
 
 namespace basild {
 namespace {

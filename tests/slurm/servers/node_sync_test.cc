@@ -8,8 +8,8 @@
 #include <string>
 
 #include "tests/basild/daemon/daemon_support.h"
-#include "tests/support/slurm_fixture.h"
 #include "tests/slurm/servers/slurm_parent.h"
+#include "tests/support/slurm_fixture.h"
 
 namespace {
 

@@ -24,11 +24,11 @@
 #include "slurm/spank/hwloc_layout.h"
 #include "slurm/spank/report.h"
 #include "slurm/spank/settings.h"
+#include "tests/slurm/servers/slurm_parent.h"
 #include "tests/support/files.h"
 #include "tests/support/slurm_fixture.h"
 #include "tests/support/subprocess.h"
 #include "tests/support/temp_dir.h"
-#include "tests/slurm/servers/slurm_parent.h"
 
 namespace {
 

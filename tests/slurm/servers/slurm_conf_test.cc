@@ -12,11 +12,11 @@
 
 #include "basil_proto/codec.h"
 #include "basild/core/slurm_names.h"
+#include "tests/slurm/servers/slurm_parent.h"
 #include "tests/support/files.h"
 #include "tests/support/slurm_fixture.h"
 #include "tests/support/subprocess.h"
 #include "tests/support/temp_dir.h"
-#include "tests/slurm/servers/slurm_parent.h"
 
 namespace {
 

@@ -9,10 +9,10 @@
 #include <algorithm>
 #include <string>
 
+#include "tests/slurm/servers/slurm_parent.h"
 #include "tests/support/files.h"
 #include "tests/support/temp_dir.h"
 #include "tests/support/wait.h"
-#include "tests/slurm/servers/slurm_parent.h"
 
 namespace {
 
