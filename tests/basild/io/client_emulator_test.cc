@@ -7,6 +7,7 @@
 #include "basild/calls/client.h"
 #include "basild/core/xml_log_format.h"
 #include "tests/basild/io/emulator_support.h"
+#include "tests/support/sanitized.h"
 #include "tests/basild/calls/client_options.h"
 #include "basild/io/local_transport.h"
 #include "basild/io/xml_log.h"
@@ -152,7 +153,9 @@ TEST(ClientEmulatorTest, APinnedVersionIsUsed) {
 
 TEST(ClientEmulatorTest, HungApbasilTimesOutAsTransientAndTheNextCallWorks) {
   const auto state = init_emulator("cl-hang");
-  Rig rig(state, with_timeout(300ms));
+  // The next call, a real emulator process, must fit in the time-out too:
+  // under ASan an INVENTORY took more than 300 ms on a loaded machine.
+  Rig rig(state, with_timeout(300ms * basil_test::kSlowdown));
   ASSERT_TRUE(run_sync(rig.io, rig.client.negotiate()));
   emulator_admin(state, "fault --method INVENTORY --hang 1");
   auto inv = run_sync(rig.io, rig.client.query_inventory());
