@@ -125,7 +125,8 @@ bool SlurmCluster::start_controller() {
   slurmctld_ = Subprocess({"/usr/sbin/slurmctld", "-D", "-i", "-f", conf()},
                           {.err = Redirect::file(dir() + "/log/slurmctld.out", true), .env = env()});
   const bool up = slurmctld_.started() &&
-                  wait_until([&] { return client({"scontrol", "ping"}, 10s).exit_code == 0; }, 120s, 100ms);
+                  wait_until([&] { return client({"scontrol", "ping"}, 10s).exit_code == 0; },
+                             options_.controller_budget, 100ms);
   if (!up) error_ = "slurmctld did not come up: " + controller_log();
   return up;
 }

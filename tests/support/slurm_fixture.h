@@ -36,6 +36,10 @@ struct SlurmOptions {
   std::string partition = "Default=YES MaxTime=INFINITE State=UP OverSubscribe=EXCLUSIVE";
   std::string parent = temp_root();  // where its directory is made
   std::string tag = "slurm";
+  // How long slurmctld may take to answer `scontrol ping` after its start:
+  // with 100,000 nodes it needs about 35 s of CPU, several times that while
+  // other Slurm tests share the machine.
+  std::chrono::seconds controller_budget = std::chrono::seconds(120);
 };
 
 class SlurmCluster {
