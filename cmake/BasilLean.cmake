@@ -70,8 +70,11 @@ function(basil_dependency name shared)
   endif()
 endfunction()
 
-# basil_lean_executable(target): ask for the archives (when active).
+# basil_lean_executable(target): ask for the archives (when active). Its
+# libraries are compiled a file at a time (BASIL_PER_CALL: the end of the
+# top CMakeLists.txt).
 function(basil_lean_executable target)
+  set_target_properties(${target} PROPERTIES BASIL_PER_CALL ON)
   if(BASIL_LEAN_ACTIVE)
     set_target_properties(${target} PROPERTIES BASIL_STATIC_DEPS ON)
     target_link_options(${target} PRIVATE -static-libstdc++ -static-libgcc)
