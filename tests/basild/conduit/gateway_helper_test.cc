@@ -404,6 +404,16 @@ std::vector<std::string> logged(const std::string& dir, const std::string& word)
   return out;
 }
 
+// Process `pid` has exited: /proc shows it a zombie, or no more.
+bool has_exited(const std::string& pid) {
+  std::ifstream in("/proc/" + pid + "/stat");
+  std::string stat;
+  if (!std::getline(in, stat)) return true;
+  const auto paren = stat.rfind(')');
+  return paren == std::string::npos || paren + 2 >= stat.size() || stat[paren + 2] == 'Z' ||
+         stat[paren + 2] == 'X';
+}
+
 std::string answer_of(const std::optional<conduit::GatewayFrame>& f) {
   if (!f || !std::holds_alternative<conduit::GatewayAnswer>(*f)) return "(no answer)";
   return std::get<conduit::GatewayAnswer>(*f).out;
@@ -439,6 +449,10 @@ TEST_F(GatewayHelperTest, ASpareThatEndedBeforeItsRequestIsNotUsed) {
   basil_test::write_file(dir_ + "/DIE", "");
   h.send(conduit::encode_spare_frame(1));
   ASSERT_TRUE(basil_test::wait_until([&] { return logged(dir_, "died").size() == 1; }, 20s, 5ms));
+  // It logs before it exits: the request is sent once it has exited (a
+  // zombie, or reaped), or the helper would rightly hand it the request.
+  const std::string dead = logged(dir_, "died")[0];
+  ASSERT_TRUE(basil_test::wait_until([&] { return has_exited(dead); }, 20s, 5ms)) << dead;
   ::unlink((dir_ + "/DIE").c_str());
   h.send(conduit::encode_request_frame(7, "SEVEN"));
   auto f = h.next();
