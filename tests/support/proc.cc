@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <optional>
 
 #include "tests/support/files.h"
 
@@ -24,23 +25,31 @@ std::vector<std::string> pids() {
   return out;
 }
 
+// "PID (COMM) STATE PPID ...": COMM may hold spaces and parentheses.
+std::optional<ProcessEntry> entry_of(const std::string& id) {
+  const std::string stat = read_file("/proc/" + id + "/stat");
+  const auto close = stat.rfind(')');
+  if (close == std::string::npos) return std::nullopt;
+  ProcessEntry p;
+  int ppid = 0;
+  if (std::sscanf(stat.c_str() + close + 1, " %c %d", &p.state, &ppid) != 2) return std::nullopt;
+  p.pid = static_cast<pid_t>(std::atoi(id.c_str()));
+  p.ppid = static_cast<pid_t>(ppid);
+  return p;
+}
+
 }  // namespace
 
 std::vector<ProcessEntry> processes() {
   std::vector<ProcessEntry> out;
-  for (const auto& id : pids()) {
-    // "PID (COMM) STATE PPID ...": COMM may hold spaces and parentheses.
-    const std::string stat = read_file("/proc/" + id + "/stat");
-    const auto close = stat.rfind(')');
-    if (close == std::string::npos) continue;
-    ProcessEntry p;
-    int ppid = 0;
-    if (std::sscanf(stat.c_str() + close + 1, " %c %d", &p.state, &ppid) != 2) continue;
-    p.pid = static_cast<pid_t>(std::atoi(id.c_str()));
-    p.ppid = static_cast<pid_t>(ppid);
-    out.push_back(p);
-  }
+  for (const auto& id : pids())
+    if (auto p = entry_of(id)) out.push_back(*p);
   return out;
+}
+
+char process_state(pid_t pid) {
+  const auto p = entry_of(std::to_string(pid));
+  return p ? p->state : 0;
 }
 
 int children_of(pid_t pid, bool zombies_only) {

@@ -19,6 +19,9 @@ struct ProcessEntry {
 // Every process /proc lists now (one that ends meanwhile is left out).
 std::vector<ProcessEntry> processes();
 
+// Its state letter (R, S, D, Z, ...), or 0 when /proc no longer has it.
+char process_state(pid_t pid);
+
 // The children of `pid` (zombies included), or its zombies alone.
 int children_of(pid_t pid, bool zombies_only = false);
 

@@ -1,5 +1,5 @@
-// The test-support library's view of /proc: children, descriptors, memory,
-// and the clean-up of processes that mention a directory.
+// The test-support library's view of /proc: states, children, descriptors,
+// memory, and the clean-up of processes that mention a directory.
 #include "tests/support/proc.h"
 
 #include <gtest/gtest.h>
@@ -37,6 +37,16 @@ TEST(ProcTest, CountsChildrenZombiesAndDescriptors) {
   EXPECT_EQ(open_fds(::getpid()), fds);
   EXPECT_GT(status_kib(::getpid(), "VmHWM:"), 0);
   EXPECT_EQ(status_kib(::getpid(), "NoSuchLine:"), -1);
+}
+
+TEST(ProcTest, AProcessStateIsItsLetterAZombieZAndAReapedOneNothing) {
+  EXPECT_EQ(process_state(::getpid()), 'R');  // it is reading /proc itself
+  Subprocess quick({"/bin/true"});
+  ASSERT_TRUE(quick.started());
+  const pid_t pid = quick.pid();
+  EXPECT_TRUE(wait_until([&] { return process_state(pid) == 'Z'; }, 10s));
+  EXPECT_EQ(quick.wait().code(), 0);
+  EXPECT_EQ(process_state(pid), 0);
 }
 
 TEST(ProcTest, KillsWhatMentionsANeedleAndNothingElse) {

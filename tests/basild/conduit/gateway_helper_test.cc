@@ -14,6 +14,7 @@
 #include "tests/basild/io/emulator_support.h"
 #include "basild/conduit/frames.h"
 #include "tests/support/files.h"
+#include "tests/support/proc.h"
 #include "tests/support/subprocess.h"
 #include "tests/support/wait.h"
 
@@ -404,16 +405,6 @@ std::vector<std::string> logged(const std::string& dir, const std::string& word)
   return out;
 }
 
-// Process `pid` has exited: /proc shows it a zombie, or no more.
-bool has_exited(const std::string& pid) {
-  std::ifstream in("/proc/" + pid + "/stat");
-  std::string stat;
-  if (!std::getline(in, stat)) return true;
-  const auto paren = stat.rfind(')');
-  return paren == std::string::npos || paren + 2 >= stat.size() || stat[paren + 2] == 'Z' ||
-         stat[paren + 2] == 'X';
-}
-
 std::string answer_of(const std::optional<conduit::GatewayFrame>& f) {
   if (!f || !std::holds_alternative<conduit::GatewayAnswer>(*f)) return "(no answer)";
   return std::get<conduit::GatewayAnswer>(*f).out;
@@ -451,8 +442,14 @@ TEST_F(GatewayHelperTest, ASpareThatEndedBeforeItsRequestIsNotUsed) {
   ASSERT_TRUE(basil_test::wait_until([&] { return logged(dir_, "died").size() == 1; }, 20s, 5ms));
   // It logs before it exits: the request is sent once it has exited (a
   // zombie, or reaped), or the helper would rightly hand it the request.
-  const std::string dead = logged(dir_, "died")[0];
-  ASSERT_TRUE(basil_test::wait_until([&] { return has_exited(dead); }, 20s, 5ms)) << dead;
+  const auto dead = static_cast<pid_t>(std::stoi(logged(dir_, "died")[0]));
+  ASSERT_TRUE(basil_test::wait_until(
+      [&] {
+        const char state = basil_test::process_state(dead);
+        return state == 0 || state == 'Z' || state == 'X';
+      },
+      20s, 5ms))
+      << dead;
   ::unlink((dir_ + "/DIE").c_str());
   h.send(conduit::encode_request_frame(7, "SEVEN"));
   auto f = h.next();

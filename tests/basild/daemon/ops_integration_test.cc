@@ -45,9 +45,8 @@ void use_apbasil(const Daemon& d, const std::string& script) {
 
 // Alive, and not a zombie waiting for its (new) parent.
 bool alive(pid_t pid) {
-  const std::string stat = read_file("/proc/" + std::to_string(pid) + "/stat");
-  const auto close = stat.rfind(')');
-  return close != std::string::npos && close + 2 < stat.size() && stat[close + 2] != 'Z';
+  const char state = basil_test::process_state(pid);
+  return state != 0 && state != 'Z';
 }
 
 // The numbers in a file, one a line.
