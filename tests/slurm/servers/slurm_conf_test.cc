@@ -222,7 +222,7 @@ struct PresetCase {
   bool xc;
   Fields layout;
   bool blades = true;
-  std::chrono::seconds controller_budget = std::chrono::seconds(120);
+  std::chrono::seconds controller_budget = basil_test::SlurmOptions{}.controller_budget;
 };
 
 void expect_slurmctld_loads(const PresetCase& c) {
