@@ -33,7 +33,11 @@
 // slurmctld hooks empty, no TaskProlog; local-scontrol: basil-slurm's
 // hooks, local, reading job records through scontrol instead of libslurm;
 // local-plugin and gateway-plugin: the hooks with the basil_reservation
-// SPANK plugin instead of the TaskProlog.
+// SPANK plugin instead of the TaskProlog; alps-only: no basild, a
+// PrologSlurmctld that RESERVEs and CONFIRMs through the emulator itself
+// and an EpilogSlurmctld that RELEASEs (bench/alps_hook.cc), the floor of
+// any integration through Slurm's hooks on this machine, which basild's
+// hooks are then set against.
 //
 // The throughput rounds of all variants are interleaved (each keeps its
 // cluster, whose first round is a warm-up, not counted), and each variant's
@@ -41,13 +45,13 @@
 // or more with Slurm's timers. Each round is also set against Slurm
 // alone's round just before it (the quartiles of those ratios). Durations
 // are taken by the steady clock. SLURM_JOBS_TRACE=DIR prints each round's
-// time and the machine's busy CPU time per job, runs the rounds' hooks
+// time, the machine's busy CPU time per job and, with basild, its apbasil
+// calls per job by caller and kind, runs the rounds' hooks
 // through the timing wrapper too, with basil-slurm logging to a file, and
 // copies slurmctld's, basild's and the hooks' logs after each round to DIR.
 //
 // Needs root and Slurm (scripts/setup.sh installs it). Exit status 1 when a
 // job does not complete or basild holds a reservation at the end.
-#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -69,19 +73,19 @@
 #include <utility>
 #include <vector>
 
-#include "basild/control_client/client.h"
 #include "bench/support/bench_timing.h"
+#include "bench/support/slurm_jobs_sides.h"
 #include "tests/support/files.h"
 #include "tests/support/slurm_fixture.h"
 #include "tests/support/slurmctld_log.h"
-#include "tests/support/sshd_fixture.h"
-#include "tests/support/subprocess.h"
 #include "tests/support/temp_dir.h"
 #include "tests/support/wait.h"
 
 namespace {
 
 using namespace std::chrono_literals;
+using basil::bench::AlpsOnly;
+using basil::bench::Basild;
 using basil::bench::quantile;
 using nlohmann::json;
 
@@ -113,72 +117,6 @@ std::vector<std::string> node_names() {
   return n;
 }
 
-// basild against a fresh tds-8, apbasil local or through the gateway.
-class Basild {
- public:
-  explicit Basild(const std::string& path) : dir_("slurm-jobs-basild", g_bin + "/slurm-tests") {
-    const std::string emu = dir() + "/emu";
-    basil_test::run({g_bin + "/emulator/basil-emulator", "init", "--preset", "tds-8", "--state", emu});
-    std::ofstream conf(dir() + "/basild.conf");
-    conf << "[state]\ndatabase = \"" << dir() << "/state.db\"\n"
-         << "[control]\nsocket = \"" << socket() << "\"\nmode = \"0666\"\n"
-         << "[log]\ndirectory = \"" << dir() << "\"\n";
-    if (path == "gateway") {
-      sshd_.emplace();
-      if (!sshd_->Start()) std::fprintf(stderr, "sshd: %s\n", sshd_->error().c_str());
-      conf << basil_test::conduit_conf(*sshd_, "ssh-gateway", g_bin + "/emulator/basil-emulator", emu, g_bin);
-    } else {
-      conf << "[apbasil]\npath = \"" << g_bin << "/emulator/basil-emulator\"\nargs = [\"--state\", \"" << emu
-           << "\"]\n";
-    }
-    conf.close();
-    ::chmod(dir().c_str(), 0755);
-    process_ = basil_test::Subprocess({g_bin + "/basild/basild", "--config", dir() + "/basild.conf"},
-                                      {.err = basil_test::Redirect::file(dir() + "/basild.log")});
-  }
-  ~Basild() {
-    process_.signal(SIGTERM);
-    process_.wait();
-  }
-  bool up() const {
-    return basil_test::wait_until(
-        [&] {
-          auto h = get("/v1/health");
-          return h.is_object() && h.value("alps_reachable", false) && h["inventory_age_s"].is_number();
-        },
-        60s, 50ms);
-  }
-  json get(const std::string& target) const {
-    basild::control::Client c(socket());
-    auto r = c.request("GET", target, "", "", 10s);
-    return r.ok() ? json::parse(r.body, nullptr, false) : json();
-  }
-  // The transport figures of basild's own `kind` calls (count, sum and p50
-  // in seconds, ...), empty when it made none.
-  json transport_of(const std::string& kind) const {
-    const json stats = get("/v1/stats");  // kept: a range over a temporary's member dangles
-    for (const auto& c : stats["calls"])
-      if (c.value("caller", "") == "basild" && c.value("kind", "") == kind) return c["transport"];
-    return json::object();
-  }
-  // Their median, in ms.
-  double median_ms(const std::string& kind) const { return transport_of(kind).value("p50", 0.0) * 1e3; }
-  // How many so far, and their transport time in all, in seconds.
-  std::pair<double, double> transport_total(const std::string& kind) const {
-    const json t = transport_of(kind);
-    return {t.value("count", 0.0), t.value("sum", 0.0)};
-  }
-  std::size_t held() const { return get("/v1/reservations").value("reservations", json::array()).size(); }
-  std::string dir() const { return dir_.path(); }
-  std::string socket() const { return dir() + "/control.sock"; }
-  std::string log() const { return basil_test::read_file(dir() + "/basild.log"); }
-
- private:
-  basil_test::TempDir dir_;
-  std::optional<basil_test::TestSshd> sshd_;
-  basil_test::Subprocess process_;
-};
-
 // The program slurm.conf names as the hooks, `dir`/basil-slurm (Slurm
 // passes no argument). `timed`: a bash wrapper (for its clock) that runs
 // basil-slurm with --config and appends "CONTEXT START_S END_S" around
@@ -204,6 +142,7 @@ void write_hook_program(const std::string& dir, bool timed) {
   }
   ::rename(tmp.c_str(), program.c_str());  // a hook starting meanwhile runs the one or the other whole
 }
+
 
 // How basil-slurm's hooks are set up: job records through libslurm or
 // scontrol; the tasks' reservation id from the TaskProlog or from the
@@ -302,6 +241,7 @@ class Variant {
       const std::string to = std::string(trace) + "/" + label_ + "." + n;
       basil_test::write_file(to + ".slurmctld", slurm_->controller_log());
       if (basild_) basil_test::write_file(to + ".basild", basild_->log());
+      if (basild_) print_calls_per_job(jobs);
       if (basild_) basil_test::write_file(to + ".hooks", basil_test::read_file(work_.path() + "/hook-times"));
       if (basild_) basil_test::write_file(to + ".log", basil_test::read_file(work_.path() + "/basil-slurm.log"));
     }
@@ -349,6 +289,9 @@ class Variant {
   const std::string& label() const { return label_; }
   const Basild* basild() const { return basild_.get(); }
   bool plugin() const { return plugin_; }
+  // The alps-only hooks' emulator and program, kept as long as the cluster.
+  void keep(std::unique_ptr<AlpsOnly> alps) { alps_ = std::move(alps); }
+  const AlpsOnly* alps() const { return alps_.get(); }
   double rate_p50() const { return quantile(rates_, 0.5); }
   const std::vector<double>& rates() const { return rates_; }
   double start_p50() const { return quantile(start_ms_, 0.5); }
@@ -398,6 +341,26 @@ class Variant {
     if (basild_)
       std::printf("  failed prologs %zu (slurmctld's log); RESERVEs that waited for a release %zu (basild's log)\n",
                   count(log, "prolog exit status"), count(basild_->log(), "B0309"));
+    if (alps_) {
+      const std::string errors = alps_->errors();
+      std::printf("  failed prologs %zu (slurmctld's log); the hooks' failures %zu\n", count(log, "prolog exit status"),
+                  count(errors, "\n"));
+      if (!errors.empty()) std::printf("  the first: %s", errors.substr(0, errors.find('\n') + 1).c_str());
+    }
+  }
+
+  // For the trace: basild's apbasil calls since the last round, per job,
+  // by caller and kind (its /v1/stats counts).
+  void print_calls_per_job(int jobs) {
+    std::map<std::string, double> now;
+    const json stats = basild_->get("/v1/stats");
+    for (const auto& c : stats["calls"])
+      now[c.value("caller", "?") + " " + c.value("kind", "?")] = c.value("count", 0.0);
+    std::fprintf(stderr, "  basild's apbasil calls per job:");
+    for (const auto& [key, count] : now)
+      if (count > calls_[key]) std::fprintf(stderr, " %s %.2f", key.c_str(), (count - calls_[key]) / jobs);
+    std::fprintf(stderr, "\n");
+    calls_ = std::move(now);
   }
 
   // basild's RESERVE and CONFIRM totals (transport_total), none without basild.
@@ -415,16 +378,30 @@ class Variant {
  private:
   std::string label_;
   std::unique_ptr<Basild> basild_;
+  std::unique_ptr<AlpsOnly> alps_;
   bool plugin_ = false;
   basil_test::TempDir work_;
   std::unique_ptr<basil_test::SlurmCluster> slurm_;
   std::vector<double> rates_, start_ms_;
+  std::map<std::string, double> calls_;  // the trace's last /v1/stats counts
   double serial_alps_ms_ = 0;  // RESERVE + CONFIRM, means over the serial jobs
   int clock_steps_ = 0;  // serial starts not counted: the wall clock stepped
   bool ok_ = true;
 };
 
 }  // namespace
+
+// Each of `v`'s rounds against `ref`'s round of the same number (run
+// beside it: the machine's drift cancels, the round's own luck with
+// Slurm's timers does not): the quartiles of those ratios.
+void print_paired(const Variant& v, const Variant& ref, const char* ref_name) {
+  std::vector<double> paired;
+  for (std::size_t r = 0; r < v.rates().size() && r < ref.rates().size(); ++r)
+    paired.push_back(100.0 * v.rates()[r] / ref.rates()[r]);
+  const auto at_90 = std::count_if(paired.begin(), paired.end(), [](double p) { return p >= 90.0; });
+  std::printf("  round by round, %% of %s: p25 %.1f, median %.1f, p75 %.1f; %td of %zu rounds at 90%% or more\n",
+              ref_name, quantile(paired, 0.25), quantile(paired, 0.5), quantile(paired, 0.75), at_90, paired.size());
+}
 
 // A count argument: a whole number from `least` up, or nullopt.
 std::optional<int> count_arg(const char* text, int least) {
@@ -448,7 +425,7 @@ int main(int argc, char** argv) {
   std::vector<std::string> path_list;  // each known, before any cluster starts
   std::istringstream in(paths);
   for (std::string path; std::getline(in, path, ',');) {
-    if (!kSomeEmptyHooks.contains(path) && !kHookPaths.contains(path)) {
+    if (!kSomeEmptyHooks.contains(path) && !kHookPaths.contains(path) && path != "alps-only") {
       std::fprintf(stderr, "slurm_jobs: no path named \"%s\"\n%s", path.c_str(), usage);
       return 2;
     }
@@ -467,8 +444,14 @@ int main(int argc, char** argv) {
       variants.push_back(std::make_unique<Variant>("slurm, " + path, nullptr, some->second));
       continue;
     }
+    if (path == "alps-only") {
+      auto alps = std::make_unique<AlpsOnly>(g_bin);
+      variants.push_back(std::make_unique<Variant>("alps-only hooks", nullptr, alps->hook_lines()));
+      variants.back()->keep(std::move(alps));
+      continue;
+    }
     const HookSetUp set_up{.scontrol = path.ends_with("-scontrol"), .plugin = path.ends_with("-plugin")};
-    auto b = std::make_unique<Basild>(path.starts_with("gateway") ? "gateway" : "local");
+    auto b = std::make_unique<Basild>(path.starts_with("gateway") ? "gateway" : "local", g_bin);
     if (!b->up()) {
       std::fprintf(stderr, "basild (%s) did not come up:\n%s\n", path.c_str(), b->log().c_str());
       return 1;
@@ -483,19 +466,15 @@ int main(int argc, char** argv) {
   for (auto& v : variants) v->serial(*serial);
   bool ok = true;
   const Variant& plain = *variants.front();
+  const Variant* floor = nullptr;  // the alps-only hooks, when run
+  for (const auto& v : variants)
+    if (v->alps() != nullptr) floor = v.get();
   for (const auto& v : variants) {
     ok = ok && v->ok();
     v->print();
     // Each round against Slurm alone's round just before it: the machine's
     // drift cancels, the round's own luck with Slurm's timers does not.
-    if (&*v != &plain) {
-      std::vector<double> paired;
-      for (std::size_t r = 0; r < v->rates().size() && r < plain.rates().size(); ++r)
-        paired.push_back(100.0 * v->rates()[r] / plain.rates()[r]);
-      const auto at_90 = std::count_if(paired.begin(), paired.end(), [](double p) { return p >= 90.0; });
-      std::printf("  round by round, %% of Slurm alone: p25 %.1f, median %.1f, p75 %.1f; %td of %zu rounds at 90%% or more\n",
-                  quantile(paired, 0.25), quantile(paired, 0.5), quantile(paired, 0.75), at_90, paired.size());
-    }
+    if (&*v != &plain) print_paired(*v, plain, "Slurm alone");
     if (const Basild* b = v->basild()) {
       const double loaded = b->median_ms("RESERVE") + b->median_ms("CONFIRM");
       const double alps = v->serial_alps_ms();
@@ -509,11 +488,22 @@ int main(int argc, char** argv) {
                   "add %.1f ms (p50 start difference), %.1f ms (p50 %s run times)\n",
                   100.0 * v->rate_p50() / plain.rate_p50(), alps, loaded, v->start_p50() - plain.start_p50() - alps,
                   hooks - alps, v->plugin() ? "prolog" : "prolog + TaskProlog");
+      // Against the floor of any hook integration (Slurm's hook processes
+      // and ALPS's calls): what basild and its hooks add of their own.
+      if (floor != nullptr) {
+        std::printf("  against the alps-only hooks: throughput %.1f%%, start p50 %+.1f ms\n",
+                    100.0 * v->rate_p50() / floor->rate_p50(), v->start_p50() - floor->start_p50());
+        print_paired(*v, *floor, "the alps-only hooks");
+      }
       if (b->held() != 0) {
         std::fprintf(stderr, "%s: basild still holds %zu reservations\n", v->label().c_str(), b->held());
         ok = false;
       }
     }
+  }
+  if (floor != nullptr && floor->alps()->held() != 0) {
+    std::fprintf(stderr, "alps-only hooks: %zu reservations not released\n", floor->alps()->held());
+    ok = false;
   }
   return ok ? 0 : 1;
 }

@@ -1,0 +1,136 @@
+// The ALPS sides of bench/slurm_jobs.cc's variants, each against an
+// emulated tds-8 of its own under BIN/slurm-tests (BIN: the build tree):
+// basild, its apbasil run locally or through the ssh gateway to a real
+// sshd; or the alps-only hooks (bench/alps_hook.cc), which call the
+// emulator themselves. Both are stopped and their directories removed with
+// the object.
+#pragma once
+
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <string>
+#include <system_error>
+#include <utility>
+
+#include <nlohmann/json.hpp>
+
+#include "basild/control_client/client.h"
+#include "tests/support/files.h"
+#include "tests/support/sshd_fixture.h"
+#include "tests/support/subprocess.h"
+#include "tests/support/temp_dir.h"
+#include "tests/support/wait.h"
+
+namespace basil::bench {
+
+using namespace std::chrono_literals;
+using nlohmann::json;
+
+// basild against a fresh tds-8, apbasil local or through the gateway.
+class Basild {
+ public:
+  Basild(const std::string& path, const std::string& bin) : dir_("slurm-jobs-basild", bin + "/slurm-tests") {
+    const std::string emu = dir() + "/emu";
+    basil_test::run({bin + "/emulator/basil-emulator", "init", "--preset", "tds-8", "--state", emu});
+    std::ofstream conf(dir() + "/basild.conf");
+    conf << "[state]\ndatabase = \"" << dir() << "/state.db\"\n"
+         << "[control]\nsocket = \"" << socket() << "\"\nmode = \"0666\"\n"
+         << "[log]\ndirectory = \"" << dir() << "\"\n";
+    if (path == "gateway") {
+      sshd_.emplace();
+      if (!sshd_->Start()) std::fprintf(stderr, "sshd: %s\n", sshd_->error().c_str());
+      conf << basil_test::conduit_conf(*sshd_, "ssh-gateway", bin + "/emulator/basil-emulator", emu, bin);
+    } else {
+      conf << "[apbasil]\npath = \"" << bin << "/emulator/basil-emulator\"\nargs = [\"--state\", \"" << emu
+           << "\"]\n";
+    }
+    conf.close();
+    ::chmod(dir().c_str(), 0755);
+    process_ = basil_test::Subprocess({bin + "/basild/basild", "--config", dir() + "/basild.conf"},
+                                      {.err = basil_test::Redirect::file(dir() + "/basild.log")});
+  }
+  ~Basild() {
+    process_.signal(SIGTERM);
+    process_.wait();
+  }
+  bool up() const {
+    return basil_test::wait_until(
+        [&] {
+          auto h = get("/v1/health");
+          return h.is_object() && h.value("alps_reachable", false) && h["inventory_age_s"].is_number();
+        },
+        60s, 50ms);
+  }
+  json get(const std::string& target) const {
+    basild::control::Client c(socket());
+    auto r = c.request("GET", target, "", "", 10s);
+    return r.ok() ? json::parse(r.body, nullptr, false) : json();
+  }
+  // The transport figures of basild's own `kind` calls (count, sum and p50
+  // in seconds, ...), empty when it made none.
+  json transport_of(const std::string& kind) const {
+    const json stats = get("/v1/stats");  // kept: a range over a temporary's member dangles
+    for (const auto& c : stats["calls"])
+      if (c.value("caller", "") == "basild" && c.value("kind", "") == kind) return c["transport"];
+    return json::object();
+  }
+  // Their median, in ms.
+  double median_ms(const std::string& kind) const { return transport_of(kind).value("p50", 0.0) * 1e3; }
+  // How many so far, and their transport time in all, in seconds.
+  std::pair<double, double> transport_total(const std::string& kind) const {
+    const json t = transport_of(kind);
+    return {t.value("count", 0.0), t.value("sum", 0.0)};
+  }
+  std::size_t held() const { return get("/v1/reservations").value("reservations", json::array()).size(); }
+  std::string dir() const { return dir_.path(); }
+  std::string socket() const { return dir() + "/control.sock"; }
+  std::string log() const { return basil_test::read_file(dir() + "/basild.log"); }
+
+ private:
+  basil_test::TempDir dir_;
+  std::optional<basil_test::TestSshd> sshd_;
+  basil_test::Subprocess process_;
+};
+
+// The alps-only hooks: bench/alps_hook.cc as PrologSlurmctld and
+// EpilogSlurmctld, against an emulated tds-8 of their own.
+class AlpsOnly {
+ public:
+  explicit AlpsOnly(const std::string& bin) : dir_("slurm-jobs-alps", bin + "/slurm-tests") {
+    ::chmod(dir_.path().c_str(), 0755);
+    basil_test::run({bin + "/emulator/basil-emulator", "init", "--preset", "tds-8", "--state", dir_.path() + "/emu"});
+    const std::string built = bin + "/bench/alps_hook";
+    if (::link(built.c_str(), program().c_str()) != 0) {
+      basil_test::write_file(program(), basil_test::read_file(built));
+      ::chmod(program().c_str(), 0755);
+    }
+    basil_test::write_file(program() + ".args",
+                           bin + "/emulator/basil-emulator\n--state\n" + dir_.path() + "/emu\n");
+  }
+  std::string hook_lines() const {
+    return "PrologSlurmctld=" + program() + "\nEpilogSlurmctld=" + program() + "\n";
+  }
+  // The hooks' failures, a line each (alps_hook.cc).
+  std::string errors() const { return basil_test::read_file(program() + ".errors"); }
+  // Reservations a prolog made that no epilog released (their files).
+  std::size_t held() const {
+    std::size_t n = 0;
+    std::error_code ec;
+    for (const auto& e : std::filesystem::directory_iterator(dir_.path(), ec))
+      if (e.path().filename().string().starts_with("alps-hook.res.")) ++n;
+    return n;
+  }
+
+ private:
+  std::string program() const { return dir_.path() + "/alps-hook"; }
+  basil_test::TempDir dir_;
+};
+
+}  // namespace basil::bench
