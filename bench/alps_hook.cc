@@ -98,11 +98,13 @@ int prolog(const std::vector<std::string>& apbasil, const std::string& job, cons
   if (!reserved) return fail("RESERVE: " + reserved.status().to_string());
   const auto* r = std::get_if<basil::Reserved>(&reserved->body);
   if (r == nullptr) return fail("RESERVE: no reservation in the answer");
+  // Saved before the CONFIRM: Slurm runs the epilog after a failed prolog
+  // too, and it releases what this run reserved.
+  std::ofstream(res_file) << r->reservation_id << "\n";
   basil::ConfirmRequest confirm;
   confirm.reservation_id = r->reservation_id;
   confirm.pagg_id = number(job);
   if (auto c = call(apbasil, confirm); !c) return fail("CONFIRM: " + c.status().to_string());
-  std::ofstream(res_file) << r->reservation_id << "\n";
   return 0;
 }
 
