@@ -133,12 +133,8 @@ void write_hook_program(const std::string& dir, bool timed) {
     ::chmod(tmp.c_str(), 0755);
   } else {
     // The program itself, as a site names it: basil-slurm-bench reads the
-    // basil-slurm.conf beside it (a link, or a copy across file systems).
-    const std::string bench_build = g_bin + "/slurm/basil-slurm-bench";
-    if (::link(bench_build.c_str(), tmp.c_str()) != 0) {
-      basil_test::write_file(tmp, basil_test::read_file(bench_build));
-      ::chmod(tmp.c_str(), 0755);
-    }
+    // basil-slurm.conf beside it.
+    basil::bench::place_program(g_bin + "/slurm/basil-slurm-bench", tmp);
   }
   ::rename(tmp.c_str(), program.c_str());  // a hook starting meanwhile runs the one or the other whole
 }
@@ -389,8 +385,6 @@ class Variant {
   bool ok_ = true;
 };
 
-}  // namespace
-
 // Each of `v`'s rounds against `ref`'s round of the same number (run
 // beside it: the machine's drift cancels, the round's own luck with
 // Slurm's timers does not): the quartiles of those ratios.
@@ -402,6 +396,9 @@ void print_paired(const Variant& v, const Variant& ref, const char* ref_name) {
   std::printf("  round by round, %% of %s: p25 %.1f, median %.1f, p75 %.1f; %td of %zu rounds at 90%% or more\n",
               ref_name, quantile(paired, 0.25), quantile(paired, 0.5), quantile(paired, 0.75), at_90, paired.size());
 }
+
+}  // namespace
+
 
 // A count argument: a whole number from `least` up, or nullopt.
 std::optional<int> count_arg(const char* text, int least) {

@@ -2,8 +2,8 @@
 // emulated tds-8 of its own under BIN/slurm-tests (BIN: the build tree):
 // basild, its apbasil run locally or through the ssh gateway to a real
 // sshd; or the alps-only hooks (bench/alps_hook.cc), which call the
-// emulator themselves. Both are stopped and their directories removed with
-// the object.
+// emulator themselves. basild is stopped and each one's directory removed
+// with the object.
 #pragma once
 
 #include <signal.h>
@@ -32,6 +32,14 @@ namespace basil::bench {
 
 using namespace std::chrono_literals;
 using nlohmann::json;
+
+// `built` placed at `at` as a program Slurm can run by its path: a hard
+// link, or a copy (mode 0755) across file systems.
+inline void place_program(const std::string& built, const std::string& at) {
+  if (::link(built.c_str(), at.c_str()) == 0) return;
+  basil_test::write_file(at, basil_test::read_file(built));
+  ::chmod(at.c_str(), 0755);
+}
 
 // basild against a fresh tds-8, apbasil local or through the gateway.
 class Basild {
@@ -106,11 +114,7 @@ class AlpsOnly {
   explicit AlpsOnly(const std::string& bin) : dir_("slurm-jobs-alps", bin + "/slurm-tests") {
     ::chmod(dir_.path().c_str(), 0755);
     basil_test::run({bin + "/emulator/basil-emulator", "init", "--preset", "tds-8", "--state", dir_.path() + "/emu"});
-    const std::string built = bin + "/bench/alps_hook";
-    if (::link(built.c_str(), program().c_str()) != 0) {
-      basil_test::write_file(program(), basil_test::read_file(built));
-      ::chmod(program().c_str(), 0755);
-    }
+    place_program(bin + "/bench/alps_hook", program());
     basil_test::write_file(program() + ".args",
                            bin + "/emulator/basil-emulator\n--state\n" + dir_.path() + "/emu\n");
   }
