@@ -127,9 +127,9 @@ void write_hook_program(const std::string& dir, bool timed) {
   const std::string program = dir + "/basil-slurm", tmp = program + ".new";
   ::unlink(tmp.c_str());
   if (timed) {
-    basil_test::write_file(tmp, "#!/bin/bash\nstart=$EPOCHREALTIME\n" + g_bin + "/slurm/basil-slurm --config " + dir +
-                                    "/basil-slurm.conf\nrc=$?\necho \"$SLURM_SCRIPT_CONTEXT $start $EPOCHREALTIME\" >> " +
-                                    dir + "/hook-times\nexit $rc\n");
+    const std::string run = g_bin + "/slurm/basil-slurm --config " + dir + "/basil-slurm.conf";
+    const std::string record = "echo \"$SLURM_SCRIPT_CONTEXT $start $EPOCHREALTIME\" >> " + dir + "/hook-times";
+    basil_test::write_file(tmp, "#!/bin/bash\nstart=$EPOCHREALTIME\n" + run + "\nrc=$?\n" + record + "\nexit $rc\n");
     ::chmod(tmp.c_str(), 0755);
   } else {
     // The program itself, as a site names it: basil-slurm-bench reads the
