@@ -28,15 +28,7 @@ inline Response ok(Dialect d, Method m, ResponseBody body) {
 
 inline Response failure(Dialect d, std::string protocol, Method m, ErrorClass cls,
                         std::string text) {
-  Response r;
-  r.protocol = std::move(protocol);
-  r.dialect = d;
-  r.status = ResponseStatus::kFailure;
-  r.method = m;
-  r.error_class = cls;
-  r.error_source = ErrorSource::kBackend;
-  r.messages.push_back(Message{Severity::kError, std::move(text)});
-  return r;
+  return make_failure(d, std::move(protocol), m, cls, ErrorSource::kBackend, std::move(text));
 }
 
 inline Processor proc(std::uint32_t ordinal, std::uint32_t clock, std::uint64_t resid = 0) {
