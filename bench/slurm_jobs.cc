@@ -13,7 +13,9 @@
 //    wrapper times it; in the rounds slurm.conf names the program itself,
 //    as a site's does: basil-slurm-bench, which reads the configuration
 //    beside it);
-//  - from slurmctld's log, how long a job held its node (start to end);
+//  - from slurmctld's log, how long a job held its node (start to end),
+//    and of that how long it waited for its PrologSlurmctld (start to
+//    "Configuration for JobId=N is complete");
 //  - ALPS's own time per job start, from basild's timings: in the serial
 //    jobs, the mean RESERVE plus the mean CONFIRM (transport, apbasil
 //    included), and the hooks' cost beyond it: median start with hooks -
@@ -313,6 +315,12 @@ class Variant {
     const auto holds = basil_test::node_hold_ms(slurm_->controller_log());
     std::printf("  a job held its node: p50 %.0f ms, p90 %.0f ms (%zu jobs; slurmctld's log)\n", quantile(holds, 0.5),
                 quantile(holds, 0.9), holds.size());
+    // Of that, how long it waited for its PrologSlurmctld (slurmscriptd's
+    // start of it, the hook, slurmctld taking its end): mostly under the
+    // rounds' load, when eight prologs start together.
+    if (const auto prologs = basil_test::configuring_ms(slurm_->controller_log()); !prologs.empty())
+      std::printf("  of it, waiting for its PrologSlurmctld: p50 %.0f ms, p90 %.0f ms (%zu jobs; slurmctld's log)\n",
+                  quantile(prologs, 0.5), quantile(prologs, 0.9), prologs.size());
     // A job's start that failed (its PrologSlurmctld exited non-zero: the
     // job was requeued) and, with basild, the RESERVEs that waited for the
     // release of the job before on their nodes (B0309).

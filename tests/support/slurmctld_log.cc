@@ -77,6 +77,33 @@ std::string ended_job(std::string_view msg) {
   return word_after(msg, "JobId=");
 }
 
+// The job whose PrologSlurmctld's end slurmctld has taken, or "".
+std::string configured_job(std::string_view msg) {
+  if (!msg.starts_with("prolog_running_decr: Configuration for JobId=") || !msg.ends_with(" is complete")) return "";
+  return word_after(msg, "JobId=");
+}
+
+// For each job started on one node, the time from its start to the first
+// line `job_of` names it in (once), in ms, in the order of those lines.
+template <typename JobOf>
+std::vector<double> ms_from_one_node_start(std::string_view log, JobOf&& job_of) {
+  std::map<std::string, double> started;  // job -> when it got its one node
+  std::vector<double> out;
+  for_each_line(log, [&](const Line& l) {
+    if (const auto start = one_node_start(l.msg)) {
+      started[start->first] = l.at;
+      return;
+    }
+    const std::string job = job_of(l.msg);
+    if (job.empty()) return;
+    if (const auto it = started.find(job); it != started.end()) {
+      out.push_back((l.at - it->second) * 1000.0);
+      started.erase(it);
+    }
+  });
+  return out;
+}
+
 }  // namespace
 
 std::vector<double> freed_node_waits_ms(std::string_view log) {
@@ -106,22 +133,8 @@ std::vector<double> freed_node_waits_ms(std::string_view log) {
   return waits;
 }
 
-std::vector<double> node_hold_ms(std::string_view log) {
-  std::map<std::string, double> started;  // job -> when it got its one node
-  std::vector<double> holds;
-  for_each_line(log, [&](const Line& l) {
-    if (const auto start = one_node_start(l.msg)) {
-      started[start->first] = l.at;
-      return;
-    }
-    const std::string job = ended_job(l.msg);
-    if (job.empty()) return;
-    if (const auto it = started.find(job); it != started.end()) {
-      holds.push_back((l.at - it->second) * 1000.0);
-      started.erase(it);
-    }
-  });
-  return holds;
-}
+std::vector<double> node_hold_ms(std::string_view log) { return ms_from_one_node_start(log, ended_job); }
+
+std::vector<double> configuring_ms(std::string_view log) { return ms_from_one_node_start(log, configured_job); }
 
 }  // namespace basil_test

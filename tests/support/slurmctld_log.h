@@ -23,4 +23,12 @@ std::vector<double> freed_node_waits_ms(std::string_view log);
 // script included.
 std::vector<double> node_hold_ms(std::string_view log);
 
+// For each job started on one node whose PrologSlurmctld ran: the time from
+// its start (as above) to slurmctld's "prolog_running_decr: Configuration
+// for JobId=N is complete", in ms, in the order of those lines: how long
+// the job waited for its PrologSlurmctld (slurmscriptd's start of the hook,
+// the hook, and slurmctld taking its end), the part of a node's hold that
+// a PrologSlurmctld adds.
+std::vector<double> configuring_ms(std::string_view log);
+
 }  // namespace basil_test

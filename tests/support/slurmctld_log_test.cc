@@ -65,5 +65,29 @@ TEST(NodeHold, AOneNodeJobHoldsItsNodeFromItsStartToItsEnd) {
   EXPECT_NEAR(holds[1], 350.0, 0.5);  // job 2, started by backfill
 }
 
+TEST(Configuring, AOneNodeJobWaitsForItsPrologFromItsStartToSlurmctldTakingTheEnd) {
+  const std::string log =
+      "[2026-11-25T23:59:59.990] sched: Allocate JobId=1 NodeList=nid00010 #CPUs=32 Partition=batch\n"
+      "[2026-11-26T00:00:00.000] sched/backfill: _start_job: Started JobId=2 in batch on nid00011\n"
+      "[2026-11-26T00:00:00.010] sched: Allocate JobId=3 NodeList=nid[00012-00013] #CPUs=64 Partition=batch\n"
+      "[2026-11-26T00:00:00.030] prolog_running_decr: Configuration for JobId=2 is complete\n"
+      "[2026-11-26T00:00:00.040] prolog_running_decr: Configuration for JobId=3 is complete\n"
+      "[2026-11-26T00:00:00.058] prolog_running_decr: Configuration for JobId=1 is complete\n"
+      "[2026-11-26T00:00:00.060] prolog_running_decr: Configuration for JobId=1 is complete\n"
+      "[2026-11-26T00:00:00.070] prolog_running_decr: Configuration for JobId=4 is complete\n"
+      "[2026-11-26T00:00:00.080] prolog_running_decr: Configuration for JobId=5 is not complete\n";
+  const auto waits = configuring_ms(log);
+  ASSERT_EQ(waits.size(), 2u) << "job 3 is on two nodes, job 4 never started, job 1 counts once";
+  EXPECT_NEAR(waits[0], 30.0, 0.5);  // job 2, started by backfill
+  EXPECT_NEAR(waits[1], 68.0, 0.5);  // job 1, across midnight
+}
+
+TEST(Configuring, JobsWithoutAPrologSlurmctldGiveNothing) {
+  const std::string log =
+      "[2026-11-26T00:00:00.000] sched: Allocate JobId=1 NodeList=nid00010 #CPUs=32 Partition=batch\n"
+      "[2026-11-26T00:00:00.050] _job_complete: JobId=1 done\n";
+  EXPECT_TRUE(configuring_ms(log).empty());
+}
+
 }  // namespace
 }  // namespace basil_test
