@@ -48,8 +48,8 @@
  * call; with them at most the window of it is on its way at any moment, so a
  * short answer waits behind that much only. A conduit that sends no W frame
  * gets version 2's behaviour; basild reads version 1 and 2 helpers too.
- * Version 4 added the S frame: a spare apbasil, started as soon as the
- * last call's answer has left, takes the next request, so that a call does
+ * Version 4 added the S frame: a spare apbasil, started SPARE_DELAY_MS
+ * after an answer has left, takes the next request, so that a call does
  * not wait for apbasil to be spawned and to start (apbasil reads its
  * request to end of file before it acts). A spare older than SPARE_MAX_AGE
  * seconds is not used (an apbasil replaced on disk meanwhile is not run
@@ -172,6 +172,13 @@ static struct {
   time_t started; /* CLOCK_MONOTONIC seconds */
 } spare = {0, -1, -1, -1, 0};
 static int spare_wanted;
+/* A spare is started SPARE_DELAY_MS after an answer has left, not at once:
+   its start (exec, loading) would take a CPU from that answer's way back
+   (sshd, the conduit, its caller). A request that comes sooner starts its
+   own apbasil. spare_due: CLOCK_MONOTONIC milliseconds at which the next
+   spare is started, -1 when none is due. */
+#define SPARE_DELAY_MS 3
+static long long spare_due = -1;
 /* No spare once the conduit has closed stdin: no request comes any more. */
 static int stdin_open = 1;
 
@@ -252,6 +259,12 @@ static time_t monotonic_seconds(void) {
   struct timespec t;
   if (clock_gettime(CLOCK_MONOTONIC, &t) != 0) return 0;
   return t.tv_sec;
+}
+
+static long long monotonic_ms(void) {
+  struct timespec t;
+  if (clock_gettime(CLOCK_MONOTONIC, &t) != 0) return 0;
+  return (long long)t.tv_sec * 1000 + t.tv_nsec / 1000000;
 }
 
 /* Kills the spare, if any (before its stdin closes: it never reads an
@@ -916,6 +929,11 @@ int main(int argc, char **argv) {
       /* Waiting for the exit: SIGCHLD wakes us; the timeout is a fallback. */
       if (c->out_fd < 0 && c->err_fd < 0 && !c->exited) timeout = chld_pipe[0] >= 0 ? 50 : 2;
     }
+    if (spare_due >= 0) {
+      long long wait = spare_due - monotonic_ms();
+      if (wait < 0) wait = 0;
+      if (timeout < 0 || wait < timeout) timeout = (int)wait;
+    }
     if (!stdin_open && running_count() == 0 && !queue_head) break;
     r = poll(fds, n, timeout);
     if (r < 0 && errno != EINTR) fatal("poll failed");
@@ -986,8 +1004,12 @@ int main(int argc, char **argv) {
       answered = 1;
     }
     start_queued();
-    /* After the answers have left: the spare's spawn delays none of them. */
-    if (answered) refill_spare();
+    /* The next spare: SPARE_DELAY_MS after the answers have left. */
+    if (answered && spare_due < 0) spare_due = monotonic_ms() + SPARE_DELAY_MS;
+    if (spare_due >= 0 && monotonic_ms() >= spare_due) {
+      spare_due = -1;
+      refill_spare();
+    }
     if (!stdin_open && running_count() == 0 && !queue_head) break;
   }
   drop_spare(0);

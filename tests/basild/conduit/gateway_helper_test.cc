@@ -421,7 +421,7 @@ TEST_F(GatewayHelperTest, ASpareApbasilStartedAheadTakesTheNextRequestAndIsKille
   const std::string first = logged(dir_, "start")[0];
   h.send(conduit::encode_request_frame(1, "ONE"));
   EXPECT_EQ(answer_of(h.next()), "answer " + first + "\n");
-  // The next spare starts once the answer has left, and takes the next request.
+  // The next spare starts a moment (SPARE_DELAY_MS) after the answer has left, and takes the next request.
   ASSERT_TRUE(basil_test::wait_until([&] { return logged(dir_, "start").size() == 2; }, 20s, 5ms));
   const std::string second = logged(dir_, "start")[1];
   EXPECT_NE(second, first);
