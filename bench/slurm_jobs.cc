@@ -35,7 +35,9 @@
 // slurmctld hooks empty, no TaskProlog; local-scontrol: basil-slurm's
 // hooks, local, reading job records through scontrol instead of libslurm;
 // local-plugin and gateway-plugin: the hooks with the basil_reservation
-// SPANK plugin instead of the TaskProlog; alps-only: no basild, a
+// SPANK plugin instead of the TaskProlog; local-plugin-epilog and
+// gateway-plugin-epilog: the same with the job's end in slurmd's Epilog
+// instead of EpilogSlurmctld (basil-slurm(8) JOB END); alps-only: no basild, a
 // PrologSlurmctld that RESERVEs and CONFIRMs through the emulator itself
 // and an EpilogSlurmctld that RELEASEs (bench/alps_hook.cc), the floor of
 // any integration through Slurm's hooks on this machine, which basild's
@@ -148,6 +150,7 @@ void write_hook_program(const std::string& dir, bool timed) {
 struct HookSetUp {
   bool scontrol = false;
   bool plugin = false;
+  bool slurmd_epilog = false;  // the job's end in slurmd's Epilog, not EpilogSlurmctld
 };
 
 // The slurm.conf lines that name the hooks; the throughput rounds run them
@@ -156,7 +159,8 @@ std::string hook_lines(const std::string& dir, const HookSetUp& set_up) {
   write_hook_program(dir, std::getenv("SLURM_JOBS_TRACE") != nullptr);
   ::chmod(dir.c_str(), 0755);
   const std::string program = dir + "/basil-slurm";
-  const std::string ctld = "PrologSlurmctld=" + program + "\nEpilogSlurmctld=" + program + "\n";
+  const std::string ctld = "PrologSlurmctld=" + program + "\n" +
+                           (set_up.slurmd_epilog ? "Epilog=" : "EpilogSlurmctld=") + program + "\n";
   if (!set_up.plugin) return ctld + "TaskProlog=" + program + "\n";
   basil_test::write_file(dir + "/plugstack.conf", "required " + g_bin + "/slurm/spank/basil_reservation.so\n");
   return ctld + "PlugStackConfig=" + dir + "/plugstack.conf\n";
@@ -200,8 +204,12 @@ const std::map<std::string, std::string> kSomeEmptyHooks{
 
 // The PATHS with basil-slurm's hooks: basild local or through the gateway;
 // -scontrol: job records through scontrol instead of libslurm; -plugin:
-// the basil_reservation SPANK plugin instead of the TaskProlog.
-const std::set<std::string> kHookPaths{"local", "gateway", "local-scontrol", "local-plugin", "gateway-plugin"};
+// the basil_reservation SPANK plugin instead of the TaskProlog;
+// -plugin-epilog: also the job's end in slurmd's Epilog instead of
+// EpilogSlurmctld.
+const std::set<std::string> kHookPaths{"local",          "gateway",          "local-scontrol",
+                                       "local-plugin",   "gateway-plugin",   "local-plugin-epilog",
+                                       "gateway-plugin-epilog"};
 
 // One Slurm set-up (alone, empty hooks, basild's hooks local or through the
 // gateway), its cluster kept for every round.
@@ -455,7 +463,9 @@ int main(int argc, char** argv) {
       variants.back()->keep(std::move(alps));
       continue;
     }
-    const HookSetUp set_up{.scontrol = path.ends_with("-scontrol"), .plugin = path.ends_with("-plugin")};
+    const HookSetUp set_up{.scontrol = path.ends_with("-scontrol"),
+                           .plugin = path.find("-plugin") != std::string::npos,
+                           .slurmd_epilog = path.ends_with("-epilog")};
     auto b = std::make_unique<Basild>(path.starts_with("gateway") ? "gateway" : "local", g_bin);
     if (!b->up()) {
       std::fprintf(stderr, "basild (%s) did not come up:\n%s\n", path.c_str(), b->log().c_str());

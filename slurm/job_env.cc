@@ -56,7 +56,7 @@ std::optional<Hook> hook_from_name(std::string_view name) {
 
 std::optional<Hook> hook_from_context(std::string_view context) {
   if (context == "prolog_slurmctld") return Hook::kProlog;
-  if (context == "epilog_slurmctld") return Hook::kEpilog;
+  if (context == "epilog_slurmctld" || context == "epilog_slurmd") return Hook::kEpilog;
   if (context == "prolog_task") return Hook::kTaskProlog;
   return std::nullopt;
 }

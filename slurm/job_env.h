@@ -5,6 +5,8 @@
 // SLURM_JOB_USER, SLURM_JOB_ACCOUNT ("(null)" for none),
 // SLURM_JOB_NODELIST, SLURM_JOB_NUM_NODES, SLURM_JOB_RESTART_COUNT and
 // SLURM_SCRIPT_CONTEXT (prolog_slurmctld, epilog_slurmctld), and no PATH;
+// slurmd runs its Epilog with SLURM_JOB_ID, SLURM_JOB_USER and
+// SLURM_SCRIPT_CONTEXT=epilog_slurmd, once on each node of the job;
 // a TaskProlog runs in the task's environment, SLURM_JOB_ID and
 // SLURM_SCRIPT_CONTEXT=prolog_task among it (and whatever the job's user
 // put there). A job array's task also has SLURM_ARRAY_JOB_ID and
@@ -28,7 +30,9 @@ enum class Hook : std::uint8_t { kProlog, kEpilog, kTaskProlog };
 // "prolog", "epilog", "task-prolog": the subcommands.
 std::string_view hook_name(Hook hook);
 std::optional<Hook> hook_from_name(std::string_view name);
-// SLURM_SCRIPT_CONTEXT's value: prolog_slurmctld, epilog_slurmctld, prolog_task.
+// SLURM_SCRIPT_CONTEXT's value: prolog_slurmctld, epilog_slurmctld, prolog_task;
+// and epilog_slurmd, slurmd's Epilog, which may run the job's end in
+// EpilogSlurmctld's place (basil-slurm(8) JOB END).
 std::optional<Hook> hook_from_context(std::string_view context);
 
 struct JobEnv {

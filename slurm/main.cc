@@ -170,7 +170,7 @@ int usage(const std::string& why) {
   std::cerr << "usage: basil-slurm [--config FILE] [prolog|epilog|task-prolog]\n"
                "       basil-slurm [--config FILE] --check-config\n"
                "Without a subcommand the hook is SLURM_SCRIPT_CONTEXT's (prolog_slurmctld,\n"
-               "epilog_slurmctld, prolog_task). The configuration is "
+               "epilog_slurmctld or slurmd's epilog_slurmd, prolog_task). The configuration is "
             << default_config_path() << " unless --config names one.\n";
   return why.empty() ? kExitOk : kExitUsage;
 }

@@ -103,7 +103,7 @@ TEST(JobEnvTest, HooksByNameAndBySlurmScriptContext) {
   EXPECT_EQ(hook_from_context("epilog_slurmctld"), Hook::kEpilog);
   EXPECT_EQ(hook_from_context("prolog_task"), Hook::kTaskProlog);
   EXPECT_EQ(hook_from_context("prolog_slurmd"), std::nullopt);  // a node Prolog: not one of ours
-  EXPECT_EQ(hook_from_context("epilog_slurmd"), std::nullopt);
+  EXPECT_EQ(hook_from_context("epilog_slurmd"), Hook::kEpilog);  // slurmd's Epilog in EpilogSlurmctld's place
   for (Hook h : {Hook::kProlog, Hook::kEpilog, Hook::kTaskProlog}) EXPECT_EQ(hook_from_name(hook_name(h)), h);
   EXPECT_EQ(hook_from_name("Prolog"), std::nullopt);
 }

@@ -66,17 +66,22 @@ std::vector<std::string> batch_args(unsigned nodes, const std::string& script) {
 // The prolog is held in RESERVE (ALPS has made the reservation, its answer
 // is late: basild has not learned it yet) or in CONFIRM (basild has it) when
 // the job is cancelled; ALPS is first shown to hold the job's reservation.
+// "CALL+Epilog": the same with the job's end in slurmd's Epilog.
 class SlurmCancelInPrologTest : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(SlurmCancelInPrologTest, AJobCancelledWhileItsPrologWaitsOnAlpsLeavesNoReservationAndALiveJobKeepsItsOwn) {
   if (auto why = basil_test::slurm_unavailable()) GTEST_SKIP() << *why;
-  Site site({.tag = std::string("slurm-cancel-") + GetParam()});
+  const std::string param = GetParam(), call = param.substr(0, param.find('+'));
+  const bool slurmd_epilog = param.ends_with("+Epilog");
+  Site site({.tag = "slurm-cancel-" + call,
+             .job_end = slurmd_epilog ? basil_slurm_test::JobEnd::kSlurmdEpilog
+                                      : basil_slurm_test::JobEnd::kEpilogSlurmctld});
   ASSERT_TRUE(site.start()) << site.slurm.error();
   const auto live = site.slurm.sbatch(batch_args(1, "sleep 600"));
   ASSERT_TRUE(live) << site.slurm.error();
   ASSERT_TRUE(site.slurm.wait_job_state(*live, "RUNNING", 60s)) << site.why();
 
-  emulator_admin(site.basild.emu(), std::string("fault --method ") + GetParam() + " --latency-ms 4000");
+  emulator_admin(site.basild.emu(), "fault --method " + call + " --latency-ms 4000");
   const auto cancelled = site.slurm.sbatch(batch_args(2, "true"));
   ASSERT_TRUE(cancelled) << site.slurm.error();
   ASSERT_TRUE(site.slurm.wait_job_state(*cancelled, "CONFIGURING", 30s)) << site.slurm.job_state(*cancelled);
@@ -99,8 +104,12 @@ TEST_P(SlurmCancelInPrologTest, AJobCancelledWhileItsPrologWaitsOnAlpsLeavesNoRe
   EXPECT_TRUE(wait_until([&] { return alps_holds(site).empty(); }, 60s)) << site.why();
 }
 
-INSTANTIATE_TEST_SUITE_P(Calls, SlurmCancelInPrologTest, ::testing::Values("RESERVE", "CONFIRM"),
-                         [](const auto& call) { return std::string(call.param); });
+INSTANTIATE_TEST_SUITE_P(Calls, SlurmCancelInPrologTest, ::testing::Values("RESERVE", "CONFIRM", "CONFIRM+Epilog"),
+                         [](const auto& p) {
+                           std::string name = p.param;
+                           if (const auto plus = name.find('+'); plus != std::string::npos) name[plus] = '_';
+                           return name;
+                         });
 
 TEST(SlurmFaultsTest, SlurmctldKilledMidJobAndStartedAgainLosesNoReservation) {
   if (auto why = basil_test::slurm_unavailable()) GTEST_SKIP() << *why;

@@ -2,7 +2,8 @@
 // PrologSlurmctld, EpilogSlurmctld and TaskProlog (or the basil_reservation
 // SPANK plugin instead of the TaskProlog), against basild and the
 // emulator: batch and srun jobs run in their reservation with the shape
-// they asked, their tasks see it, the epilog releases it; a job basild
+// they asked, their tasks see it, the epilog releases it (also as slurmd's
+// Epilog, which runs on each node of the job); a job basild
 // refuses is cancelled with basild's sentence, one ALPS cannot run now is
 // requeued; a plugin step that finds no reservation runs without one.
 #include <gtest/gtest.h>
@@ -102,6 +103,45 @@ TEST_P(SlurmTaskEnvTest, BatchSrunAndArrayJobsRunInTheirReservationsWhichTheEpil
   EXPECT_TRUE(site.basild.basild_reservations().empty()) << site.basild.get("/v1/reservations").dump();
   EXPECT_EQ(site.basild.events_of("release", r_batch).size(), 1u);
   EXPECT_EQ(site.basild.events_of("release", r_srun).size(), 1u);
+}
+
+// How many times the hooks' log says `job`'s epilog ran (each run logs one
+// line per reservation it handed over, or that there was none).
+std::size_t epilog_lines(const Site& site, std::uint32_t job) {
+  const std::string log = site.hooks.log(), needle = "job " + std::to_string(job) + " epilog: ";
+  std::size_t n = 0;
+  for (auto at = log.find(needle); at != std::string::npos; at = log.find(needle, at + 1)) ++n;
+  return n;
+}
+
+// slurmd's Epilog in EpilogSlurmctld's place: it runs on each node of the
+// job, each run hands the job's release to basild, and basild releases each
+// reservation once.
+TEST(SlurmHooksServerTest, AsSlurmdsEpilogItRunsOnEachNodeOfAJobAndEveryReservationIsReleasedOnce) {
+  if (auto why = basil_test::slurm_unavailable()) GTEST_SKIP() << *why;
+  SiteOptions options = four_nodes(TaskEnv::kSpankPlugin);
+  options.job_end = basil_slurm_test::JobEnd::kSlurmdEpilog;
+  options.tag = "slurm-slurmd-epilog";
+  Site site(options);
+  ASSERT_TRUE(site.start()) << site.slurm.error();
+  const auto wide = site.slurm.sbatch({"-N2", "-o", "/dev/null", "--wrap", "true"});
+  ASSERT_TRUE(wide) << site.slurm.error();
+  const auto srun = site.slurm.client({"srun", "-N1", "-n1", "sh", "-c", "echo $SLURM_JOB_ID"});
+  ASSERT_EQ(srun.exit_code, 0) << srun.err << site.why();
+  const auto srun_job = static_cast<std::uint32_t>(std::stoul(srun.out));
+  ASSERT_TRUE(site.slurm.wait_job_state(*wide, "COMPLETED", 60s)) << site.slurm.job_state(*wide) << site.why();
+  EXPECT_TRUE(site.slurm.wait_queue_empty(60s));
+  const auto r_wide = site.confirmed_reservation(*wide), r_srun = site.confirmed_reservation(srun_job);
+  ASSERT_NE(r_wide, 0u) << site.basild.get("/v1/events").dump();
+  ASSERT_NE(r_srun, 0u) << site.basild.get("/v1/events").dump();
+
+  EXPECT_TRUE(wait_until([&] { return site.basild.alps_reservations().empty(); }, 20s)) << site.why();
+  EXPECT_TRUE(site.basild.basild_reservations().empty()) << site.basild.get("/v1/reservations").dump();
+  EXPECT_EQ(site.basild.events_of("release", r_wide).size(), 1u);
+  EXPECT_EQ(site.basild.events_of("release", r_srun).size(), 1u);
+  // Slurm ended each job once its Epilog had run on all of its nodes.
+  EXPECT_EQ(epilog_lines(site, *wide), 2u) << site.hooks.log();
+  EXPECT_EQ(epilog_lines(site, srun_job), 1u) << site.hooks.log();
 }
 
 // How many single-job record requests (slurm_load_job: REQUEST_JOB_INFO_SINGLE)

@@ -1,6 +1,6 @@
 // A site as the Slurm tests set it up: a real Slurm 22.05
 // (tests/support/slurm_fixture.h) whose PrologSlurmctld, EpilogSlurmctld
-// and TaskProlog are basil-slurm (or, instead of the TaskProlog, whose
+// (or slurmd's Epilog) and TaskProlog are basil-slurm (or, instead of the TaskProlog, whose
 // plugstack.conf names the basil_reservation SPANK plugin), and basild on the emulated system (tds-8:
 // NIDs 8-15, 2x8x2 nodes of 64 GiB) with squeue as its job table, its
 // apbasil run locally or, as on an external login node, through the ssh
@@ -35,6 +35,11 @@ enum class TaskEnv { kTaskProlog, kSpankPlugin };
 inline std::string task_env_name(TaskEnv e) { return e == TaskEnv::kTaskProlog ? "TaskProlog" : "SpankPlugin"; }
 inline void PrintTo(TaskEnv e, std::ostream* os) { *os << task_env_name(e); }  // gtest's and ctest's test names
 
+// Where a job's end runs basil-slurm: slurmctld's EpilogSlurmctld, or
+// slurmd's Epilog (once on each node of the job), which a site whose
+// slurmd's run beside basild may name instead (basil-slurm(8) JOB END).
+enum class JobEnd { kEpilogSlurmctld, kSlurmdEpilog };
+
 // The hooks' directory: one wrapper Slurm names three times (Slurm runs
 // hooks without arguments; the wrapper adds --config), the configuration
 // written once basild's socket and Slurm's configuration are known.
@@ -50,8 +55,9 @@ class Hooks {
   std::string program() const { return dir() + "/basil-slurm"; }
   // The hooks' lines of slurm.conf: the TaskProlog, or a plugstack.conf
   // that names the basil_reservation plugin.
-  std::string slurm_conf(TaskEnv task_env) const {
-    std::string conf = "PrologSlurmctld=" + program() + "\nEpilogSlurmctld=" + program() + "\n";
+  std::string slurm_conf(TaskEnv task_env, JobEnd job_end = JobEnd::kEpilogSlurmctld) const {
+    std::string conf = "PrologSlurmctld=" + program() + "\n" +
+                       (job_end == JobEnd::kEpilogSlurmctld ? "EpilogSlurmctld=" : "Epilog=") + program() + "\n";
     if (task_env == TaskEnv::kTaskProlog) return conf + "TaskProlog=" + program() + "\n";
     basil_test::write_file(dir() + "/plugstack.conf", std::string("required ") + BASIL_RESERVATION_PLUGIN + "\n");
     return conf + "PlugStackConfig=" + dir() + "/plugstack.conf\n";
@@ -88,6 +94,7 @@ struct SiteOptions {
   std::string preset = "tds-8";
   std::string tag = "slurm-site";
   TaskEnv task_env = TaskEnv::kTaskProlog;
+  JobEnd job_end = JobEnd::kEpilogSlurmctld;
 };
 
 class Site {
@@ -95,7 +102,7 @@ class Site {
   explicit Site(SiteOptions o = {})
       : options_(std::move(o)),
         slurm({.nodes = options_.nodes,
-               .extra_conf = hooks.slurm_conf(options_.task_env) + options_.slurm_conf,
+               .extra_conf = hooks.slurm_conf(options_.task_env, options_.job_end) + options_.slurm_conf,
                .parent = slurm_parent(),
                .tag = options_.tag}),
         basild(options_.tag, options_.preset, "",
