@@ -73,7 +73,7 @@ TEST_P(SlurmCancelInPrologTest, AJobCancelledWhileItsPrologWaitsOnAlpsLeavesNoRe
   if (auto why = basil_test::slurm_unavailable()) GTEST_SKIP() << *why;
   const std::string param = GetParam(), call = param.substr(0, param.find('+'));
   const bool slurmd_epilog = param.ends_with("+Epilog");
-  Site site({.tag = "slurm-cancel-" + call,
+  Site site({.tag = "slurm-cancel-" + call + (slurmd_epilog ? "-epilog" : ""),
              .job_end = slurmd_epilog ? basil_slurm_test::JobEnd::kSlurmdEpilog
                                       : basil_slurm_test::JobEnd::kEpilogSlurmctld});
   ASSERT_TRUE(site.start()) << site.slurm.error();
