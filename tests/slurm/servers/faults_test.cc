@@ -1,7 +1,8 @@
 // Faults with a real Slurm, basil-slurm and basild on the emulated XC: a
 // job cancelled while its prolog runs, slurmctld killed -9 mid-job and
-// started again, basild killed while jobs start, and the ssh link to the
-// main system cut for 20 s while jobs start. Each ends with every ALPS
+// started again, basild killed while jobs start (and, with slurmd's
+// Epilog, while a job ends), and the ssh link to the main system cut for
+// 20 s while jobs start. Each ends with every ALPS
 // reservation either held by a live Slurm job or released, and no live
 // job's reservation released.
 #include <gtest/gtest.h>
@@ -180,6 +181,45 @@ TEST(SlurmFaultsTest, BasildKilledWhileJobsStartLeavesEveryJobRunOrRequeuedAndNo
   Site site({.tag = "slurm-basildkill"});
   jobs_start_through_a_fault(
       site, [&] { site.basild.stop(SIGKILL); }, [&] { site.basild.start(true, /*xml_log=*/true); });
+}
+
+// As slurmd's Epilog, a job that ends while basild is down: the Epilog
+// cannot hand the release over and fails, so Slurm drains the node (no job
+// lands where ALPS still holds the reservation); once basild is back, its
+// orphan check releases the reservation, and the node waits for an admin.
+TEST(SlurmFaultsTest, AsSlurmdsEpilogAJobEndingWhileBasildIsDownDrainsItsNodeAndItsReservationIsReleasedLater) {
+  if (auto why = basil_test::slurm_unavailable()) GTEST_SKIP() << *why;
+  Site site({.tag = "slurm-epilog-basild-down", .job_end = basil_slurm_test::JobEnd::kSlurmdEpilog});
+  ASSERT_TRUE(site.start()) << site.slurm.error();
+  const std::string go = site.hooks.dir() + "/go";
+  const auto job = site.slurm.sbatch(batch_args(1, "while [ ! -e " + go + " ]; do sleep 0.1; done"));
+  ASSERT_TRUE(job) << site.slurm.error();
+  ASSERT_TRUE(site.slurm.wait_job_state(*job, "RUNNING", 60s)) << site.why();
+  const std::string batch = std::to_string(*job);
+  ASSERT_TRUE(wait_until(
+      [&] {
+        for (const auto& [id, b] : alps_holds(site))
+          if (b == batch) return true;
+        return false;
+      },
+      30s))
+      << site.why();
+  const std::string node = site.slurm.job(*job).at("NodeList");
+
+  site.basild.stop(SIGKILL);
+  basil_test::write_file(go, "");
+  auto drained = [&] {
+    const auto n = site.slurm.node(node);
+    return n.count("State") && n.at("State").find("DRAIN") != std::string::npos && n.count("Reason") &&
+           n.at("Reason").starts_with("Epilog");
+  };
+  EXPECT_TRUE(wait_until(drained, 60s)) << site.slurm.client({"scontrol", "-o", "show", "node", node}).out
+                                        << site.why();
+  EXPECT_FALSE(alps_holds(site).empty()) << "nothing released the reservation while basild was down";
+
+  site.basild.start(true, /*xml_log=*/true);
+  EXPECT_TRUE(wait_until([&] { return alps_holds(site).empty(); }, 60s)) << site.why();
+  EXPECT_TRUE(drained()) << site.slurm.client({"scontrol", "-o", "show", "node", node}).out;
 }
 
 TEST(SlurmFaultsTest, TheLinkToTheMainSystemCutFor20sWhileJobsStartLeavesNothingHeld) {
