@@ -26,6 +26,13 @@ using basild::testing::wait_until;
 
 std::map<std::uint64_t, std::string> alps_holds(const Site& site) { return site.basild.alps_batch_ids(); }
 
+// Whether ALPS holds a reservation for job `batch`.
+bool alps_holds_job(const Site& site, const std::string& batch) {
+  for (const auto& [id, b] : alps_holds(site))
+    if (b == batch) return true;
+  return false;
+}
+
 // The jobs Slurm has live (any state squeue shows).
 std::set<std::string> live_jobs(const Site& site) {
   auto r = site.slurm.client({"squeue", "-h", "-o", "%A"}, 20s);
@@ -87,13 +94,7 @@ TEST_P(SlurmCancelInPrologTest, AJobCancelledWhileItsPrologWaitsOnAlpsLeavesNoRe
   ASSERT_TRUE(cancelled) << site.slurm.error();
   ASSERT_TRUE(site.slurm.wait_job_state(*cancelled, "CONFIGURING", 30s)) << site.slurm.job_state(*cancelled);
   const std::string batch = std::to_string(*cancelled);
-  ASSERT_TRUE(wait_until(
-      [&] {
-        for (const auto& [id, b] : alps_holds(site))
-          if (b == batch) return true;
-        return false;
-      },
-      30s))
+  ASSERT_TRUE(wait_until([&] { return alps_holds_job(site, batch); }, 30s))
       << "ALPS never held a reservation for job " << batch << site.why();
   ASSERT_EQ(site.slurm.job_state(*cancelled), "CONFIGURING") << "the prolog no longer runs: the test is too late";
   ASSERT_EQ(site.slurm.client({"scancel", batch}).exit_code, 0);
@@ -196,13 +197,7 @@ TEST(SlurmFaultsTest, AsSlurmdsEpilogAJobEndingWhileBasildIsDownDrainsItsNodeAnd
   ASSERT_TRUE(job) << site.slurm.error();
   ASSERT_TRUE(site.slurm.wait_job_state(*job, "RUNNING", 60s)) << site.why();
   const std::string batch = std::to_string(*job);
-  ASSERT_TRUE(wait_until(
-      [&] {
-        for (const auto& [id, b] : alps_holds(site))
-          if (b == batch) return true;
-        return false;
-      },
-      30s))
+  ASSERT_TRUE(wait_until([&] { return alps_holds_job(site, batch); }, 30s))
       << site.why();
   const std::string node = site.slurm.job(*job).at("NodeList");
 
