@@ -5,8 +5,11 @@
 // 20 s while jobs start. Each ends with every ALPS
 // reservation either held by a live Slurm job or released, and no live
 // job's reservation released.
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <functional>
 #include <map>
@@ -192,8 +195,10 @@ TEST(SlurmFaultsTest, AsSlurmdsEpilogAJobEndingWhileBasildIsDownDrainsItsNodeAnd
   if (auto why = basil_test::slurm_unavailable()) GTEST_SKIP() << *why;
   Site site({.tag = "slurm-epilog-basild-down", .job_end = basil_slurm_test::JobEnd::kSlurmdEpilog});
   ASSERT_TRUE(site.start()) << site.slurm.error();
+  // The job runs until the test writes to its FIFO.
   const std::string go = site.hooks.dir() + "/go";
-  const auto job = site.slurm.sbatch(batch_args(1, "while [ ! -e " + go + " ]; do sleep 0.1; done"));
+  ASSERT_EQ(::mkfifo(go.c_str(), 0666), 0);
+  const auto job = site.slurm.sbatch(batch_args(1, "cat " + go + " >/dev/null"));
   ASSERT_TRUE(job) << site.slurm.error();
   ASSERT_TRUE(site.slurm.wait_job_state(*job, "RUNNING", 60s)) << site.why();
   const std::string batch = std::to_string(*job);
@@ -202,7 +207,12 @@ TEST(SlurmFaultsTest, AsSlurmdsEpilogAJobEndingWhileBasildIsDownDrainsItsNodeAnd
   const std::string node = site.slurm.job(*job).at("NodeList");
 
   site.basild.stop(SIGKILL);
-  basil_test::write_file(go, "");
+  // Open once the job's cat has it open for reading (until then ENXIO),
+  // then close: cat reads end of file and the job ends.
+  int fd = -1;
+  ASSERT_TRUE(wait_until([&] { return (fd = ::open(go.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC)) >= 0; }, 30s))
+      << "the job never opened " << go;
+  ::close(fd);
   auto drained = [&] {
     const auto n = site.slurm.node(node);
     return n.count("State") && n.at("State").find("DRAIN") != std::string::npos && n.count("Reason") &&
