@@ -32,8 +32,10 @@
  *   in:         "Z lz4\n"                             from now on, each call's stdout (its D
  *               frames' bytes and the R frame's <stdout>, together) is one LZ4
  *               frame; only to a helper whose greeting lists lz4
- *   out:        "D <id> <len>\n" <stdout bytes>        a piece of a long answer's stdout, as it comes
- *               (the first once STREAM_BYTES wait, then what each read brings)
+ *   out:        "D <id> <len>\n" <stdout bytes>        a piece of an answer's stdout, as it comes: a long
+ *               answer's first once STREAM_BYTES wait, then what each read brings;
+ *               a short answer's at once when it may be whole (its last byte, blanks
+ *               aside, is '>'), before apbasil has exited, then what each read brings
  *   out:        "R <id> <how> <value> <outlen> <errlen>\n" <stdout> <stderr>
  *               the end of a call, with the rest of its stdout (all of it
  *               for an answer under STREAM_BYTES, which leaves in one write)
@@ -64,6 +66,17 @@
  * conduit carry a fraction of it. Stdout is compressed as it is read, a D
  * frame leaves once STREAM_BYTES of stdout went into it, and the limits
  * (--max-output) count stdout before compression.
+ * Since the same version a short answer that may be whole (its last byte,
+ * blanks aside, is '>') leaves in a D frame as soon as it is read, not
+ * after apbasil has exited: basild, which knows a whole BASIL document
+ * when it sees one, answers its caller then, and the R frame with the exit
+ * status follows. apbasil's exit (its memory given back, its pipes closed,
+ * SIGCHLD, the reaping) is then off the caller's way. A conduit that does
+ * not look takes the D frame as any other and answers at the R frame. The
+ * R frame of such a call, when no stdout followed that D frame, is held
+ * back HOLD_MS, or until another frame leaves, so that it does not take a
+ * CPU (here, in sshd, in the conduit) from the answer still on its way to
+ * the caller.
  *
  * End of file on stdin: no more requests; the calls running and queued
  * are finished and answered, then the helper exits 0. A write error on
@@ -128,6 +141,8 @@ struct call {
   unsigned long long apid;
   size_t raw;         /* stdout bytes read (before compression) */
   size_t raw_waiting; /* of those, the ones whose bytes wait in out */
+  char last;          /* the last byte of stdout so far that is not a blank; 0: none yet */
+  int early;          /* its whole answer left before its exit (see the D frame): its R frame is held */
 #ifdef BASIL_GATEWAY_LZ4
   LZ4F_cctx *lz4; /* stdout's LZ4 frame (Z frame); NULL: sent as it is */
 #endif
@@ -183,6 +198,12 @@ static long long spare_due = -1;
 static int stdin_open = 1;
 
 static void fatal(const char *msg);
+
+/* R frames of calls answered early (struct call's early), held back until
+   HOLD_MS after the first of them, or until another frame leaves. */
+#define HOLD_MS 2
+static struct buf held;
+static long long held_due = -1;
 
 /* Room for n more bytes at b->data + b->len. */
 static int buf_reserve(struct buf *b, size_t n) {
@@ -313,21 +334,26 @@ static size_t running_count(void) {
   return n;
 }
 
-/* One frame, header and body, in one writev: a small answer leaves in one
-   ssh packet (sshd does not set TCP_NODELAY for a session without a
-   terminal). A write error means the session is gone. */
+/* One frame, header and body, after the R frames held back, in one writev:
+   a small answer leaves in one ssh packet (sshd does not set TCP_NODELAY
+   for a session without a terminal). A write error means the session is
+   gone. */
 static void write_frame(const char *head, const char *p1, size_t n1, const char *p2, size_t n2) {
-  struct iovec iov[3];
+  struct iovec iov[4];
   size_t total, done = 0;
-  iov[0].iov_base = (char *)head;
-  iov[0].iov_len = strlen(head);
-  iov[1].iov_base = (char *)p1;
-  iov[1].iov_len = n1;
-  iov[2].iov_base = (char *)p2;
-  iov[2].iov_len = n2;
-  total = iov[0].iov_len + iov[1].iov_len + iov[2].iov_len;
+  iov[0].iov_base = held.data;
+  iov[0].iov_len = held.len;
+  iov[1].iov_base = (char *)head;
+  iov[1].iov_len = strlen(head);
+  iov[2].iov_base = (char *)p1;
+  iov[2].iov_len = n1;
+  iov[3].iov_base = (char *)p2;
+  iov[3].iov_len = n2;
+  total = iov[0].iov_len + iov[1].iov_len + iov[2].iov_len + iov[3].iov_len;
+  held.len = 0;
+  held_due = -1;
   while (done < total) {
-    ssize_t w = writev(1, iov, 3);
+    ssize_t w = writev(1, iov, 4);
     size_t k, left;
     if (w < 0) {
       if (errno == EINTR) continue;
@@ -336,7 +362,7 @@ static void write_frame(const char *head, const char *p1, size_t n1, const char 
     }
     done += (size_t)w;
     left = (size_t)w;
-    for (k = 0; k < 3; k++) {
+    for (k = 0; k < 4; k++) {
       size_t take = left < iov[k].iov_len ? left : iov[k].iov_len;
       iov[k].iov_base = (char *)iov[k].iov_base + take;
       iov[k].iov_len -= take;
@@ -365,7 +391,33 @@ static void send_answer(struct call *c) {
 #endif
   snprintf(head, sizeof head, "R %llu %d %d %lu %lu\n", c->id, how, value, (unsigned long)c->out.len,
            (unsigned long)c->err.len);
-  write_frame(head, c->out.data, c->out.len, c->err.data, c->err.len);
+  if (!c->early) {
+    write_frame(head, c->out.data, c->out.len, c->err.data, c->err.len);
+    return;
+  }
+  /* Its caller has the answer: the R frame waits, so that it does not take
+     a CPU (here, in sshd, in the conduit) from that answer's way. */
+  if (buf_append(&held, head, strlen(head)) != 0 || buf_append(&held, c->out.data, c->out.len) != 0 ||
+      buf_append(&held, c->err.data, c->err.len) != 0)
+    fatal("out of memory");
+  if (held_due < 0) held_due = monotonic_ms() + HOLD_MS;
+}
+
+/* Sends the R frames held back. */
+static void send_held(void) {
+  if (held.len > 0) write_frame("", NULL, 0, NULL, 0);
+}
+
+/* Keeps the last byte of call `c`'s stdout that is not a blank: a short
+   answer ending in '>' may be whole, and leaves at once (see the D frame). */
+static void note_last_byte(struct call *c, const char *p, size_t n) {
+  while (n > 0) {
+    char b = p[--n];
+    if (b != ' ' && b != '\t' && b != '\r' && b != '\n') {
+      c->last = b;
+      return;
+    }
+  }
 }
 
 /* Sends the stdout waiting in `c` as a D frame. */
@@ -934,6 +986,11 @@ int main(int argc, char **argv) {
       if (wait < 0) wait = 0;
       if (timeout < 0 || wait < timeout) timeout = (int)wait;
     }
+    if (held_due >= 0) {
+      long long wait = held_due - monotonic_ms();
+      if (wait < 0) wait = 0;
+      if (timeout < 0 || wait < timeout) timeout = (int)wait;
+    }
     if (!stdin_open && running_count() == 0 && !queue_head) break;
     r = poll(fds, n, timeout);
     if (r < 0 && errno != EINTR) fatal("poll failed");
@@ -970,6 +1027,7 @@ int main(int argc, char **argv) {
         if (which[k] == 1) {
           if (c->raw + (size_t)got > max_output) {
             c->overflow = 1;
+            c->early = 0;
             kill(-c->pid, SIGKILL);
             close_fd(&c->out_fd);
           } else if (!c->overflow) {
@@ -982,7 +1040,16 @@ int main(int argc, char **argv) {
 #endif
                 if (buf_append(&c->out, chunk, (size_t)got) != 0)
               fatal("out of memory");
-            if (c->raw_waiting >= STREAM_BYTES) send_data(c);
+            note_last_byte(c, chunk, (size_t)got);
+            /* More after the early piece: it was not the whole answer, and
+               the conduit waits for the R frame, which is not held then. */
+            if (c->streamed > 0) c->early = 0;
+            if (c->raw_waiting >= STREAM_BYTES) {
+              send_data(c);
+            } else if (c->streamed == 0 && !c->signal && c->last == '>') {
+              c->early = 1;
+              send_data(c);
+            }
           }
         } else if (c->err.len + (size_t)got <= MAX_STDERR) {
           buf_append(&c->err, chunk, (size_t)got);
@@ -1006,12 +1073,14 @@ int main(int argc, char **argv) {
     start_queued();
     /* The next spare: SPARE_DELAY_MS after the answers have left. */
     if (answered && spare_due < 0) spare_due = monotonic_ms() + SPARE_DELAY_MS;
+    if (held_due >= 0 && monotonic_ms() >= held_due) send_held();
     if (spare_due >= 0 && monotonic_ms() >= spare_due) {
       spare_due = -1;
       refill_spare();
     }
     if (!stdin_open && running_count() == 0 && !queue_head) break;
   }
+  send_held();
   drop_spare(0);
   return 0;
 }

@@ -146,6 +146,7 @@ int SshTransport::Impl::poll_timeout_ms() const {
   for (const auto& j : waiting) {
     if (j.deadline) until = std::min(until, *j.deadline);
   }
+  for (const auto& [id, at] : lingering) until = std::min(until, at);
   if (up && use_gateway && !helper_ready) until = std::min(until, std::max(helper_deadline, next_helper_attempt));
   if (up && options.ssh.keepalive_interval.count() > 0) until = std::min(until, next_keepalive);
   const auto ms = std::chrono::ceil<milliseconds>(until - now).count();
@@ -231,6 +232,7 @@ std::vector<SshTransport::Impl::Job> SshTransport::Impl::take_active() {
     jobs.push_back(std::move(a.job));
   }
   active.clear();
+  lingering.clear();  // a helper that goes away kills its children
   running_count.store(0);
   return jobs;
 }
@@ -348,6 +350,15 @@ void SshTransport::Impl::check_deadlines() {
     complete(a.job, Status(Code::kTimeout, "remote " + std::string(a.job.program()) + " timed out after " +
                                                std::to_string(a.job.timeout.count()) + " ms (killed)"),
              std::move(a.out), a.err.empty() ? std::string() : "stderr: " + stderr_shown(a.err));
+  }
+  // An apbasil that answered early and hangs since: killed, as any call past its deadline.
+  for (auto it = lingering.begin(); it != lingering.end();) {
+    if (now < it->second) {
+      ++it;
+      continue;
+    }
+    if (helper) (void)write_all(helper.get(), encode_cancel_frame(it->first));
+    it = lingering.erase(it);
   }
   // Waiting calls (e.g. while the helper restarts) time out too.
   std::deque<Job> keep;

@@ -98,6 +98,7 @@ struct ConduitStatus {
   std::uint64_t helper_starts = 0;     // gateway helpers started (restarts = starts - connects)
   std::uint64_t retried_queries = 0;   // QUERY calls sent again after a drop
   std::uint64_t lost_calls = 0;        // calls failed by a drop: non-QUERY, or streamed and partly passed on
+  std::uint64_t early_answers = 0;     // gateway calls answered once whole, before remote apbasil's exit
   unsigned helper_version = 0;         // the gateway helper's protocol (2 streams, 3 with a flow window); 0: none yet
   std::string compression;             // how the helper's answers come: "lz4", "none"; "" before the first
   std::string cipher;                  // the session's cipher from the login node; "" before the first

@@ -121,6 +121,7 @@ Status SshTransport::Impl::take_frames() {
         continue;
       }
       take_output(it->second.job, std::move(d->bytes), it->second.out);
+      if (answer_early(it)) continue;
       // Credits go back in batches of an eighth of the window, not per D
       // frame: each is a packet through sshd to the helper, and a long
       // answer's 64-KiB pieces made some 140 of them per 8.9 MB. What basild
@@ -136,7 +137,10 @@ Status SshTransport::Impl::take_frames() {
     }
     auto& ans = std::get<GatewayAnswer>(**f);
     auto it = active.find(ans.id);
-    if (it == active.end()) continue;  // answer to a call that timed out
+    if (it == active.end()) {  // answer to a call that timed out, or was answered early
+      lingering.erase(ans.id);
+      continue;
+    }
     Active a = std::move(it->second);
     active.erase(it);
     running_count.fetch_sub(1);
@@ -166,6 +170,29 @@ Status SshTransport::Impl::take_frames() {
     if (!ans.err.empty() && ans.how != ExitHow::kSpawnFailed) diag += "; stderr: " + stderr_shown(ans.err);
     complete(a.job, std::move(status), std::move(a.out), std::move(diag));
   }
+}
+
+// A short answer the helper sent before apbasil's exit (its early D
+// frame): when it is a whole BASIL response, its caller has it now, and the
+// R frame that follows only ends the call's lingering. What the R frame
+// could still say changes nothing: a whole answer is taken whatever the
+// exit status (judge_apbasil_output), and apbasil writes it once ALPS has
+// acted. Streamed calls and apkill (judged by its exit status) wait.
+bool SshTransport::Impl::answer_early(std::map<std::uint64_t, Active>::iterator it) {
+  constexpr std::size_t kMaxEarly = std::size_t{64} << 10;  // the helper's STREAM_BYTES
+  Active& a = it->second;
+  if (a.job.on_chunk || a.job.apkill || a.out.size() > kMaxEarly || !is_whole_answer(a.out)) return false;
+  const auto id = it->first;
+  Active done = std::move(a);
+  active.erase(it);
+  running_count.fetch_sub(1);
+  lingering.emplace(id, done.job.deadline.value_or(Clock::now() + done.job.timeout));
+  {
+    std::lock_guard lock(mu);
+    ++st.early_answers;
+  }
+  complete(done.job, Status::ok(), std::move(done.out), "answered before remote apbasil's exit");
+  return true;
 }
 
 void SshTransport::Impl::service_helper() {

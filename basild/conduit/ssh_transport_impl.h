@@ -226,6 +226,7 @@ struct SshTransport::Impl {
   void check_deadlines();
   void keepalive();
   void complete(Job& job, Status status, std::string response, std::string diagnostics);
+  bool answer_early(std::map<std::uint64_t, Active>::iterator it);
   void finish_exec(Active& a);
   void lost(Job job, const std::string& why);
   std::vector<Job> take_active();
@@ -267,6 +268,11 @@ struct SshTransport::Impl {
   milliseconds helper_delay{0};
   std::deque<Job> waiting;
   std::map<std::uint64_t, Active> active;
+  // Gateway calls answered from a whole answer before the helper's R frame
+  // (answer_early), their apbasil still exiting: id -> when the helper is
+  // told to kill it, should it hang after its answer. Not in `active` or
+  // running_count any more; their frames are credited and dropped.
+  std::map<std::uint64_t, Clock::time_point> lingering;
   Clock::time_point next_attempt{};
   Clock::time_point last_failed_attempt{};
   milliseconds delay{0};

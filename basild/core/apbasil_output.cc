@@ -2,6 +2,8 @@
 
 #include <string>
 
+#include "basil_proto/codec.h"
+
 namespace basild {
 
 bool looks_like_xml(std::string_view s) {
@@ -26,6 +28,10 @@ basil::Status judge_apbasil_output(std::string_view who, std::string_view out, s
                   std::string(who) + " answer truncated or not XML (" + std::to_string(out.size()) + " bytes)");
   }
   return Status::ok();
+}
+
+bool is_whole_answer(std::string_view out) {
+  return looks_like_xml(out) && basil::decode(out, {}, basil::Decoder::Expect::kResponse).is_ok();
 }
 
 }  // namespace basild

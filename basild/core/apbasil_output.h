@@ -23,6 +23,14 @@ bool looks_like_xml(std::string_view s);
 basil::Status judge_apbasil_output(std::string_view who, std::string_view stdout_text,
                                    std::optional<int> exit_code, std::string_view exit_text);
 
+// Whether `out` is one whole BASIL response: a document that decodes, its
+// root element closed and nothing but blanks after it. An answer apbasil
+// wrote in pieces is not whole until its last piece, though an earlier one
+// may end in '>'. Such an answer may be passed on before apbasil has
+// exited (the gateway's early D frame): its exit status changes nothing,
+// as judge_apbasil_output takes a whole answer whatever the status.
+bool is_whole_answer(std::string_view out);
+
 // How much of a run's stderr goes into its diagnostics (and so the log).
 inline constexpr std::size_t kStderrExcerptBytes = 4096;
 

@@ -1,6 +1,9 @@
 // The gateway helper as shipped: one C99 file built here with -std=c99 and
 // nothing but the C library, then run on frames against the real emulator.
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <chrono>
@@ -79,6 +82,22 @@ class GatewayHelperTest : public ::testing::Test {
   int exit_code_ = -1;
 };
 
+// Each call's answer as the conduit puts it together: its D frames' bytes
+// before the R frame's stdout. A call answered twice is a failure.
+std::map<std::uint64_t, conduit::GatewayAnswer> whole_answers(const std::vector<conduit::GatewayFrame>& frames) {
+  std::map<std::uint64_t, std::string> pieces;
+  std::map<std::uint64_t, conduit::GatewayAnswer> answers;
+  for (const auto& f : frames) {
+    if (const auto* d = std::get_if<conduit::GatewayData>(&f)) pieces[d->id] += d->bytes;
+    if (const auto* r = std::get_if<conduit::GatewayAnswer>(&f)) {
+      auto a = *r;
+      a.out = pieces[a.id] + a.out;
+      EXPECT_TRUE(answers.emplace(a.id, std::move(a)).second) << "call " << r->id << " answered twice";
+    }
+  }
+  return answers;
+}
+
 std::string request(basil::RequestBody body) {
   return *basil::encode_request(basil::make_request(basil::Dialect::k1_3, std::move(body)));
 }
@@ -96,13 +115,9 @@ TEST_F(GatewayHelperTest, AnswersEveryRequestLikeTheEmulatorAndExitsOnEndOfInput
                         conduit::encode_request_frame(3, inv),
                     "--max-running 2 " + emulator);
   EXPECT_EQ(exit_code_, 0);
-  ASSERT_EQ(frames.size(), 4u);
+  ASSERT_FALSE(frames.empty());
   EXPECT_TRUE(std::holds_alternative<conduit::GatewayHello>(frames[0]));
-  std::map<std::uint64_t, conduit::GatewayAnswer> by_id;
-  for (std::size_t i = 1; i < frames.size(); ++i) {
-    auto& a = std::get<conduit::GatewayAnswer>(frames[i]);
-    by_id[a.id] = a;
-  }
+  auto by_id = whole_answers(frames);
   ASSERT_EQ(by_id.size(), 3u);
   EXPECT_EQ(by_id[1].how, conduit::ExitHow::kExited);
   EXPECT_EQ(by_id[1].value, 0u);
@@ -405,9 +420,59 @@ std::vector<std::string> logged(const std::string& dir, const std::string& word)
   return out;
 }
 
+// Lets an apbasil that waits on the FIFO `fifo` go: opens it once the
+// apbasil has it open for reading (until then ENXIO) and writes a line.
+bool let_go(const std::string& fifo) {
+  int fd = -1;
+  if (!basil_test::wait_until([&] { return (fd = ::open(fifo.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC)) >= 0; }))
+    return false;
+  const bool wrote = ::write(fd, "go\n", 3) == 3;
+  ::close(fd);
+  return wrote;
+}
+
 std::string answer_of(const std::optional<conduit::GatewayFrame>& f) {
   if (!f || !std::holds_alternative<conduit::GatewayAnswer>(*f)) return "(no answer)";
   return std::get<conduit::GatewayAnswer>(*f).out;
+}
+
+// A short answer that may be whole (it ends in '>') leaves in a D frame at
+// once, while its apbasil still runs: here apbasil waits on a FIFO that the
+// test opens only once that frame is in. The R frame with the exit status
+// follows the exit. An answer that does not end in '>' waits for the exit.
+TEST_F(GatewayHelperTest, AShortAnswerEndingInATagLeavesBeforeApbasilExitsAndItsExitStatusFollows) {
+  const std::string hold = dir_ + "/hold";
+  ASSERT_EQ(::mkfifo(hold.c_str(), 0600), 0);
+  const std::string apbasil = "read -r line; case \"$line\" in *WHOLE*) printf '<Answer/>\\n';; *) printf 'cut <A';; esac;"
+                              " read -r go < " + hold + "; exit 3";
+  LiveHelper h({helper_, "/bin/sh", "-c", apbasil});
+  ASSERT_TRUE(h.next());
+  h.send(conduit::encode_request_frame(1, "WHOLE\n"));
+  auto early = h.next();
+  ASSERT_TRUE(early);
+  const auto* d = std::get_if<conduit::GatewayData>(&*early);
+  ASSERT_NE(d, nullptr) << "the whole answer waited for apbasil's exit";
+  EXPECT_EQ(d->id, 1u);
+  EXPECT_EQ(d->bytes, "<Answer/>\n");
+  ASSERT_TRUE(let_go(hold));
+  auto end = h.next();
+  ASSERT_TRUE(end);
+  const auto& r = std::get<conduit::GatewayAnswer>(*end);
+  EXPECT_EQ(r.id, 1u);
+  EXPECT_EQ(r.how, conduit::ExitHow::kExited);
+  EXPECT_EQ(r.value, 3u);
+  EXPECT_EQ(r.out, "");
+
+  h.send(conduit::encode_request_frame(2, "CUT\n"));
+  ASSERT_TRUE(let_go(hold));
+  auto cut = h.next();
+  ASSERT_TRUE(cut);
+  const auto* r2 = std::get_if<conduit::GatewayAnswer>(&*cut);
+  ASSERT_NE(r2, nullptr) << "an answer that does not end in '>' left before apbasil's exit";
+  EXPECT_EQ(r2->id, 2u);
+  EXPECT_EQ(r2->value, 3u);
+  EXPECT_EQ(r2->out, "cut <A");
+  EXPECT_EQ(h.finish(), 0);
 }
 
 TEST_F(GatewayHelperTest, ASpareApbasilStartedAheadTakesTheNextRequestAndIsKilledUnreadAtTheEnd) {
