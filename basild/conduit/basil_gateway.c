@@ -50,10 +50,13 @@
  * call; with them at most the window of it is on its way at any moment, so a
  * short answer waits behind that much only. A conduit that sends no W frame
  * gets version 2's behaviour; basild reads version 1 and 2 helpers too.
- * Version 4 added the S frame: a spare apbasil, started SPARE_DELAY_MS
- * after an answer has left, takes the next request, so that a call does
- * not wait for apbasil to be spawned and to start (apbasil reads its
- * request to end of file before it acts). A spare older than SPARE_MAX_AGE
+ * Version 4 added the S frame: a spare apbasil takes the next request, so
+ * that a call does not wait for apbasil to be spawned and to start
+ * (apbasil reads its request to end of file before it acts). The next
+ * spare starts as soon as a call has taken the one before, while that
+ * call's apbasil works, so that a call close behind (a CONFIRM just after
+ * its RESERVE) finds one too; after a call that found none, SPARE_DELAY_MS
+ * after its answer has left. A spare older than SPARE_MAX_AGE
  * seconds is not used (an apbasil replaced on disk meanwhile is not run
  * from its old copy): it is killed and the call spawns its own. A spare is
  * killed before its stdin is closed, so it never sees an empty request,
@@ -187,11 +190,13 @@ static struct {
   time_t started; /* CLOCK_MONOTONIC seconds */
 } spare = {0, -1, -1, -1, 0};
 static int spare_wanted;
-/* A spare is started SPARE_DELAY_MS after an answer has left, not at once:
-   its start (exec, loading) would take a CPU from that answer's way back
-   (sshd, the conduit, its caller). A request that comes sooner starts its
-   own apbasil. spare_due: CLOCK_MONOTONIC milliseconds at which the next
-   spare is started, -1 when none is due. */
+/* The next spare starts when a call takes the spare (start_call), while
+   that call's apbasil works on one CPU. With none to take, it starts
+   SPARE_DELAY_MS after an answer has left, not at once: its start (exec,
+   loading) would take a CPU from that answer's way back (sshd, the
+   conduit, its caller); a request that comes sooner starts its own
+   apbasil. spare_due: CLOCK_MONOTONIC milliseconds at which the next spare
+   is started, -1 when none is due. */
 #define SPARE_DELAY_MS 3
 static long long spare_due = -1;
 /* No spare once the conduit has closed stdin: no request comes any more. */
@@ -559,6 +564,20 @@ static void refill_spare(void) {
   spare.started = monotonic_seconds();
 }
 
+/* Writes what apbasil's stdin takes of the request (it does not block),
+   and closes it once the request is all written or the pipe broke. */
+static void feed_stdin(struct call *c) {
+  if (c->req_off < c->req_len) {
+    ssize_t w = write(c->in_fd, c->req + c->req_off, c->req_len - c->req_off);
+    if (w > 0) c->req_off += (size_t)w;
+    if (w < 0 && errno != EAGAIN && errno != EINTR) {
+      close_fd(&c->in_fd);
+      return;
+    }
+  }
+  if (c->req_off == c->req_len) close_fd(&c->in_fd);
+}
+
 /* Hands the spare to call `c`, unless there is none, it has ended, or it is
    too old (then it is dropped). */
 static int take_spare(struct call *c) {
@@ -588,7 +607,7 @@ static int take_spare(struct call *c) {
 static void start_call(unsigned long long id, char *req, size_t len, int sig, unsigned long long apid) {
   struct call *c = NULL;
   size_t i;
-  int e = 0;
+  int e = 0, took_spare = 0;
   for (i = 0; i < MAX_SLOTS; i++) {
     if (!slots[i].used) {
       c = &slots[i];
@@ -610,13 +629,15 @@ static void start_call(unsigned long long id, char *req, size_t len, int sig, un
     e = spawn_program(apkill_argv, &c->pid, &c->in_fd, &c->out_fd, &c->err_fd);
   } else if (!take_spare(c)) {
     e = spawn_program(apbasil_argv, &c->pid, &c->in_fd, &c->out_fd, &c->err_fd);
+  } else {
+    took_spare = 1;
   }
   if (e != 0) {
     release_slot(c);
     refuse(id, e, strerror(e));
     return;
   }
-  if (c->req_len == 0) close_fd(&c->in_fd);
+  feed_stdin(c); /* at once: a spare waits for it, and the pipe takes a short request whole */
 #ifdef BASIL_GATEWAY_LZ4
   if (compress_out) {
     size_t r;
@@ -627,6 +648,9 @@ static void start_call(unsigned long long id, char *req, size_t len, int sig, un
     c->out.len = r;
   }
 #endif
+  /* The next spare starts while this one works (apbasil reads its request
+     and acts on one CPU), so that a call close behind finds it. */
+  if (took_spare) refill_spare();
 }
 
 static void start_queued(void) {
@@ -1017,9 +1041,7 @@ int main(int argc, char **argv) {
         continue;
       }
       if (which[k] == 0) {
-        ssize_t w = write(c->in_fd, c->req + c->req_off, c->req_len - c->req_off);
-        if (w > 0) c->req_off += (size_t)w;
-        if ((w < 0 && errno != EAGAIN && errno != EINTR) || c->req_off == c->req_len) close_fd(&c->in_fd);
+        feed_stdin(c);
         continue;
       }
       got = read(which[k] == 1 ? c->out_fd : c->err_fd, chunk, sizeof chunk);

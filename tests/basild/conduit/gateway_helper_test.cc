@@ -486,7 +486,7 @@ TEST_F(GatewayHelperTest, ASpareApbasilStartedAheadTakesTheNextRequestAndIsKille
   const std::string first = logged(dir_, "start")[0];
   h.send(conduit::encode_request_frame(1, "ONE"));
   EXPECT_EQ(answer_of(h.next()), "answer " + first + "\n");
-  // The next spare starts a moment (SPARE_DELAY_MS) after the answer has left, and takes the next request.
+  // The next spare started when the first was taken, and takes the next request.
   ASSERT_TRUE(basil_test::wait_until([&] { return logged(dir_, "start").size() == 2; }, 20s, 5ms));
   const std::string second = logged(dir_, "start")[1];
   EXPECT_NE(second, first);
@@ -497,6 +497,30 @@ TEST_F(GatewayHelperTest, ASpareApbasilStartedAheadTakesTheNextRequestAndIsKille
   EXPECT_EQ(h.finish(), 0);
   EXPECT_EQ(logged(dir_, "read"), (std::vector<std::string>{first + " ONE", second + " TWO"}));
   EXPECT_EQ(logged(dir_, "start").size(), 3u);
+}
+
+// The next spare starts as soon as a call has taken the one before, while
+// that call still runs (here its apbasil waits on a FIFO), so that a call
+// close behind it finds a spare too.
+TEST_F(GatewayHelperTest, ATakenSpareIsReplacedWhileItsCallRunsAndTheNextCallTakesTheNewOne) {
+  const std::string hold = dir_ + "/hold";
+  ASSERT_EQ(::mkfifo(hold.c_str(), 0600), 0);
+  LiveHelper h({helper_, "/bin/sh", "-c",
+                "echo \"start $$\" >> " + dir_ + "/LOG; req=$(cat); "
+                "if [ \"$req\" = HOLD ]; then read -r go < " + hold + "; fi; echo \"answer $$\""});
+  ASSERT_TRUE(h.next());
+  h.send(conduit::encode_spare_frame(1));
+  ASSERT_TRUE(basil_test::wait_until([&] { return logged(dir_, "start").size() == 1; }, 20s, 5ms));
+  const std::string first = logged(dir_, "start")[0];
+  h.send(conduit::encode_request_frame(1, "HOLD"));
+  ASSERT_TRUE(basil_test::wait_until([&] { return logged(dir_, "start").size() == 2; }, 20s, 5ms))
+      << "no spare started while the first call ran";
+  const std::string second = logged(dir_, "start")[1];
+  h.send(conduit::encode_request_frame(2, "TWO"));
+  EXPECT_EQ(answer_of(h.next()), "answer " + second + "\n");
+  ASSERT_TRUE(let_go(hold));
+  EXPECT_EQ(answer_of(h.next()), "answer " + first + "\n");
+  EXPECT_EQ(h.finish(), 0);
 }
 
 TEST_F(GatewayHelperTest, ASpareThatEndedBeforeItsRequestIsNotUsed) {
