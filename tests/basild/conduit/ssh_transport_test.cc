@@ -2,6 +2,9 @@
 // the test), with the real emulator as the remote apbasil.
 #include "tests/basild/conduit/conduit_fixture.h"
 
+#include <signal.h>
+#include <sys/stat.h>
+
 #include <cstdio>
 #include <map>
 
@@ -471,8 +474,10 @@ TEST_F(SshTransportTest, AWholeAnswerReachesItsCallerThoughApbasilHangsAfterItAn
                          "<?xml version=\"1.0\"?>\n<BasilResponse protocol=\"1.0\"><ResponseData status=\"SUCCESS\" "
                          "method=\"QUERY\"><Engine name=\"ALPS\" version=\"5.2.44\" basil_support=\"1.3,1.2,1.1,1.0\"/>"
                          "</ResponseData></BasilResponse>\n");
-  basil_test::write_file(dir + "/hang.sh",
-                         "cat >/dev/null; echo $$ > " + dir + "/pid; cat " + dir + "/engine.xml; exec sleep 600\n");
+  // It then hangs opening a FIFO that nobody writes to.
+  ASSERT_EQ(::mkfifo((dir + "/never").c_str(), 0600), 0);
+  basil_test::write_file(dir + "/hang.sh", "cat >/dev/null; echo $$ > " + dir + "/pid; cat " + dir +
+                                               "/engine.xml; exec cat " + dir + "/never\n");
   auto opts = ssh_options(sshd, state, ConduitModeKind::kGateway);
   opts.remote_apbasil = {"/bin/sh", dir + "/hang.sh"};
   SshTransport remote(io, opts);
@@ -485,6 +490,7 @@ TEST_F(SshTransportTest, AWholeAnswerReachesItsCallerThoughApbasilHangsAfterItAn
       << "apbasil ended before its deadline";
   // Killed and reaped by the helper once the 3 s have passed.
   EXPECT_TRUE(wait_until([&] { return basil_test::process_state(pid) == 0; }, 20s)) << "the hung apbasil still runs";
+  if (basil_test::process_state(pid) != 0) ::kill(pid, SIGKILL);
 }
 
 }  // namespace
