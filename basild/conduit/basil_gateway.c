@@ -223,7 +223,9 @@ static int buf_reserve(struct buf *b, size_t n) {
   return 0;
 }
 
+/* Appends n bytes at p (p may be NULL when n is 0: an empty buffer's data). */
 static int buf_append(struct buf *b, const char *p, size_t n) {
+  if (n == 0) return 0;
   if (buf_reserve(b, n) != 0) return -1;
   memcpy(b->data + b->len, p, n);
   b->len += n;
