@@ -83,7 +83,7 @@ std::optional<GatewayHello> parse_hello(std::string_view s) {
   }
 }
 
-// Decompressed in pieces of this size (four of the helper's 64-KiB blocks).
+// Decompressed in steps of this size (four of the helper's 64-KiB blocks).
 constexpr std::size_t kInflateStep = 256 * 1024;
 // Calls whose answers are on their way at once: the helper runs at most
 // 256 (its MAX_SLOTS); more is a helper gone wrong, not memory to spend.
@@ -122,6 +122,10 @@ basil::Result<std::string> GatewayReader::stdout_bytes(std::uint64_t id, Call& c
   if (z.ended && !wire.empty()) return fail(who + " goes on after its LZ4 frame ended");
   if (!scratch_) scratch_ = std::make_unique_for_overwrite<char[]>(kInflateStep);
   std::string out;
+  // Room for as much as the call's last frame brought: a long answer's
+  // frames are alike (the helper's 1 MiB of stdout), and a string grown
+  // step by step copied three quarters of each again.
+  out.reserve(call.last_raw);
   const char* src = wire.data();
   std::size_t left = wire.size();
   while (!z.ended) {
@@ -139,6 +143,7 @@ basil::Result<std::string> GatewayReader::stdout_bytes(std::uint64_t id, Call& c
   if (left > 0) return fail(who + " goes on after its LZ4 frame ended");
   if (last && !z.ended) return fail(who + " ends inside its LZ4 frame");
   call.raw += out.size();
+  call.last_raw = out.size();
   return out;
 }
 

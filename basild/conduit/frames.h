@@ -108,6 +108,7 @@ class GatewayReader {
   struct Call {
     std::size_t wire = 0;  // D bytes so far, as they came
     std::size_t raw = 0;   // the same, decompressed
+    std::size_t last_raw = 0;  // what its last frame decompressed to
     std::unique_ptr<Inflater> lz4;
   };
   basil::Status fail(std::string why);

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <filesystem>
@@ -113,6 +114,8 @@ class LiveHelper {
     EXPECT_TRUE(helper_.started()) << helper_.error();
   }
   void send(const std::string& bytes) { ASSERT_TRUE(helper_.write(bytes)); }
+  // Its answers come compressed (after a Z frame).
+  void expect_lz4() { reader_.expect_lz4(); }
   // End of input; the helper's exit status within 20 s (nullopt: it did not end).
   std::optional<int> finish() {
     helper_.close_stdin();

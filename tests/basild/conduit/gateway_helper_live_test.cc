@@ -80,6 +80,54 @@ TEST_F(GatewayHelperTest, WithoutAWindowALongAnswerStreamsWithoutCredits) {
   EXPECT_GT(pieces, 1u);
 }
 
+// Compressed, a long answer travels in frames of up to a MiB of stdout, not
+// one per 64-KiB read (an 8.9-MB INVENTORY made 137 frames through sshd and
+// the conduit), and what its writer wrote before a pause still leaves: here
+// apbasil writes 3 MiB and a little more, then waits on a FIFO that the test
+// opens only once all of it is in.
+TEST_F(GatewayHelperTest, CompressedALongAnswerTravelsInMebibyteFramesAndWhatPrecedesAPauseStillLeaves) {
+  const std::string lz4_helper = build_lz4();
+  const std::string hold = dir_ + "/hold";
+  ASSERT_EQ(::mkfifo(hold.c_str(), 0600), 0);
+  const std::size_t before_pause = (std::size_t{3} << 20) + 1000;
+  const std::string apbasil = "read -r line; head -c " + std::to_string(before_pause) +
+                              " /dev/zero | tr '\\0' x; read -r go < " + hold + "; printf END";
+  LiveHelper h({lz4_helper, "/bin/sh", "-c", apbasil});
+  auto hello = h.next();
+  ASSERT_TRUE(hello);
+  ASSERT_TRUE(std::get<conduit::GatewayHello>(*hello).lz4);
+  h.expect_lz4();
+  h.send(conduit::encode_lz4_frame() + conduit::encode_request_frame(1, "BIG\n"));
+  std::size_t got = 0, largest = 0;
+  while (got < before_pause) {
+    auto f = h.next();
+    ASSERT_TRUE(f) << "only " << got << " bytes arrived while apbasil paused";
+    const auto* d = std::get_if<conduit::GatewayData>(&*f);
+    ASSERT_NE(d, nullptr) << "the call ended while its apbasil waited";
+    got += d->bytes.size();
+    largest = std::max(largest, d->bytes.size());
+  }
+  EXPECT_EQ(got, before_pause);
+  EXPECT_GT(largest, std::size_t{256} << 10) << "a frame per read";
+  EXPECT_LE(largest, (std::size_t{1} << 20) + 65536) << "a frame holds a MiB of stdout and at most one read more";
+  ASSERT_TRUE(let_go(hold));
+  std::string tail;
+  for (;;) {
+    auto f = h.next();
+    ASSERT_TRUE(f);
+    if (const auto* d = std::get_if<conduit::GatewayData>(&*f)) {
+      tail += d->bytes;
+      continue;
+    }
+    const auto& r = std::get<conduit::GatewayAnswer>(*f);
+    EXPECT_EQ(r.how, conduit::ExitHow::kExited);
+    tail += r.out;
+    break;
+  }
+  EXPECT_EQ(tail, "END");
+  EXPECT_EQ(h.finish(), 0);
+}
+
 // A short answer that may be whole (it ends in '>') leaves in a D frame at
 // once, while its apbasil still runs: here apbasil waits on a FIFO that the
 // test opens only once that frame is in. The R frame with the exit status
