@@ -27,6 +27,9 @@
 // Runs alternate: round r runs both paths, direct first when r is even and
 // chain first when it is odd (D C, C D, D C, ...), so that a drift of the
 // machine falls on both paths alike. It measures; it asserts no speed.
+// Besides each method's times, the report splits the small calls' times
+// by whether an INVENTORY of the same path was under way meanwhile: on the
+// chain such a call shares basild, sshd and the helper with it.
 //
 //   build/bench/slurm_pass_bench [--jobs N] [--runs R] [--step-ms S] [--preset NAME] [--json FILE] [--hold FILE]
 //     N jobs per run (default 50), R runs per path (default 5), each job
@@ -45,6 +48,7 @@
 //     Exit 0 when every call succeeded, 2 when any failed, 1 when set-up failed.
 #include <signal.h>
 
+#include <algorithm>
 #include <array>
 #include <condition_variable>
 #include <cstdio>
@@ -188,10 +192,17 @@ std::vector<Job> make_jobs(int n, const Machine& m, std::uint64_t first_id) {
 
 // ---------------------------------------------------------------- calls
 
+// When a call ran (spawn to reap).
+struct Span {
+  Method method;
+  Clock::time_point from, to;
+};
+
 // Call times and failures of one path, from every thread of a run.
 struct Record {
   std::mutex mu;
   std::array<std::vector<double>, kMethods> ms;
+  std::vector<Span> spans;  // every call's, for the calls beside an INVENTORY
   std::array<int, kMethods> failures{};
   int release_repeats = 0;  // RELEASEs sent again because the one before failed
   int leftovers = 0;        // reservations ALPS held after a run
@@ -213,8 +224,8 @@ std::optional<basil::Response> call(Path& path, Method m, const std::string& req
                                     basil::Status* failure = nullptr) {
   const auto t0 = Clock::now();
   const auto out = run(path.argv, request, kQuiet);
-  const double ms = ms_since(t0);
   const auto t1 = Clock::now();
+  const double ms = std::chrono::duration<double, std::milli>(t1 - t0).count();
   auto r = basil::decode_response(out.out);
   const double decode_ms = ms_since(t1);
   const auto env = basil::read_request_envelope(request);
@@ -223,6 +234,7 @@ std::optional<basil::Response> call(Path& path, Method m, const std::string& req
     *failure = r ? r->error() : basil::Status(basil::Code::kTransport, "no answer");
   std::lock_guard lock(path.record.mu);
   path.record.ms[m].push_back(ms);
+  path.record.spans.push_back({m, t0, t1});
   if (m == kInventory) path.record.decode_ms.push_back(decode_ms);
   if (!ok) ++path.record.failures[m];
   return ok ? std::optional<basil::Response>(std::move(*r)) : std::nullopt;
@@ -399,6 +411,47 @@ std::map<std::string, double> conduit_p50_ms(const basil::bench::BenchBasild& b)
   return out;
 }
 
+// A path's call times of each method split by whether the call ran while an
+// INVENTORY of the same path was under way (their spans overlap) or not:
+// on the chain, such a call shares basild, sshd and the helper, and the
+// CPUs, with the 8.9 MB on their way, where a direct call shares the CPUs.
+struct BesideInventory {
+  std::array<std::vector<double>, kMethods> beside, alone;
+};
+
+BesideInventory split_by_inventory(const Record& r) {
+  std::vector<const Span*> inventories;
+  for (const auto& s : r.spans)
+    if (s.method == kInventory) inventories.push_back(&s);
+  BesideInventory out;
+  for (const auto& s : r.spans) {
+    if (s.method == kInventory) continue;
+    const bool beside = std::any_of(inventories.begin(), inventories.end(),
+                                    [&](const Span* i) { return i->from < s.to && s.from < i->to; });
+    (beside ? out.beside : out.alone)[s.method].push_back(std::chrono::duration<double, std::milli>(s.to - s.from).count());
+  }
+  return out;
+}
+
+void print_beside_inventory(const std::array<Path, 2>& paths) {
+  const auto d = split_by_inventory(paths[0].record);
+  const auto c = split_by_inventory(paths[1].record);
+  std::printf("\nsmall calls beside an INVENTORY of their path (their times overlap) or alone, p50 ms (calls)\n"
+              "%-15s %15s %15s %15s %15s %9s %9s\n",
+              "", "direct beside", "direct alone", "chain beside", "chain alone", "diff bsd", "diff aln");
+  auto cell = [](const std::vector<double>& v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.2f (%zu)", quantile(v, 0.5), v.size());
+    return std::string(buf);
+  };
+  for (const Method m : {kReserve, kEngine, kConfirm, kRelease}) {
+    std::printf("%-15s %15s %15s %15s %15s %+9.2f %+9.2f\n", kMethodNames[m], cell(d.beside[m]).c_str(),
+                cell(d.alone[m]).c_str(), cell(c.beside[m]).c_str(), cell(c.alone[m]).c_str(),
+                quantile(c.beside[m], 0.5) - quantile(d.beside[m], 0.5),
+                quantile(c.alone[m], 0.5) - quantile(d.alone[m], 0.5));
+  }
+}
+
 void print_report(const Options& o, const Machine& m, const std::array<Path, 2>& paths,
                   const std::map<std::string, double>& conduit) {
   const auto& d = paths[0].record;
@@ -435,6 +488,7 @@ void print_report(const Options& o, const Machine& m, const std::array<Path, 2>&
     std::printf("%-15s %9.2f %9.2f %+9.2f %+9.2f\n", kMethodNames[i], d50, it->second, c50 - it->second,
                 it->second - d50);
   }
+  print_beside_inventory(paths);
   std::printf("the controller's decoding of an INVENTORY answer (in each pass, not in the call times): p50 %.2f ms"
               " direct, %.2f ms chain\n",
               quantile(d.decode_ms, 0.5), quantile(c.decode_ms, 0.5));
@@ -459,9 +513,16 @@ nlohmann::json to_json(const Options& o, const Machine& m, const std::array<Path
     jp["failures"] = failures(r);
     jp["release_repeats"] = r.release_repeats;
     jp["inventory_decode_p50_ms"] = quantile(r.decode_ms, 0.5);
-    for (std::size_t i = 0; i < kMethods; ++i)
+    const auto split = split_by_inventory(r);
+    for (std::size_t i = 0; i < kMethods; ++i) {
       jp["methods"][kMethodNames[i]] = {{"calls", r.ms[i].size()}, {"failures", r.failures[i]},
                                         {"p50_ms", quantile(r.ms[i], 0.5)}, {"p95_ms", quantile(r.ms[i], 0.95)}};
+      if (i == kInventory) continue;
+      jp["methods"][kMethodNames[i]]["beside_inventory"] = {{"calls", split.beside[i].size()},
+                                                            {"p50_ms", quantile(split.beside[i], 0.5)}};
+      jp["methods"][kMethodNames[i]]["alone"] = {{"calls", split.alone[i].size()},
+                                                 {"p50_ms", quantile(split.alone[i], 0.5)}};
+    }
   }
   return j;
 }
