@@ -444,6 +444,16 @@ static void note_last_byte(struct call *c, const char *p, size_t n) {
   }
 }
 
+/* A poll timeout (-1: none) shortened, when need be, so that poll returns
+   by `due` (CLOCK_MONOTONIC milliseconds; -1: nothing due). */
+static int until_due(int timeout, long long due) {
+  long long wait;
+  if (due < 0) return timeout;
+  wait = due - monotonic_ms();
+  if (wait < 0) wait = 0;
+  return timeout < 0 || wait < timeout ? (int)wait : timeout;
+}
+
 /* Whether c's stdout is compressed (the Z frame). */
 static int compressed(const struct call *c) {
 #ifdef BASIL_GATEWAY_LZ4
@@ -1044,22 +1054,10 @@ int main(int argc, char **argv) {
         int fallback = chld_pipe[0] >= 0 ? 50 : 2;
         if (timeout < 0 || fallback < timeout) timeout = fallback;
       }
-      if (c->wait_due >= 0 && c->out_fd >= 0) {
-        long long wait = c->wait_due - monotonic_ms();
-        if (wait < 0) wait = 0;
-        if (timeout < 0 || wait < timeout) timeout = (int)wait;
-      }
+      if (c->out_fd >= 0) timeout = until_due(timeout, c->wait_due);
     }
-    if (spare_due >= 0) {
-      long long wait = spare_due - monotonic_ms();
-      if (wait < 0) wait = 0;
-      if (timeout < 0 || wait < timeout) timeout = (int)wait;
-    }
-    if (held_due >= 0) {
-      long long wait = held_due - monotonic_ms();
-      if (wait < 0) wait = 0;
-      if (timeout < 0 || wait < timeout) timeout = (int)wait;
-    }
+    timeout = until_due(timeout, spare_due);
+    timeout = until_due(timeout, held_due);
     if (!stdin_open && running_count() == 0 && !queue_head) break;
     r = poll(fds, n, timeout);
     if (r < 0 && errno != EINTR) fatal("poll failed");
