@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "apbasil_proxy/inflate.h"
 #include "basild/config/config.h"
 
 namespace apbasil_proxy {
@@ -111,12 +112,40 @@ Attempt try_basild(const basild::Config& config, const std::string& request, int
   }
   basild::control::Client client(config.control.socket);
   basild::control::BodySink sink;
+  // A streamed answer may come compressed (basild passes on what the
+  // gateway helper compressed): it is decompressed on its way out, and
+  // what was passed on counts what was written.
+  std::string encoding;
+  std::optional<Lz4Inflater> lz4;
+  const auto write_out = [stream_fd](std::string_view piece) { return write_all(stream_fd, piece); };
   if (stream_fd >= 0) {
-    sink.accept = passes_on;
-    sink.piece = [stream_fd](std::string_view piece) { return write_all(stream_fd, piece); };
+    sink.accept_encoding = "lz4";
+    sink.accept = [&](unsigned status, std::string_view content_type, bool chunked, std::string_view content_encoding) {
+      if (!passes_on(status, content_type, chunked)) return false;
+      encoding = content_encoding;
+      if (encoding == "lz4") lz4.emplace(write_out);
+      return true;
+    };
+    sink.piece = [&](std::string_view piece) {
+      if (encoding.empty()) return write_out(piece);
+      return lz4 && lz4->feed(piece);
+    };
   }
-  return judge_reply(client.request("POST", "/v1/basil?failures=basil", request, "application/xml",
-                                    config.apbasil.timeout * 2 + 5s, sink));
+  Attempt a = judge_reply(client.request("POST", "/v1/basil?failures=basil", request, "application/xml",
+                                         config.apbasil.timeout * 2 + 5s, sink));
+  if (encoding.empty()) return a;
+  a.passed_on = lz4 ? lz4->written() : 0;
+  if (!lz4) {
+    a.outcome = SocketOutcome::kBroken;
+    a.why = "basild sent the answer in an unknown encoding \"" + encoding + "\"";
+  } else if (!lz4->why().empty()) {
+    a.outcome = SocketOutcome::kBroken;
+    a.why = lz4->why();
+  } else if (a.outcome == SocketOutcome::kAnswered && !lz4->ended()) {
+    a.outcome = SocketOutcome::kBroken;
+    a.why = "the compressed answer ended inside its LZ4 frame";
+  }
+  return a;
 }
 
 std::vector<std::string> fallback_argv(const Handover& h) {

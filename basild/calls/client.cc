@@ -61,14 +61,18 @@ auto async_transport_call(Transport& transport, std::string request,
 // The same for Transport::async_stream.
 template <typename Token>
 auto async_transport_stream(Transport& transport, std::string request, std::chrono::milliseconds timeout,
-                            Transport::ChunkHandler on_chunk, Token&& token) {
+                            Transport::ChunkHandler on_chunk, bool take_lz4, Token&& token) {
   return asio::async_initiate<Token, void(CallOutcome)>(
-      [&transport](auto handler, std::string req, std::chrono::milliseconds to, Transport::ChunkHandler chunks) {
+      [&transport, take_lz4](auto handler, std::string req, std::chrono::milliseconds to,
+                             Transport::ChunkHandler chunks) {
         auto shared = std::make_shared<decltype(handler)>(std::move(handler));
-        transport.async_stream(std::move(req), to, std::move(chunks), [shared](CallOutcome outcome) {
-          auto ex = asio::get_associated_executor(*shared);
-          asio::dispatch(ex, [shared, o = std::move(outcome)]() mutable { (*shared)(std::move(o)); });
-        });
+        transport.async_stream(
+            std::move(req), to, std::move(chunks),
+            [shared](CallOutcome outcome) {
+              auto ex = asio::get_associated_executor(*shared);
+              asio::dispatch(ex, [shared, o = std::move(outcome)]() mutable { (*shared)(std::move(o)); });
+            },
+            take_lz4);
       },
       token, std::move(request), timeout, std::move(on_chunk));
 }
@@ -326,7 +330,8 @@ Awaitable<Result<basil::Switched>> Client::switch_state(basil::SwitchRequest req
 }
 
 Awaitable<Result<std::uint64_t>> Client::forward_stream(std::string request_xml, Transport::ChunkHandler on_chunk,
-                                                        std::function<void(const basil::Status&)> on_end) {
+                                                        std::function<void(const basil::Status&)> on_end,
+                                                        bool take_lz4) {
   constexpr std::size_t kHead = 4096;  // enough for ResponseData's start tag
   const RequestKind kind = classify_request(request_xml);
   const std::uint64_t call_id = next_call_id_++;
@@ -335,17 +340,17 @@ Awaitable<Result<std::uint64_t>> Client::forward_stream(std::string request_xml,
   auto seen = std::make_shared<std::string>();
   auto bytes = std::make_shared<std::uint64_t>(0);
   const bool keep_all = static_cast<bool>(observer_);
-  auto relay = [seen, bytes, keep_all, on_chunk = std::move(on_chunk)](std::string chunk) {
-    *bytes += chunk.size();
+  auto relay = [seen, bytes, keep_all, on_chunk = std::move(on_chunk)](StreamChunk chunk) {
+    *bytes += chunk.plain.size();
     if (keep_all) {
-      seen->append(chunk);
+      seen->append(chunk.plain);
     } else if (seen->size() < kHead) {
-      seen->append(chunk, 0, kHead - seen->size());
+      seen->append(chunk.plain, 0, kHead - seen->size());
     }
     on_chunk(std::move(chunk));
   };
   CallOutcome outcome = co_await async_transport_stream(transport_, std::move(request_xml), options_.call_timeout,
-                                                        std::move(relay), asio::use_awaitable);
+                                                        std::move(relay), take_lz4, asio::use_awaitable);
   const Status ended = outcome.status ? Status::ok()
                                       : Status(outcome.status.code(),
                                                with_diagnostics(outcome.status.message(), outcome.diagnostics));

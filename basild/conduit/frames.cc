@@ -181,7 +181,9 @@ basil::Result<std::optional<GatewayFrame>> GatewayReader::next() {
     auto bytes = stdout_bytes(id, call, rest.substr(used, len), false);
     if (!bytes) return bytes.status();
     call.wire += len;
-    frame = GatewayData{id, std::move(*bytes), len};
+    GatewayData d{id, std::move(*bytes), len, std::nullopt};
+    if (lz4_) d.packed.emplace(rest.substr(used, len));
+    frame = std::move(d);
     used += len;
   } else if (line.size() >= 2 && line[0] == 'R' && line[1] == ' ') {
     const auto n = numbers(line.substr(2));
@@ -205,6 +207,7 @@ basil::Result<std::optional<GatewayFrame>> GatewayReader::next() {
       auto bytes = stdout_bytes(a.id, it == calls_.end() ? none : it->second, out, true);
       if (!bytes) return bytes.status();
       a.out = std::move(*bytes);
+      if (lz4_) a.out_packed.emplace(out);
     } else if (!out.empty()) {
       return fail("answer of call " + std::to_string(a.id) + " that did not run carries stdout");
     }

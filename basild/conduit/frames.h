@@ -53,6 +53,9 @@ struct GatewayAnswer {
   std::uint32_t value = 0;
   std::string out;
   std::string err;
+  // Compressed (after expect_lz4()): the frame's stdout as it came, the end
+  // of the call's LZ4 frame; nullopt when uncompressed or the call did not run.
+  std::optional<std::string> out_packed;
 };
 
 struct GatewayHello {
@@ -68,6 +71,7 @@ struct GatewayData {
   std::uint64_t id = 0;
   std::string bytes;      // as apbasil wrote them
   std::size_t wire = 0;   // what the frame carried (compressed: fewer); what credits count
+  std::optional<std::string> packed;  // compressed: those `wire` bytes, a piece of the call's LZ4 frame
 };
 
 using GatewayFrame = std::variant<GatewayHello, GatewayAnswer, GatewayError, GatewayData>;

@@ -402,8 +402,9 @@ void SshTransport::async_call(std::string request, milliseconds timeout, Handler
   impl_->submit(std::move(request), timeout, std::move(done));
 }
 
-void SshTransport::async_stream(std::string request, milliseconds timeout, ChunkHandler on_chunk, Handler done) {
-  impl_->submit(std::move(request), timeout, std::move(done), {}, std::move(on_chunk));
+void SshTransport::async_stream(std::string request, milliseconds timeout, ChunkHandler on_chunk, Handler done,
+                                bool take_lz4) {
+  impl_->submit(std::move(request), timeout, std::move(done), {}, std::move(on_chunk), take_lz4);
 }
 
 void SshTransport::async_apkill(std::uint64_t apid, int signal, milliseconds timeout, Handler done) {

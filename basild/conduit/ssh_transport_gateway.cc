@@ -120,7 +120,7 @@ Status SshTransport::Impl::take_frames() {
         }
         continue;
       }
-      take_output(it->second.job, std::move(d->bytes), it->second.out);
+      take_output(it->second.job, std::move(d->bytes), it->second.out, d->packed ? &*d->packed : nullptr);
       if (answer_early(it)) continue;
       // Credits go back in batches of an eighth of the window, not per D
       // frame: each is a packet through sshd to the helper, and a long
@@ -162,7 +162,7 @@ Status SshTransport::Impl::take_frames() {
         break;
     }
     // The end of stdout: after what D frames brought (version 2 helpers).
-    take_output(a.job, std::move(ans.out), a.out);
+    take_output(a.job, std::move(ans.out), a.out, ans.out_packed ? &*ans.out_packed : nullptr);
     if (status.is_ok())
       status = a.job.apkill ? judge_apkill(static_cast<int>(ans.value), a.out, ans.err)
                             : judge_apbasil_output("remote apbasil", output_of(a.job, a.out), static_cast<int>(ans.value),

@@ -63,6 +63,7 @@ struct SshTransport::Impl {
     Clock::time_point started{};
     Clock::time_point submitted = Clock::now();
     ChunkHandler on_chunk;      // a streamed call (async_stream)
+    bool take_lz4 = false;      // its caller takes packed pieces
     std::size_t streamed = 0;   // bytes handed to on_chunk
     std::string probe;          // streamed: its first and (rolling) last bytes, for judging it
 
@@ -131,7 +132,7 @@ struct SshTransport::Impl {
   }
 
   void submit(std::string request, milliseconds timeout, Handler done, std::optional<ApkillOrder> apkill = {},
-              ChunkHandler on_chunk = {}) {
+              ChunkHandler on_chunk = {}, bool take_lz4 = false) {
     {
       std::lock_guard lock(mu);
       if (!stopping) {
@@ -143,6 +144,7 @@ struct SshTransport::Impl {
         j.done = std::move(done);
         j.apkill = apkill;
         j.on_chunk = std::move(on_chunk);
+        j.take_lz4 = take_lz4;
         inbox.push_back(std::move(j));
         queued_count.fetch_add(1);
         wake();
@@ -160,8 +162,10 @@ struct SshTransport::Impl {
   }
 
   // Stdout of `job`: to its caller at once when streamed (and kept as a
-  // probe of its first and last bytes), else appended to `into`.
-  void take_output(Job& job, std::string bytes, std::string& into) {
+  // probe of its first and last bytes), else appended to `into`. `packed`:
+  // the same bytes as the helper sent them compressed (GatewayReader), for
+  // a caller that takes them; nullptr when they did not come compressed.
+  void take_output(Job& job, std::string bytes, std::string& into, std::string* packed = nullptr) {
     if (!job.on_chunk) {
       if (into.empty()) {
         into = std::move(bytes);
@@ -183,7 +187,13 @@ struct SshTransport::Impl {
       if (job.probe.size() > 2 * kProbe) job.probe.erase(kProbe, job.probe.size() - 2 * kProbe);
     }
     job.streamed += bytes.size();
-    asio::post(io, [h = job.on_chunk, chunk = std::move(bytes)]() mutable { h(std::move(chunk)); });
+    if (bytes.empty() && (packed == nullptr || packed->empty())) return;  // nothing to pass on
+    StreamChunk chunk{std::move(bytes), {}, false};
+    if (packed != nullptr && job.take_lz4) {
+      chunk.lz4 = std::move(*packed);
+      chunk.packed = true;
+    }
+    asio::post(io, [h = job.on_chunk, chunk = std::move(chunk)]() mutable { h(std::move(chunk)); });
   }
 
   // What a finished call's stdout looks like for judging it: the output, or

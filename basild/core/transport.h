@@ -27,11 +27,22 @@ struct CallOutcome {
   std::chrono::nanoseconds elapsed{0};  // wall time of the call on the transport
 };
 
+// A piece of a streamed answer (Transport::async_stream), in order.
+struct StreamChunk {
+  std::string plain;  // its bytes as apbasil wrote them
+  // Only for a caller that takes LZ4, from a transport that received the
+  // answer compressed (the ssh gateway with gateway_compress): this piece's
+  // part of the answer's one LZ4 frame, which the first packed piece
+  // starts and the last ends. Either of plain and lz4 may be empty while
+  // the other is not (a frame's header, its end mark).
+  std::string lz4;
+  bool packed = false;  // lz4 carries this piece
+};
+
 class Transport {
  public:
   using Handler = std::function<void(CallOutcome)>;
-  // A piece of an answer, in order.
-  using ChunkHandler = std::function<void(std::string chunk)>;
+  using ChunkHandler = std::function<void(StreamChunk chunk)>;
   virtual ~Transport() = default;
 
   // Sends `request` and calls `done` exactly once with the outcome. Calls
@@ -45,12 +56,14 @@ class Transport {
   // When `done` reports an error, what was delivered is a part of no good
   // answer. A call that delivered anything is not sent again after a lost
   // connection. This default delivers the whole answer as one chunk, after
-  // it is complete, and nothing on an error.
+  // it is complete, and nothing on an error. `take_lz4`: the caller takes
+  // packed pieces (StreamChunk::lz4) where the transport has them; this
+  // default has none.
   virtual void async_stream(std::string request, std::chrono::milliseconds timeout, ChunkHandler on_chunk,
-                            Handler done) {
+                            Handler done, [[maybe_unused]] bool take_lz4) {
     async_call(std::move(request), timeout,
                [on_chunk = std::move(on_chunk), done = std::move(done)](CallOutcome o) {
-                 if (o.status && !o.response.empty()) on_chunk(std::move(o.response));
+                 if (o.status && !o.response.empty()) on_chunk(StreamChunk{std::move(o.response), {}, false});
                  o.response.clear();
                  done(std::move(o));
                });

@@ -1,6 +1,7 @@
 #include "basild/daemon/forwarder.h"
 
 #include "basil_proto/codec.h"
+#include "basild/control/http_request.h"
 #include "basild/core/state_store_replay.h"
 #include "basild/daemon/replies.h"
 
@@ -51,24 +52,25 @@ void Forwarder::forward(const control::Request& req, control::Responder reply) {
   Fail fail = [body, basil_failures](const basil::Status& s) {
     return basil_failures ? basil_failure_reply(*body, s) : error_reply(s);
   };
+  const bool take_lz4 = control::accepts_coding(req.accept_encoding, "lz4");
   auto self = shared_from_this();
   decoder_.decode(body, {}, basil::Decoder::Expect::kRequest,
-                  [self, body, reply, fail](basil::Result<basil::Decoded> decoded) {
+                  [self, body, reply, fail, take_lz4](basil::Result<basil::Decoded> decoded) {
                     if (!decoded && decoded.status().code() == basil::Code::kLimitExceeded)
                       return reply(fail(decoded.status()));
                     std::shared_ptr<const basil::Request> request;
                     if (decoded) request = std::make_shared<const basil::Request>(std::move(decoded->request()));
-                    self->forward_decoded(body, std::move(request), reply, fail);
+                    self->forward_decoded(body, std::move(request), reply, fail, take_lz4);
                   });
 }
 
 // The forwarded call once its request is decoded (`request` null when it
 // did not decode).
 void Forwarder::forward_decoded(std::shared_ptr<const std::string> body, std::shared_ptr<const basil::Request> request,
-                                control::Responder reply, Fail fail) {
+                                control::Responder reply, Fail fail, bool take_lz4) {
   std::optional<std::int64_t> intent;  // set only for a RESERVE with a batch id
   if (request) {
-    if (request->query_type() == basil::QueryType::kInventory) return forward_streamed(*body, reply, fail);
+    if (request->query_type() == basil::QueryType::kInventory) return forward_streamed(*body, reply, fail, take_lz4);
     const auto* r = std::get_if<basil::ReserveRequest>(&request->body);
     if (r != nullptr && r->batch_id && !r->batch_id->empty()) {
       auto id = parts_.store.record_intent(*r->batch_id, r->user_name, *body, /*forwarded=*/true);
@@ -131,9 +133,17 @@ void Forwarder::reserve_answered(const basil::ReserveRequest& reserve, std::int6
 // it, and decoded beside the stream for basild's own view. An error after
 // a part went out cuts the response: the caller sees an answer that
 // broke, never a shorter one that looks whole.
-void Forwarder::forward_streamed(const std::string& request, control::Responder reply, Fail fail) {
+//
+// A caller that accepts LZ4 (apbasil_proxy) gets the answer as the
+// gateway helper compressed it, when it came so: one LZ4 frame, a
+// hundredth of the bytes for basild's loop to write and the caller to
+// read; basild's own copy (the answer's head, the learner, the XML log)
+// is the conduit's decompressed one. The first piece decides the
+// response's encoding; a later piece that does not match cuts it.
+void Forwarder::forward_streamed(const std::string& request, control::Responder reply, Fail fail, bool take_lz4) {
   struct Relay {
     std::shared_ptr<control::BodyStream> out;
+    bool packed = false;
     bool learning = false;
   };
   auto relay = std::make_shared<Relay>();
@@ -151,10 +161,15 @@ void Forwarder::forward_streamed(const std::string& request, control::Responder 
         self->parts_.poller.learn_inventory(std::move(*inv), started, node.mapped());
   });
   if (relay->learning) learning_.emplace(key, parts_.poller.order().inventory_sent());
-  auto on_chunk = [self, relay, reply](std::string chunk) {
-    if (!relay->out) relay->out = reply.stream("application/xml");
-    if (relay->learning) self->learner_.feed(chunk);
-    relay->out->write(std::move(chunk));  // a caller gone: the call still ends, and is learnt
+  auto on_chunk = [self, relay, reply](StreamChunk chunk) {
+    if (!relay->out) {
+      relay->packed = chunk.packed;
+      relay->out = reply.stream("application/xml", control::ResultCode::kOk, chunk.packed ? "lz4" : "");
+    }
+    if (relay->learning) self->learner_.feed(chunk.plain);
+    if (chunk.packed != relay->packed) return relay->out->abort();
+    // A caller gone: the call still ends, and is learnt.
+    relay->out->write(chunk.packed ? std::move(chunk.lz4) : std::move(chunk.plain));
   };
   auto on_end = [self, relay, reply, fail, key](const basil::Status& st) {
     if (!st) {
@@ -169,7 +184,8 @@ void Forwarder::forward_streamed(const std::string& request, control::Responder 
     if (!relay->out) relay->out = reply.stream("application/xml");
     relay->out->finish();
   };
-  co_spawn_result<std::uint64_t>(parts_.io.get_executor(), parts_.client.forward_stream(request, on_chunk, on_end), [](basil::Result<std::uint64_t>) {});
+  co_spawn_result<std::uint64_t>(parts_.io.get_executor(), parts_.client.forward_stream(request, on_chunk, on_end, take_lz4),
+                                 [](basil::Result<std::uint64_t>) {});
 }
 
 // A forwarded RESERVE's answer: the granted reservation recorded (its

@@ -33,9 +33,10 @@ class Forwarder : public std::enable_shared_from_this<Forwarder> {
 
  private:
   using Fail = std::function<control::Response(const basil::Status&)>;
-  void forward_streamed(const std::string& request, control::Responder reply, Fail fail);
+  // `take_lz4`: the caller accepts an answer in LZ4 (Accept-Encoding).
+  void forward_streamed(const std::string& request, control::Responder reply, Fail fail, bool take_lz4);
   void forward_decoded(std::shared_ptr<const std::string> body, std::shared_ptr<const basil::Request> request,
-                       control::Responder reply, Fail fail);
+                       control::Responder reply, Fail fail, bool take_lz4);
   void reserve_answered(const basil::ReserveRequest& reserve, std::int64_t intent, const std::string& answer,
                         basil::Result<basil::Decoded>& decoded, control::Responder reply, Fail fail);
   void learn_from_forward(const basil::Request& req, const basil::Response& resp);

@@ -12,6 +12,7 @@
 #include "tests/basild/io/emulator_support.h"
 #include "basild/control_client/client.h"
 #include "basild/config/config.h"
+#include "apbasil_proxy/inflate.h"
 #include "apbasil_proxy/proxy.h"
 #include "tests/support/files.h"
 #include "tests/support/sshd_fixture.h"
@@ -186,6 +187,51 @@ TEST_F(ProxyTest, AForwardedInventoryArrivesWholeAndBasildLearnsItsNodesFromIt) 
     if (health().value("inventories_learnt", 0) >= 1) break;
     // Each round is a whole call through the chain: no pause between them.
     ASSERT_LT(std::chrono::steady_clock::now(), until) << "no forwarded INVENTORY learnt after " << calls << " calls";
+  }
+}
+
+// basild passes an INVENTORY on as the gateway helper compressed it to a
+// client that takes LZ4 (the proxy), and as apbasil wrote it to any other;
+// the proxy writes it out as apbasil wrote it.
+TEST_F(ProxyTest, AnInventoryReachesTheProxyInLz4AndLeavesItAsApbasilWroteIt) {
+  const auto config = write_config("ssh-gateway", dir + "/control.sock");
+  start_basild(config);
+  const auto inv = request_xml(basil::InventoryQuery{});
+  const auto direct = basil_test::run({emulator_path(), "--state", state}, inv).out;
+  ASSERT_NE(direct.find("</BasilResponse>"), std::string::npos) << direct.substr(0, 400);
+  const auto r = run_proxy(config, inv);
+  ASSERT_EQ(r.exit_code, 0);
+  EXPECT_EQ(r.out, direct);
+  for (const bool takes_lz4 : {true, false}) {
+    control::Client client(dir + "/control.sock");
+    control::BodySink sink;
+    std::string encoding, body;
+    if (takes_lz4) sink.accept_encoding = "lz4";
+    sink.accept = [&](unsigned, std::string_view, bool, std::string_view content_encoding) {
+      encoding = content_encoding;
+      return true;
+    };
+    sink.piece = [&](std::string_view piece) {
+      body.append(piece);
+      return true;
+    };
+    const auto reply = client.request("POST", "/v1/basil", inv, "application/xml", 30s, sink);
+    ASSERT_TRUE(reply.ok()) << reply.message;
+    if (!takes_lz4) {
+      EXPECT_EQ(encoding, "");
+      EXPECT_EQ(body, direct);
+      continue;
+    }
+    EXPECT_EQ(encoding, "lz4");
+    EXPECT_LT(body.size(), direct.size() / 4);
+    std::string plain;
+    apbasil_proxy::Lz4Inflater z([&](std::string_view s) {
+      plain.append(s);
+      return true;
+    });
+    EXPECT_TRUE(z.feed(body)) << z.why();
+    EXPECT_TRUE(z.ended());
+    EXPECT_EQ(plain, direct);
   }
 }
 

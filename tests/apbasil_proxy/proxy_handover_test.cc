@@ -6,6 +6,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <lz4frame.h>
+
 #include <fstream>
 #include <thread>
 
@@ -174,16 +176,10 @@ TEST_F(ProxyFrontTest, AFrontInstalledWithoutItsFallbackStillAnswersWellFormed) 
   EXPECT_NE(r.err.find("cannot run apbasil_proxy-fallback"), std::string::npos) << r.err;
 }
 
-// A basild that starts a streamed (chunked) answer and dies in it: what
-// Slurm gets must not look whole.
-TEST_F(ProxyFrontTest, AStreamedAnswerCutOffIsPassedOnAsItCameAndTheProxyExitsWithAnError) {
-  const std::string socket_path = dir + "/basild.sock";
-  std::ofstream(config) << "[control]\nsocket = \"" << socket_path << "\"\n";
-  const int listener = basil_test::listen_unix(socket_path, 1);
-  ASSERT_GE(listener, 0);
-  const std::string head = "<?xml version=\"1.0\"?>\n<BasilResponse protocol=\"1.3\"><ResponseData status=\"SUCCESS\"";
-  const auto request = *basil::encode_request(basil::make_request(basil::Dialect::k1_3, basil::InventoryQuery{}));
-  std::thread basild([&] {
+// A basild that takes one POST of `request` on `listener` and answers with
+// `reply`, then closes the connection.
+std::thread fake_basild(int listener, const std::string& request, std::string reply) {
+  return std::thread([listener, request, reply = std::move(reply)] {
     const int c = ::accept(listener, nullptr, nullptr);
     if (c < 0) return;
     std::string got;
@@ -193,13 +189,30 @@ TEST_F(ProxyFrontTest, AStreamedAnswerCutOffIsPassedOnAsItCameAndTheProxyExitsWi
       if (n <= 0) break;
       got.append(buf, static_cast<std::size_t>(n));
     }
-    char size[32];
-    std::snprintf(size, sizeof size, "%zx\r\n", head.size());
-    const std::string reply = std::string("HTTP/1.1 200 OK\r\nContent-Type: application/xml\r\n"
-                                          "Transfer-Encoding: chunked\r\n\r\n") + size + head + "\r\n";
     [[maybe_unused]] auto w = ::write(c, reply.data(), reply.size());
-    ::close(c);  // no last chunk: the stream broke off
+    ::close(c);
   });
+}
+
+std::string chunk(const std::string& piece) {
+  char size[32];
+  std::snprintf(size, sizeof size, "%zx\r\n", piece.size());
+  return size + piece + "\r\n";
+}
+
+// A basild that starts a streamed (chunked) answer and dies in it: what
+// Slurm gets must not look whole.
+TEST_F(ProxyFrontTest, AStreamedAnswerCutOffIsPassedOnAsItCameAndTheProxyExitsWithAnError) {
+  const std::string socket_path = dir + "/basild.sock";
+  std::ofstream(config) << "[control]\nsocket = \"" << socket_path << "\"\n";
+  const int listener = basil_test::listen_unix(socket_path, 1);
+  ASSERT_GE(listener, 0);
+  const std::string head = "<?xml version=\"1.0\"?>\n<BasilResponse protocol=\"1.3\"><ResponseData status=\"SUCCESS\"";
+  const auto request = *basil::encode_request(basil::make_request(basil::Dialect::k1_3, basil::InventoryQuery{}));
+  // No last chunk: the stream broke off.
+  std::thread basild = fake_basild(listener, request,
+                                   "HTTP/1.1 200 OK\r\nContent-Type: application/xml\r\n"
+                                   "Transfer-Encoding: chunked\r\n\r\n" + chunk(head));
   const auto r = basil_test::run({front(), "--config", config}, request, {.err = basil_test::Redirect::pipe()});
   basild.join();
   ::close(listener);
@@ -207,6 +220,36 @@ TEST_F(ProxyFrontTest, AStreamedAnswerCutOffIsPassedOnAsItCameAndTheProxyExitsWi
   EXPECT_EQ(r.out, head);  // what came, and nothing after it (no second answer)
   const auto& err = r.err;
   EXPECT_NE(err.find("the answer broke off after " + std::to_string(head.size()) + " bytes"), std::string::npos) << err;
+}
+
+// An answer in LZ4 whose HTTP body ends well but whose LZ4 frame does not:
+// what it held is written, and the proxy says the answer broke off.
+TEST_F(ProxyFrontTest, ACompressedAnswerWhoseFrameEndsEarlyIsPassedOnAsFarAsItWentAndIsAnError) {
+  const std::string socket_path = dir + "/basild.sock";
+  std::ofstream(config) << "[control]\nsocket = \"" << socket_path << "\"\n";
+  const int listener = basil_test::listen_unix(socket_path, 1);
+  ASSERT_GE(listener, 0);
+  std::string answer = "<?xml version=\"1.0\"?>\n<BasilResponse protocol=\"1.3\"><ResponseData status=\"SUCCESS\">";
+  for (int i = 0; i < 50000; ++i) answer += "<Node node_id=\"" + std::to_string(i) + "\"/>\n";
+  answer += "</ResponseData></BasilResponse>\n";
+  std::string packed(LZ4F_compressFrameBound(answer.size(), nullptr), '\0');
+  packed.resize(LZ4F_compressFrame(packed.data(), packed.size(), answer.data(), answer.size(), nullptr));
+  const auto request = *basil::encode_request(basil::make_request(basil::Dialect::k1_3, basil::InventoryQuery{}));
+  std::thread basild = fake_basild(listener, request,
+                                   "HTTP/1.1 200 OK\r\nContent-Type: application/xml\r\nContent-Encoding: lz4\r\n"
+                                   "Transfer-Encoding: chunked\r\n\r\n" + chunk(packed.substr(0, packed.size() / 2)) +
+                                       "0\r\n\r\n");
+  const auto r = basil_test::run({front(), "--config", config}, request, {.err = basil_test::Redirect::pipe()});
+  basild.join();
+  ::close(listener);
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_FALSE(r.out.empty());
+  EXPECT_LT(r.out.size(), answer.size());
+  EXPECT_TRUE(answer.starts_with(r.out)) << "what is written is the answer's start";
+  EXPECT_NE(r.err.find("the answer broke off after " + std::to_string(r.out.size()) +
+                       " bytes: the compressed answer ended inside its LZ4 frame"),
+            std::string::npos)
+      << r.err;
 }
 
 }  // namespace

@@ -4,6 +4,8 @@
 // The remote apbasil is a script that writes a long answer in two halves,
 // the second only once a gate file exists, and hands every other request
 // to the emulator.
+#include <lz4frame.h>
+
 #include <fstream>
 
 #include "tests/basild/conduit/conduit_fixture.h"
@@ -25,6 +27,29 @@ std::string second_half() {
   std::string s;
   for (int i = 200001; i <= 400000; ++i) s += std::to_string(i) + "\n";
   return s + "--></ResponseData></BasilResponse>\n";
+}
+
+// One whole LZ4 frame, decompressed; a marker string when it is not one.
+std::string lz4_inflate(const std::string& frame) {
+  LZ4F_dctx* ctx = nullptr;
+  if (LZ4F_isError(LZ4F_createDecompressionContext(&ctx, LZ4F_VERSION))) return "(no context)";
+  std::string out;
+  std::vector<char> buf(1 << 16);
+  const char* src = frame.data();
+  std::size_t left = frame.size(), hint = 1;
+  while (hint != 0) {
+    std::size_t dst = buf.size(), took = left;
+    hint = LZ4F_decompress(ctx, buf.data(), &dst, src, &took, nullptr);
+    if (LZ4F_isError(hint) || (took == 0 && dst == 0)) {
+      out = "(not a whole LZ4 frame)";
+      break;
+    }
+    out.append(buf.data(), dst);
+    src += took;
+    left -= took;
+  }
+  LZ4F_freeDecompressionContext(ctx);
+  return left == 0 ? out : "(bytes after the frame)";
 }
 
 class ConduitStreamTest : public ConduitModesTest {
@@ -73,11 +98,11 @@ TEST_P(ConduitStreamTest, ALongAnswerReachesTheCallerWhileApbasilStillWritesIt) 
   std::optional<CallOutcome> out;
   remote.async_stream(
       inventory_request(), 120s,
-      [&](std::string chunk) {
-        got += chunk;
+      [&](StreamChunk chunk) {
+        got += chunk.plain;
         ++chunks;
       },
-      [&](CallOutcome o) { out.emplace(std::move(o)); });
+      [&](CallOutcome o) { out.emplace(std::move(o)); }, false);
   // The whole first half arrives while the script waits at the gate.
   ASSERT_TRUE(run_until([&] { return got.size() >= first_half().size(); }))
       << "only " << got.size() << " bytes arrived before the answer's end";
@@ -96,8 +121,8 @@ TEST_P(ConduitStreamTest, ASmallCallFinishesWhileALongAnswerIsInFlight) {
   std::size_t streamed = 0;
   std::optional<CallOutcome> long_call, engine;
   remote.async_stream(
-      inventory_request(), 120s, [&](std::string chunk) { streamed += chunk.size(); },
-      [&](CallOutcome o) { long_call.emplace(std::move(o)); });
+      inventory_request(), 120s, [&](StreamChunk chunk) { streamed += chunk.plain.size(); },
+      [&](CallOutcome o) { long_call.emplace(std::move(o)); }, false);
   ASSERT_TRUE(run_until([&] { return streamed >= first_half().size(); }));
   remote.async_call(engine_request(), 90s, [&](CallOutcome o) { engine.emplace(std::move(o)); });
   ASSERT_TRUE(run_until([&] { return engine.has_value(); }));
@@ -110,6 +135,38 @@ TEST_P(ConduitStreamTest, ASmallCallFinishesWhileALongAnswerIsInFlight) {
   EXPECT_EQ(streamed, first_half().size() + second_half().size());
 }
 
+// A caller that takes LZ4 gets, from a gateway that compresses, the pieces
+// as the helper compressed them besides the plain ones: together one LZ4
+// frame of the whole answer. Exec mode has nothing compressed to give.
+TEST_P(ConduitStreamTest, ACallerThatTakesLz4GetsTheGatewaysOwnFrameAndThePlainBytesBeside) {
+  SshTransport remote(io, opts_);
+  std::string plain, packed;
+  std::size_t chunks = 0, packed_chunks = 0;
+  std::optional<CallOutcome> out;
+  remote.async_stream(
+      inventory_request(), 120s,
+      [&](StreamChunk chunk) {
+        plain += chunk.plain;
+        packed += chunk.lz4;
+        ++chunks;
+        packed_chunks += chunk.packed ? 1 : 0;
+      },
+      [&](CallOutcome o) { out.emplace(std::move(o)); }, true);
+  open_gate();
+  ASSERT_TRUE(run_until([&] { return out.has_value(); }));
+  ASSERT_TRUE(out->status) << out->status.message() << " " << out->diagnostics;
+  const std::string whole = first_half() + second_half();
+  EXPECT_EQ(plain, whole);
+  if (GetParam() == ConduitModeKind::kExec) {
+    EXPECT_EQ(packed_chunks, 0u);
+    EXPECT_TRUE(packed.empty());
+    return;
+  }
+  EXPECT_EQ(packed_chunks, chunks) << "every piece of the call came packed";
+  EXPECT_LT(packed.size(), whole.size()) << "the frame is compressed (numbers in a row: to about 60%)";
+  EXPECT_EQ(lz4_inflate(packed), whole);
+}
+
 // A QUERY is normally sent again after a drop; one whose first bytes are
 // with its caller already is not: they would be followed by a whole second
 // answer.
@@ -118,8 +175,8 @@ TEST_P(ConduitStreamTest, AStreamedQueryCutByADropFailsAndIsNotSentAgain) {
   std::size_t streamed = 0;
   std::optional<CallOutcome> out;
   remote.async_stream(
-      inventory_request(), 120s, [&](std::string chunk) { streamed += chunk.size(); },
-      [&](CallOutcome o) { out.emplace(std::move(o)); });
+      inventory_request(), 120s, [&](StreamChunk chunk) { streamed += chunk.plain.size(); },
+      [&](CallOutcome o) { out.emplace(std::move(o)); }, false);
   ASSERT_TRUE(run_until([&] { return streamed >= first_half().size(); }));
   sshd.Kill();
   open_gate();  // a resent call would now run to its end
