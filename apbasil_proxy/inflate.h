@@ -14,7 +14,7 @@
 namespace apbasil_proxy {
 
 class Lz4Inflater {
-public:
+ public:
   // Where the decompressed bytes go, in order; false when they could not.
   using Write = std::function<bool(std::string_view)>;
   explicit Lz4Inflater(Write write);
@@ -26,13 +26,11 @@ public:
   // when they are not LZ4, go on after the frame's end, or could not be
   // written; every later call is false too.
   bool feed(std::string_view packed);
-  bool ended() const { return ended_; } // the frame's end mark came
-  std::uint64_t written() const {
-    return written_;
-  } // decompressed bytes written
+  bool ended() const { return ended_; }               // the frame's end mark came
+  std::uint64_t written() const { return written_; }  // decompressed bytes written
   const std::string &why() const { return why_; }
 
-private:
+ private:
   bool fail(std::string why);
   Write write_;
   LZ4F_dctx *ctx_ = nullptr;
@@ -42,4 +40,4 @@ private:
   std::string why_;
 };
 
-} // namespace apbasil_proxy
+}  // namespace apbasil_proxy

@@ -19,22 +19,19 @@ namespace {
 using namespace std::chrono_literals;
 using testing::TestServer;
 
-TEST(ControlClientStreamTest,
-     AnEncodedStreamReachesTheSinkPieceByPieceAsItComes) {
+TEST(ControlClientStreamTest, AnEncodedStreamReachesTheSinkPieceByPieceAsItComes) {
   TestServer s;
   // GET /v1/packed writes one piece, then the rest only once the client
   // says it had the first one.
   auto held = std::make_shared<std::shared_ptr<BodyStream>>();
   auto asked = std::make_shared<std::string>();
-  s.registry.add(
-      Method::kGet, "/v1/packed", BodyKind::kNone, "streams in two steps",
-      [held, asked](const Request &q, Responder reply) {
-        *asked = q.accept_encoding;
-        *held =
-            reply.stream("application/xml", ResultCode::kOk,
-                         accepts_coding(q.accept_encoding, "lz4") ? "lz4" : "");
-        (*held)->write("first");
-      });
+  s.registry.add(Method::kGet, "/v1/packed", BodyKind::kNone, "streams in two steps",
+                 [held, asked](const Request &q, Responder reply) {
+                   *asked = q.accept_encoding;
+                   *held = reply.stream("application/xml", ResultCode::kOk,
+                                        accepts_coding(q.accept_encoding, "lz4") ? "lz4" : "");
+                   (*held)->write("first");
+                 });
   ASSERT_TRUE(s.start().is_ok());
 
   Client client(s.path());
@@ -42,8 +39,7 @@ TEST(ControlClientStreamTest,
   sink.accept_encoding = "lz4";
   std::string encoding, got;
   int pieces = 0;
-  sink.accept = [&](unsigned status, std::string_view, bool chunked,
-                    std::string_view content_encoding) {
+  sink.accept = [&](unsigned status, std::string_view, bool chunked, std::string_view content_encoding) {
     EXPECT_EQ(status, 200u);
     EXPECT_TRUE(chunked);
     encoding = content_encoding;
@@ -61,8 +57,7 @@ TEST(ControlClientStreamTest,
     return true;
   };
   const auto r = client.request("GET", "/v1/packed", "", "", 10s, sink);
-  ASSERT_TRUE(r.ok()) << r.message
-                      << " (the first piece never reached the sink on its own)";
+  ASSERT_TRUE(r.ok()) << r.message << " (the first piece never reached the sink on its own)";
   EXPECT_EQ(*asked, "lz4");
   EXPECT_EQ(encoding, "lz4");
   EXPECT_EQ(got, "firstsecond");
@@ -72,20 +67,18 @@ TEST(ControlClientStreamTest,
 
 TEST(ControlClientStreamTest, WithoutAnAcceptEncodingTheStreamIsPlain) {
   TestServer s;
-  s.registry.add(Method::kGet, "/v1/maybe", BodyKind::kNone,
-                 "encodes when asked", [](const Request &q, Responder reply) {
-                   auto out = reply.stream(
-                       "application/xml", ResultCode::kOk,
-                       accepts_coding(q.accept_encoding, "lz4") ? "lz4" : "");
-                   out->write("plain");
-                   out->finish();
-                 });
+  s.registry.add(
+      Method::kGet, "/v1/maybe", BodyKind::kNone, "encodes when asked", [](const Request &q, Responder reply) {
+        auto out =
+            reply.stream("application/xml", ResultCode::kOk, accepts_coding(q.accept_encoding, "lz4") ? "lz4" : "");
+        out->write("plain");
+        out->finish();
+      });
   ASSERT_TRUE(s.start().is_ok());
   Client client(s.path());
   BodySink sink;
   std::string encoding = "unset", got;
-  sink.accept = [&](unsigned, std::string_view, bool,
-                    std::string_view content_encoding) {
+  sink.accept = [&](unsigned, std::string_view, bool, std::string_view content_encoding) {
     encoding = content_encoding;
     return true;
   };
@@ -100,5 +93,5 @@ TEST(ControlClientStreamTest, WithoutAnAcceptEncodingTheStreamIsPlain) {
   s.stop();
 }
 
-} // namespace
-} // namespace basild::control
+}  // namespace
+}  // namespace basild::control
