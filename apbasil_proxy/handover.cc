@@ -5,11 +5,13 @@
 #include <cerrno>
 
 #include <array>
+#include <memory>
+#include <optional>
+#include <span>
 #include <utility>
 
 #include <nlohmann/json.hpp>
 
-#include "apbasil_proxy/inflate.h"
 #include "basild/config/config.h"
 
 namespace apbasil_proxy {
@@ -99,6 +101,17 @@ std::string broke_off_message(const Attempt& a) {
   return "apbasil_proxy: the answer broke off after " + std::to_string(a.passed_on) + " bytes: " + a.why + "\n";
 }
 
+std::string inflate_failure(basild::Lz4Stream::Fed fed, const basild::Lz4Stream& stream) {
+  switch (fed) {
+    case basild::Lz4Stream::Fed::kOk: return {};
+    case basild::Lz4Stream::Fed::kNoMemory: return "cannot decompress the answer: out of memory";
+    case basild::Lz4Stream::Fed::kNotLz4: return "the compressed answer is not LZ4: " + stream.not_lz4();
+    case basild::Lz4Stream::Fed::kAfterEnd: return "the compressed answer goes on after its LZ4 frame ended";
+    case basild::Lz4Stream::Fed::kRefused: return "the answer could not be written";
+  }
+  return "the compressed answer could not be decompressed";
+}
+
 bool passes_on(unsigned status, std::string_view content_type, bool chunked) {
   return chunked && is_basil_answer(status, content_type);
 }
@@ -116,31 +129,46 @@ Attempt try_basild(const basild::Config& config, const std::string& request, int
   // gateway helper compressed): it is decompressed on its way out, and
   // what was passed on counts what was written.
   std::string encoding;
-  std::optional<Lz4Inflater> lz4;
+  std::optional<basild::Lz4Stream> lz4;
+  std::unique_ptr<char[]> scratch;  // what each LZ4 step decompresses into
+  std::uint64_t written = 0;        // decompressed bytes written
+  std::string lz4_why;
   const auto write_out = [stream_fd](std::string_view piece) { return write_all(stream_fd, piece); };
+  const auto inflate = [&](std::string_view piece) {
+    const auto fed = lz4->feed(piece, std::span<char>(scratch.get(), kInflateStep), [&](std::string_view out) {
+      if (!write_out(out)) return false;
+      written += out.size();
+      return true;
+    });
+    lz4_why = inflate_failure(fed, *lz4);
+    return lz4_why.empty();
+  };
   if (stream_fd >= 0) {
     sink.accept_encoding = "lz4";
     sink.accept = [&](unsigned status, std::string_view content_type, bool chunked, std::string_view content_encoding) {
       if (!passes_on(status, content_type, chunked)) return false;
       encoding = content_encoding;
-      if (encoding == "lz4") lz4.emplace(write_out);
+      if (encoding == "lz4") {
+        lz4.emplace();
+        scratch = std::make_unique_for_overwrite<char[]>(kInflateStep);
+      }
       return true;
     };
     sink.piece = [&](std::string_view piece) {
       if (encoding.empty()) return write_out(piece);
-      return lz4 && lz4->feed(piece);
+      return lz4 && inflate(piece);
     };
   }
   Attempt a = judge_reply(client.request("POST", "/v1/basil?failures=basil", request, "application/xml",
                                          config.apbasil.timeout * 2 + 5s, sink));
   if (encoding.empty()) return a;
-  a.passed_on = lz4 ? lz4->written() : 0;
+  a.passed_on = written;
   if (!lz4) {
     a.outcome = SocketOutcome::kBroken;
     a.why = "basild sent the answer in an unknown encoding \"" + encoding + "\"";
-  } else if (!lz4->why().empty()) {
+  } else if (!lz4_why.empty()) {
     a.outcome = SocketOutcome::kBroken;
-    a.why = lz4->why();
+    a.why = lz4_why;
   } else if (a.outcome == SocketOutcome::kAnswered && !lz4->ended()) {
     a.outcome = SocketOutcome::kBroken;
     a.why = "the compressed answer ended inside its LZ4 frame";

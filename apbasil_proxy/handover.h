@@ -13,6 +13,7 @@
 
 #include "basil_proto/status.h"
 #include "basild/control_client/client.h"
+#include "basild/core/lz4_stream.h"
 
 namespace basild {
 struct Config;
@@ -63,6 +64,13 @@ Attempt judge_reply(basild::control::ClientReply r);
 Attempt try_basild(const basild::Config& config, const std::string& request, int stream_fd = -1);
 // The line for standard error when an answer broke off (Attempt::cut()).
 std::string broke_off_message(const Attempt& a);
+// A long answer basild passes on compressed (LZ4, one frame) is
+// decompressed in steps of this size on its way out: the control client's
+// piece size, so that a piece of the gateway's 1-MiB frames is a few writes.
+inline constexpr std::size_t kInflateStep = std::size_t{256} << 10;
+// Why a step of that decompression failed, for standard error; empty for kOk.
+std::string inflate_failure(basild::Lz4Stream::Fed fed, const basild::Lz4Stream& stream);
+
 // Whether an answer of this status and type is written as it arrives: a
 // BASIL document that basild streams.
 bool passes_on(unsigned status, std::string_view content_type, bool chunked);

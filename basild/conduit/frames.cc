@@ -1,10 +1,11 @@
 #include "basild/conduit/frames.h"
 
-#include <lz4frame.h>
-
 #include <algorithm>
 #include <charconv>
+#include <span>
 #include <vector>
+
+#include "basild/core/lz4_stream.h"
 
 namespace basild::conduit {
 
@@ -91,19 +92,6 @@ constexpr std::size_t kMaxStreamingCalls = 1024;
 
 }  // namespace
 
-struct GatewayReader::Inflater {
-  Inflater() {
-    if (LZ4F_isError(LZ4F_createDecompressionContext(&ctx, LZ4F_VERSION))) ctx = nullptr;
-  }
-  ~Inflater() {
-    if (ctx) LZ4F_freeDecompressionContext(ctx);
-  }
-  Inflater(const Inflater&) = delete;
-  Inflater& operator=(const Inflater&) = delete;
-  LZ4F_dctx* ctx = nullptr;
-  bool ended = false;  // the LZ4 frame's end mark has come
-};
-
 GatewayReader::GatewayReader(std::size_t max_out_bytes, std::size_t max_err_bytes)
     : max_out_(max_out_bytes), max_err_(max_err_bytes) {}
 GatewayReader::~GatewayReader() = default;
@@ -115,33 +103,28 @@ basil::Result<std::string> GatewayReader::stdout_bytes(std::uint64_t id, Call& c
     call.raw += wire.size();
     return std::string(wire);
   }
-  if (!call.lz4) call.lz4 = std::make_unique<Inflater>();
-  Inflater& z = *call.lz4;
-  if (!z.ctx) return fail("cannot decompress: out of memory");
+  if (!call.lz4) call.lz4 = std::make_unique<Lz4Stream>();
+  Lz4Stream& z = *call.lz4;
   const std::string who = "call " + std::to_string(id) + "'s answer";
-  if (z.ended && !wire.empty()) return fail(who + " goes on after its LZ4 frame ended");
   if (!scratch_) scratch_ = std::make_unique_for_overwrite<char[]>(kInflateStep);
   std::string out;
   // Room for as much as the call's last frame brought: a long answer's
   // frames are alike (the helper's 1 MiB of stdout), and a string grown
   // step by step copied three quarters of each again.
   out.reserve(call.last_raw);
-  const char* src = wire.data();
-  std::size_t left = wire.size();
-  while (!z.ended) {
-    std::size_t dst = kInflateStep, took = left;
-    const std::size_t hint = LZ4F_decompress(z.ctx, scratch_.get(), &dst, src, &took, nullptr);
-    if (LZ4F_isError(hint)) return fail(who + " is not LZ4: " + LZ4F_getErrorName(hint));
-    src += took;
-    left -= took;
-    if (call.raw + out.size() + dst > max_out_)
-      return fail(who + " is over the limit of " + std::to_string(max_out_) + " bytes");
-    out.append(scratch_.get(), dst);
-    if (hint == 0) z.ended = true;
-    if (left == 0 && dst < kInflateStep) break;  // all taken and nothing more held back
+  const auto fed = z.feed(wire, std::span<char>(scratch_.get(), kInflateStep), [&](std::string_view piece) {
+    if (call.raw + out.size() + piece.size() > max_out_) return false;
+    out.append(piece);
+    return true;
+  });
+  switch (fed) {
+    case Lz4Stream::Fed::kOk: break;
+    case Lz4Stream::Fed::kNoMemory: return fail("cannot decompress: out of memory");
+    case Lz4Stream::Fed::kNotLz4: return fail(who + " is not LZ4: " + z.not_lz4());
+    case Lz4Stream::Fed::kAfterEnd: return fail(who + " goes on after its LZ4 frame ended");
+    case Lz4Stream::Fed::kRefused: return fail(who + " is over the limit of " + std::to_string(max_out_) + " bytes");
   }
-  if (left > 0) return fail(who + " goes on after its LZ4 frame ended");
-  if (last && !z.ended) return fail(who + " ends inside its LZ4 frame");
+  if (last && !z.ended()) return fail(who + " ends inside its LZ4 frame");
   call.raw += out.size();
   call.last_raw = out.size();
   return out;

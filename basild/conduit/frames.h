@@ -40,6 +40,10 @@
 
 #include "basil_proto/status.h"
 
+namespace basild {
+class Lz4Stream;  // basild/core/lz4_stream.h
+}
+
 namespace basild::conduit {
 
 inline constexpr std::size_t kMaxHeaderBytes = 128;
@@ -108,12 +112,11 @@ class GatewayReader {
   std::size_t buffered() const { return buf_.size() - pos_; }
 
  private:
-  struct Inflater;  // one call's LZ4 decompression
   struct Call {
     std::size_t wire = 0;  // D bytes so far, as they came
     std::size_t raw = 0;   // the same, decompressed
     std::size_t last_raw = 0;  // what its last frame decompressed to
-    std::unique_ptr<Inflater> lz4;
+    std::unique_ptr<Lz4Stream> lz4;  // its LZ4 frame's decompression
   };
   basil::Status fail(std::string why);
   // The call's next stdout bytes as apbasil wrote them: `wire` itself, or

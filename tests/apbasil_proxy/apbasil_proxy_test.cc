@@ -12,7 +12,7 @@
 #include "tests/basild/io/emulator_support.h"
 #include "basild/control_client/client.h"
 #include "basild/config/config.h"
-#include "apbasil_proxy/inflate.h"
+#include "apbasil_proxy/handover.h"
 #include "apbasil_proxy/proxy.h"
 #include "tests/support/files.h"
 #include "tests/support/sshd_fixture.h"
@@ -237,11 +237,14 @@ TEST_F(ProxyTest, AnInventoryReachesTheProxyInLz4AndLeavesItAsApbasilWroteIt) {
     EXPECT_EQ(encoding, "lz4");
     EXPECT_LT(body.size(), direct.size() / 4);
     std::string plain;
-    apbasil_proxy::Lz4Inflater z([&](std::string_view s) {
-      plain.append(s);
-      return true;
-    });
-    EXPECT_TRUE(z.feed(body)) << z.why();
+    std::vector<char> scratch(apbasil_proxy::kInflateStep);
+    Lz4Stream z;
+    EXPECT_EQ(z.feed(body, scratch,
+                     [&](std::string_view s) {
+                       plain.append(s);
+                       return true;
+                     }),
+              Lz4Stream::Fed::kOk);
     EXPECT_TRUE(z.ended());
     EXPECT_EQ(without_timestamps(plain), direct);
   }
