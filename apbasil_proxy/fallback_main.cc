@@ -26,7 +26,10 @@ using namespace std::chrono_literals;
 using apbasil_proxy::Next;
 using apbasil_proxy::SocketOutcome;
 
-int answer(const std::string& xml) { return apbasil_proxy::write_all(1, xml) ? 0 : 1; }
+int answer(const std::string& xml) {
+  if (xml.size() > (std::size_t{64} << 10)) (void)apbasil_proxy::grow_pipe(1);
+  return apbasil_proxy::write_all(1, xml) ? 0 : 1;
+}
 
 int fail(const std::string& request, bool transient, const std::string& why) {
   std::cerr << "apbasil_proxy: " << why << "\n";

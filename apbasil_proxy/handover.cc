@@ -1,5 +1,6 @@
 #include "apbasil_proxy/handover.h"
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -61,6 +62,15 @@ bool write_all(int fd, std::string_view s) {
     s.remove_prefix(static_cast<std::size_t>(w));
   }
   return true;
+}
+
+bool grow_pipe(int fd) {
+  // Best effort: not a pipe (a file, a terminal), or the user over
+  // fs.pipe-user-pages-soft, and the pipe stays as it is.
+  const int size = ::fcntl(fd, F_GETPIPE_SZ);
+  if (size < 0) return false;
+  if (static_cast<std::size_t>(size) >= kLongAnswerPipeBytes) return true;
+  return ::fcntl(fd, F_SETPIPE_SZ, static_cast<int>(kLongAnswerPipeBytes)) >= 0;
 }
 
 std::string_view outcome_name(SocketOutcome o) {
@@ -147,6 +157,7 @@ Attempt try_basild(const basild::Config& config, const std::string& request, int
     sink.accept_encoding = "lz4";
     sink.accept = [&](unsigned status, std::string_view content_type, bool chunked, std::string_view content_encoding) {
       if (!passes_on(status, content_type, chunked)) return false;
+      (void)grow_pipe(stream_fd);
       encoding = content_encoding;
       if (encoding == "lz4") {
         lz4.emplace();

@@ -28,6 +28,15 @@ inline constexpr std::size_t kMaxRequestBytes = std::size_t{1} << 20;
 std::optional<std::string> read_request(int fd);
 // Writes all of `s`; false on an error.
 bool write_all(int fd, std::string_view s);
+// The pipe a long answer goes into (the scheduler's end of apbasil's
+// stdout) holds this much: a 64-KiB pipe wakes its reader and this
+// program some 140 times each for an 8.9-MB INVENTORY, this one 9 times.
+inline constexpr std::size_t kLongAnswerPipeBytes = std::size_t{1} << 20;
+// Makes the pipe `fd` hold kLongAnswerPipeBytes (Linux's default
+// fs.pipe-max-size, allowed to every user); false when `fd` is not a pipe
+// or the kernel refuses (the user's pipes are over fs.pipe-user-pages-soft):
+// the answer then goes through the pipe as it is.
+bool grow_pipe(int fd);
 
 // How a control-socket attempt ended.
 enum class SocketOutcome {

@@ -2,6 +2,7 @@
 // apbasil_proxy-fallback it hands calls to. First the pure hand-over (its
 // arguments, the control-socket verdict), then the real
 // front executing the real fallback (no sshd: a local configuration).
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -250,6 +251,67 @@ TEST_F(ProxyFrontTest, ACompressedAnswerWhoseFrameEndsEarlyIsPassedOnAsFarAsItWe
                        " bytes: the compressed answer ended inside its LZ4 frame"),
             std::string::npos)
       << r.err;
+}
+
+// A long answer's pipe to the scheduler is grown, so that the reader and
+// the proxy wake a few times per INVENTORY instead of some 140: here the
+// scheduler's end is a FIFO the test holds, which the proxy writes as its
+// stdout. A short answer (not streamed) leaves the pipe as it was.
+TEST_F(ProxyFrontTest, AStreamedAnswerGrowsThePipeItIsWrittenToAndAShortOneDoesNot) {
+  const std::string socket_path = dir + "/basild.sock";
+  std::ofstream(config) << "[control]\nsocket = \"" << socket_path << "\"\n";
+  const int listener = basil_test::listen_unix(socket_path, 2);
+  ASSERT_GE(listener, 0);
+  const std::string answer =
+      "<?xml version=\"1.0\"?>\n<BasilResponse protocol=\"1.3\"><ResponseData status=\"SUCCESS\"/></BasilResponse>\n";
+  std::string packed(LZ4F_compressFrameBound(answer.size(), nullptr), '\0');
+  packed.resize(LZ4F_compressFrame(packed.data(), packed.size(), answer.data(), answer.size(), nullptr));
+  const auto request = *basil::encode_request(basil::make_request(basil::Dialect::k1_3, basil::InventoryQuery{}));
+  const std::string streamed = "HTTP/1.1 200 OK\r\nContent-Type: application/xml\r\nContent-Encoding: lz4\r\n"
+                               "Transfer-Encoding: chunked\r\n\r\n" + chunk(packed) + "0\r\n\r\n";
+  const std::string whole = "HTTP/1.1 200 OK\r\nContent-Type: application/xml\r\nContent-Length: " +
+                            std::to_string(answer.size()) + "\r\n\r\n" + answer;
+  for (const bool is_streamed : {false, true}) {
+    const std::string fifo = dir + (is_streamed ? "/streamed.fifo" : "/whole.fifo");
+    ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+    const int scheduler_end = ::open(fifo.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    ASSERT_GE(scheduler_end, 0);
+    const int before = ::fcntl(scheduler_end, F_GETPIPE_SZ);
+    ASSERT_LT(before, static_cast<int>(apbasil_proxy::kLongAnswerPipeBytes));
+    std::thread basild = fake_basild(listener, request, is_streamed ? streamed : whole);
+    // Not basil_test::run: its stdout is a pipe of its own.
+    basil_test::Subprocess proxy({front(), "--config", config}, {.in = basil_test::Redirect::pipe(),
+                                                                 .out = basil_test::Redirect::file(fifo),
+                                                                 .err = basil_test::Redirect::pipe()});
+    const auto r = proxy.communicate(request, std::chrono::seconds(30));
+    basild.join();
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    std::string out(answer.size() + 1, '\0');
+    const ssize_t n = ::read(scheduler_end, out.data(), out.size());
+    EXPECT_EQ(out.substr(0, n > 0 ? static_cast<std::size_t>(n) : 0), answer);
+    if (is_streamed) {
+      EXPECT_EQ(::fcntl(scheduler_end, F_GETPIPE_SZ), static_cast<int>(apbasil_proxy::kLongAnswerPipeBytes));
+    } else {
+      EXPECT_EQ(::fcntl(scheduler_end, F_GETPIPE_SZ), before);
+    }
+    ::close(scheduler_end);
+  }
+  ::close(listener);
+}
+
+TEST(ProxyPipeTest, OnlyAPipeIsGrownAndAGrownPipeHoldsOneMebibyte) {
+  int p[2];
+  ASSERT_EQ(::pipe2(p, O_CLOEXEC), 0);
+  EXPECT_TRUE(apbasil_proxy::grow_pipe(p[1]));
+  EXPECT_EQ(::fcntl(p[0], F_GETPIPE_SZ), static_cast<int>(apbasil_proxy::kLongAnswerPipeBytes));
+  EXPECT_TRUE(apbasil_proxy::grow_pipe(p[1])) << "a pipe that holds enough already";
+  ::close(p[0]);
+  ::close(p[1]);
+  const int null = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
+  ASSERT_GE(null, 0);
+  EXPECT_FALSE(apbasil_proxy::grow_pipe(null));
+  ::close(null);
+  EXPECT_FALSE(apbasil_proxy::grow_pipe(-1));
 }
 
 }  // namespace
