@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -49,6 +50,11 @@ enum class SocketOutcome {
 
 std::string_view outcome_name(SocketOutcome o);
 std::optional<SocketOutcome> outcome_from_name(std::string_view name);
+
+// The sections of basild.conf that try_basild reads ([control]'s socket,
+// [apbasil]'s timeout): all the front reads of the file.
+inline constexpr std::string_view kFrontSectionNames[] = {"control", "apbasil"};
+inline constexpr std::span<const std::string_view> kFrontSections{kFrontSectionNames};
 
 // One attempt through the control socket (POST /v1/basil).
 struct Attempt {

@@ -79,7 +79,11 @@ std::string ConfigError::to_string(std::string_view origin) const {
   return out;
 }
 
-ConfigParse parse_config_all(std::string_view text) {
+namespace {
+
+// The whole file (`only` empty: every section and the checks across them),
+// or just the sections `only` names.
+ConfigParse parse_sections(std::string_view text, std::span<const std::string_view> only) {
   ConfigParse out;
   Errors errors;
   toml::table root;
@@ -91,8 +95,8 @@ ConfigParse parse_config_all(std::string_view text) {
     return out;
   }
 
-  config_detail::read_sections(root, out.config, errors);
-  config_detail::cross_checks(out.config, errors);
+  config_detail::read_sections(root, out.config, errors, only);
+  if (only.empty()) config_detail::cross_checks(out.config, errors);
   out.errors = errors.take();
   std::stable_sort(out.errors.begin(), out.errors.end(), [](const ConfigError& a, const ConfigError& b) {
     return a.line != b.line ? a.line < b.line : a.column < b.column;
@@ -100,8 +104,7 @@ ConfigParse parse_config_all(std::string_view text) {
   return out;
 }
 
-basil::Result<Config> parse_config(std::string_view text, std::string_view origin) {
-  ConfigParse p = parse_config_all(text);
+basil::Result<Config> result_of(ConfigParse p, std::string_view origin) {
   if (p.ok()) return std::move(p.config);
   std::string message;
   for (const auto& e : p.errors) {
@@ -112,6 +115,19 @@ basil::Result<Config> parse_config(std::string_view text, std::string_view origi
   st.at(static_cast<int>(p.errors.front().line), static_cast<int>(p.errors.front().column),
         p.errors.front().key);
   return st;
+}
+
+}  // namespace
+
+ConfigParse parse_config_all(std::string_view text) { return parse_sections(text, {}); }
+
+basil::Result<Config> parse_config(std::string_view text, std::string_view origin) {
+  return result_of(parse_config_all(text), origin);
+}
+
+basil::Result<Config> parse_config_sections(std::string_view text, std::span<const std::string_view> sections,
+                                            std::string_view origin) {
+  return result_of(parse_sections(text, sections), origin);
 }
 
 bool speaks_for_scheduler(const ReconcileConfig& c) {

@@ -17,6 +17,7 @@
 #include <chrono>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -234,6 +235,14 @@ ConfigParse parse_config_all(std::string_view text);
 // The config, or a kInvalidValue Status located at the first error whose
 // message lists every error, one per line, prefixed with `origin`.
 basil::Result<Config> parse_config(std::string_view text, std::string_view origin = "basild.conf");
+// Only the sections named (the rest at their defaults), as parse_config
+// reports errors: for a program that needs a part of basild's file and
+// runs too often to read all of it (apbasil_proxy's front, on every call
+// of the scheduler). Still a whole TOML document: a syntax error anywhere
+// is an error. Other sections, unknown ones and the checks across
+// sections are not looked at.
+basil::Result<Config> parse_config_sections(std::string_view text, std::span<const std::string_view> sections,
+                                            std::string_view origin = "basild.conf");
 
 // The effective configuration as TOML: every key, defaults included. Parsing
 // it gives back an equal Config.

@@ -10,6 +10,7 @@
 #include <map>
 #include <optional>
 #include <set>
+#include <span>
 #include <string>
 #include <string_view>
 #include <toml++/toml.h>
@@ -175,8 +176,10 @@ inline constexpr Word<JobSourceType> kJobSourceTypes[] = {
 };
 
 // Every section of the file's root table into `c`; unknown sections and
-// keys outside any section are errors.
-void read_sections(const toml::table& root, Config& c, Errors& errors);
+// keys outside any section are errors. With `only`, just the sections it
+// names, and nothing else in the file is looked at.
+void read_sections(const toml::table& root, Config& c, Errors& errors,
+                   std::span<const std::string_view> only = {});
 // Checks across keys, reported at the later key's line.
 void cross_checks(const Config& c, Errors& errors);
 

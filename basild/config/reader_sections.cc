@@ -394,7 +394,7 @@ void read_reconcile(const toml::table& t, ReconcileConfig& c, Errors& errors) {
 
 }  // namespace
 
-void read_sections(const toml::table& root, Config& c, Errors& errors) {
+void read_sections(const toml::table& root, Config& c, Errors& errors, std::span<const std::string_view> only) {
   using Reader = void (*)(const toml::table&, Config&, Errors&);
   struct SectionReader {
     std::string_view name;
@@ -412,7 +412,12 @@ void read_sections(const toml::table& root, Config& c, Errors& errors) {
       {"geometry", [](const toml::table& t, Config& cf, Errors& e) { read_geometry(t, cf.geometry, e); }},
       {"slurm", [](const toml::table& t, Config& cf, Errors& e) { read_slurm(t, cf.slurm, e); }},
   };
+  const auto wanted = [&](std::string_view name) {
+    return only.empty() || std::find(only.begin(), only.end(), name) != only.end();
+  };
+  // Unknown sections: only a reading of the whole file knows them all.
   for (auto&& [k, v] : root) {
+    if (!only.empty()) break;
     const std::string_view key = k.str();  // clang 14 cannot capture a structured binding
     bool known = std::any_of(std::begin(kSections), std::end(kSections),
                              [&](const SectionReader& s) { return s.name == key; });
@@ -423,6 +428,7 @@ void read_sections(const toml::table& root, Config& c, Errors& errors) {
                             : "unknown key \"" + name + "\" outside any section");
   }
   for (const auto& s : kSections) {
+    if (!wanted(s.name)) continue;
     if (const toml::table* t = section_table(root, s.name, errors)) s.read(*t, c, errors);
   }
 }

@@ -253,6 +253,26 @@ TEST_F(ProxyFrontTest, ACompressedAnswerWhoseFrameEndsEarlyIsPassedOnAsFarAsItWe
       << r.err;
 }
 
+// The front reads [control] and [apbasil] only: a mistake elsewhere in the
+// file does not stop the calls that a running basild answers.
+TEST_F(ProxyFrontTest, AMistakeOutsideItsTwoSectionsDoesNotStopCallsThroughBasild) {
+  const std::string socket_path = dir + "/basild.sock";
+  std::ofstream(config) << "[control]\nsocket = \"" << socket_path << "\"\n[poll]\ninterval = \"soon\"\n";
+  const int listener = basil_test::listen_unix(socket_path, 1);
+  ASSERT_GE(listener, 0);
+  const std::string answer = "<?xml version=\"1.0\"?>\n<BasilResponse protocol=\"1.0\"><ResponseData status=\"SUCCESS\"/>"
+                             "</BasilResponse>\n";
+  const std::string request = "<BasilRequest protocol=\"1.0\" method=\"QUERY\" type=\"ENGINE\"/>";
+  std::thread basild = fake_basild(listener, request,
+                                   "HTTP/1.1 200 OK\r\nContent-Type: application/xml\r\nContent-Length: " +
+                                       std::to_string(answer.size()) + "\r\n\r\n" + answer);
+  const auto r = basil_test::run({front(), "--config", config}, request, {.err = basil_test::Redirect::pipe()});
+  basild.join();
+  ::close(listener);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, answer);
+}
+
 // A long answer's pipe to the scheduler is grown, so that the reader and
 // the proxy wake a few times per INVENTORY instead of some 140: here the
 // scheduler's end is a FIFO the test holds, which the proxy writes as its

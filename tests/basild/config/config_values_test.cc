@@ -171,5 +171,34 @@ TEST(ConfigValuesTest, SlurmNodeSyncKeysAreReadAndCheckedStrictly) {
   EXPECT_NE(only_error("[slurm]\nnode_name_format = \"nid%s\"\n").message.find("%d or %0Wd"), std::string::npos);
 }
 
+// apbasil_proxy's front reads two sections of the file on every call.
+TEST(ConfigSectionsTest, OnlyTheNamedSectionsAreReadAndJudged) {
+  const std::string_view front[] = {"control", "apbasil"};
+  const std::string text =
+      "[apbasil]\ntimeout = \"7s\"\n"
+      "[control]\nsocket = \"/run/b/control.sock\"\n"
+      "[poll]\ninterval = \"soon\"\n"         // an error the front does not read
+      "[apbsail]\npath = \"/a\"\n"            // an unknown section
+      "[conduit]\nmode = \"ssh-exec\"\n";     // no host: a check across keys
+  ASSERT_FALSE(parse_config(text)) << "the whole file has errors";
+  auto c = parse_config_sections(text, front);
+  ASSERT_TRUE(c) << c.status().message();
+  EXPECT_EQ(c->control.socket, "/run/b/control.sock");
+  EXPECT_EQ(c->apbasil.timeout, std::chrono::seconds(7));
+  EXPECT_EQ(c->poll, Config().poll) << "a section not named stays at its defaults";
+  EXPECT_EQ(c->conduit, Config().conduit);
+
+  auto bad = parse_config_sections("[control]\nsocket = \"relative.sock\"\n[poll]\ninterval = \"soon\"\n", front,
+                                   "/etc/basild/basild.conf");
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.status().message().find("/etc/basild/basild.conf:2"), std::string::npos) << bad.status().message();
+  EXPECT_NE(bad.status().message().find("control.socket"), std::string::npos) << bad.status().message();
+  EXPECT_EQ(bad.status().message().find("poll.interval"), std::string::npos) << bad.status().message();
+
+  auto syntax = parse_config_sections("[control]\nsocket = \"/run/b/control.sock\"\n[poll]\ninterval = \n", front);
+  ASSERT_FALSE(syntax) << "a TOML syntax error anywhere is an error";
+  EXPECT_NE(syntax.status().message().find("TOML syntax"), std::string::npos) << syntax.status().message();
+}
+
 }  // namespace
 }  // namespace basild
