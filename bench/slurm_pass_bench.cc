@@ -29,7 +29,11 @@
 // machine falls on both paths alike. It measures; it asserts no speed.
 // Besides each method's times, the report splits the small calls' times
 // by whether an INVENTORY of the same path was under way meanwhile: on the
-// chain such a call shares basild, sshd and the helper with it.
+// chain such a call shares basild, sshd and the helper with it. It also
+// gives each round's difference of the p50s (the chain's run less the
+// direct run beside it in time): on a small virtual machine these scatter
+// by some half a millisecond from round to round, which a single p50 over
+// all runs does not show.
 //
 //   build/bench/slurm_pass_bench [--jobs N] [--runs R] [--step-ms S] [--preset NAME] [--json FILE] [--hold FILE]
 //     N jobs per run (default 50), R runs per path (default 5), each job
@@ -209,6 +213,7 @@ struct Record {
   int foreign = 0;          // reservations in an INVENTORY that no job of the run made
   std::vector<double> jobs_per_minute;
   std::vector<double> decode_ms;  // the controller decoding each INVENTORY answer
+  std::vector<std::array<std::size_t, kMethods>> run_ends;  // ms[m].size() at the end of each run
 };
 
 struct Path {
@@ -324,6 +329,14 @@ void run_workload(Path& path, const std::vector<Job>& jobs, const Machine& m, in
   const double minutes = ms_since(t0) / 60000.0;
   std::lock_guard lock(path.record.mu);
   path.record.jobs_per_minute.push_back(static_cast<double>(steps.size()) / minutes);
+  auto& ends = path.record.run_ends.emplace_back();
+  for (std::size_t k = 0; k < kMethods; ++k) ends[k] = path.record.ms[k].size();
+}
+
+// Method m's times in run `run` (0-based) of a path.
+std::vector<double> run_times(const Record& r, std::size_t m, std::size_t run) {
+  const std::size_t from = run == 0 ? 0 : r.run_ends[run - 1][m], to = r.run_ends[run][m];
+  return {r.ms[m].begin() + static_cast<std::ptrdiff_t>(from), r.ms[m].begin() + static_cast<std::ptrdiff_t>(to)};
 }
 
 // After a run: the reservations ALPS still holds, asked directly and
@@ -477,6 +490,16 @@ void print_report(const Options& o, const Machine& m, const std::array<Path, 2>&
     std::printf("%-15s %6zu %6zu %9.2f %9.2f %9.2f %9.2f %+9.2f %+9.2f  %d/%d\n", kMethodNames[i], d.ms[i].size(),
                 c.ms[i].size(), d50, d95, c50, c95, c50 - d50, c95 - d95, d.failures[i], c.failures[i]);
   }
+  // The machine drifts between runs; each round's two runs are next to each
+  // other in time, so their difference shows how far one run's verdict goes.
+  std::printf("\ndiff p50 in each round (chain run - direct run of the round), ms\n");
+  const std::size_t rounds = std::min(d.run_ends.size(), c.run_ends.size());
+  for (std::size_t i = 0; i < kMethods; ++i) {
+    std::printf("%-15s", kMethodNames[i]);
+    for (std::size_t r = 0; r < rounds; ++r)
+      std::printf(" %+6.2f", quantile(run_times(c, i, r), 0.5) - quantile(run_times(d, i, r), 0.5));
+    std::printf("\n");
+  }
   std::printf("\nwhere the chain's time goes, p50 (ms): basild's conduit (ssh, helper, emulator) as basild"
               " times it;\nthe proxy's start, its socket and basild's handling = chain - conduit; the conduit's"
               " own part = conduit - direct\n%-15s %9s %9s %9s %9s\n",
@@ -517,6 +540,8 @@ nlohmann::json to_json(const Options& o, const Machine& m, const std::array<Path
     for (std::size_t i = 0; i < kMethods; ++i) {
       jp["methods"][kMethodNames[i]] = {{"calls", r.ms[i].size()}, {"failures", r.failures[i]},
                                         {"p50_ms", quantile(r.ms[i], 0.5)}, {"p95_ms", quantile(r.ms[i], 0.95)}};
+      auto& per_run = jp["methods"][kMethodNames[i]]["p50_ms_per_run"] = nlohmann::json::array();
+      for (std::size_t run = 0; run < r.run_ends.size(); ++run) per_run.push_back(quantile(run_times(r, i, run), 0.5));
       if (i == kInventory) continue;
       jp["methods"][kMethodNames[i]]["beside_inventory"] = {{"calls", split.beside[i].size()},
                                                             {"p50_ms", quantile(split.beside[i], 0.5)}};

@@ -21,6 +21,10 @@ for path in direct chain; do
   check "^$path: 0 failures "
 done
 for method in INVENTORY RESERVE ENGINE CONFIRM RELEASE; do check "^$method +[1-9][0-9]* +[1-9][0-9]* .* 0/0$"; done
+# One run per path: one round, one difference per method.
+check "^diff p50 in each round"
+for method in INVENTORY RESERVE ENGINE CONFIRM RELEASE; do check "^$method +[+-][0-9]+\.[0-9]{2}$"; done
 grep -q '"ratio_chain_direct"' "$out/report.json" || { echo "no JSON report"; fail=1; }
+grep -q '"p50_ms_per_run"' "$out/report.json" || { echo "no p50_ms_per_run in the JSON report"; fail=1; }
 [ "$fail" = 0 ] || { cat "$out/stdout" "$out/stderr"; exit 1; }
 echo "slurm pass ok: $(grep '^ratio' "$out/stdout")"
