@@ -27,6 +27,8 @@ using apbasil_proxy::Next;
 using apbasil_proxy::SocketOutcome;
 
 int answer(const std::string& xml) {
+  // Longer than a pipe holds by default (64 KiB): the scheduler's pipe is
+  // grown first, as the front does for an answer basild streams.
   if (xml.size() > (std::size_t{64} << 10)) (void)apbasil_proxy::grow_pipe(1);
   return apbasil_proxy::write_all(1, xml) ? 0 : 1;
 }

@@ -3,9 +3,13 @@
 // basild on the ssh conduit and on its own ssh session, against a real sshd.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/stat.h>
 
+#include <algorithm>
 #include <fstream>
+#include <thread>
 #include <nlohmann/json.hpp>
 
 #include "basil_proto/codec.h"
@@ -259,6 +263,47 @@ TEST_F(ProxyTest, WithoutBasildItUsesItsOwnSshSession) {
     ASSERT_TRUE(d) << mode << ": " << r.out;
     EXPECT_TRUE(d->ok()) << mode << ": " << r.out;
   }
+}
+
+// Without basild the fallback answers through its own ssh session, and a
+// long answer of its own goes into a grown pipe too: a 2256-node system's
+// 8.9-MB INVENTORY, read as the scheduler reads it, while it is written.
+TEST_F(ProxyTest, WithoutBasildALongAnswerGoesIntoAGrownPipe) {
+  testing::run_command("rm -rf " + state);
+  state = init_emulator("proxy-xc30", "xc30-2256");
+  const auto config = write_config("ssh-gateway", dir + "/no-basild.sock");
+  const std::string fifo = dir + "/scheduler.fifo";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const int scheduler_end = ::open(fifo.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  ASSERT_GE(scheduler_end, 0);
+  const int before = ::fcntl(scheduler_end, F_GETPIPE_SZ);
+  ASSERT_LT(before, static_cast<int>(apbasil_proxy::kLongAnswerPipeBytes));
+  basil_test::Subprocess proxy({std::string(BASIL_BINARY_DIR) + "/apbasil_proxy/apbasil_proxy", "--config", config},
+                               {.in = basil_test::Redirect::pipe(), .out = basil_test::Redirect::file(fifo),
+                                .err = basil_test::Redirect::pipe()});
+  // The scheduler's end: read to the end, the pipe's size noted as it goes
+  // (the proxy's end is open: Subprocess opened the FIFO before the spawn).
+  std::string out;
+  int grown_to = before;
+  std::thread scheduler([&] {
+    ::fcntl(scheduler_end, F_SETFL, 0);
+    char buf[65536];
+    for (;;) {
+      const ssize_t n = ::read(scheduler_end, buf, sizeof buf);
+      if (n <= 0) break;
+      out.append(buf, static_cast<std::size_t>(n));
+      grown_to = std::max(grown_to, ::fcntl(scheduler_end, F_GETPIPE_SZ));
+    }
+  });
+  const auto r = proxy.communicate(request_xml(basil::InventoryQuery{}), 60s);
+  scheduler.join();
+  ::close(scheduler_end);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  auto d = basil::decode_response(out);
+  ASSERT_TRUE(d) << out.substr(0, 600);
+  EXPECT_TRUE(d->ok()) << out.substr(0, 600);
+  EXPECT_GT(out.size(), std::size_t{1} << 20);
+  EXPECT_EQ(grown_to, static_cast<int>(apbasil_proxy::kLongAnswerPipeBytes));
 }
 
 TEST_F(ProxyTest, WritesATransientSystemFailureWhenTheMainSystemIsUnreachable) {
