@@ -61,9 +61,9 @@ auto async_transport_call(Transport& transport, std::string request,
 // The same for Transport::async_stream.
 template <typename Token>
 auto async_transport_stream(Transport& transport, std::string request, std::chrono::milliseconds timeout,
-                            Transport::ChunkHandler on_chunk, bool take_lz4, Token&& token) {
+                            Transport::ChunkHandler on_chunk, StreamTake take, Token&& token) {
   return asio::async_initiate<Token, void(CallOutcome)>(
-      [&transport, take_lz4](auto handler, std::string req, std::chrono::milliseconds to,
+      [&transport, take](auto handler, std::string req, std::chrono::milliseconds to,
                              Transport::ChunkHandler chunks) {
         auto shared = std::make_shared<decltype(handler)>(std::move(handler));
         transport.async_stream(
@@ -72,7 +72,7 @@ auto async_transport_stream(Transport& transport, std::string request, std::chro
               auto ex = asio::get_associated_executor(*shared);
               asio::dispatch(ex, [shared, o = std::move(outcome)]() mutable { (*shared)(std::move(o)); });
             },
-            take_lz4);
+            take);
       },
       token, std::move(request), timeout, std::move(on_chunk));
 }
@@ -331,26 +331,28 @@ Awaitable<Result<basil::Switched>> Client::switch_state(basil::SwitchRequest req
 
 Awaitable<Result<std::uint64_t>> Client::forward_stream(std::string request_xml, Transport::ChunkHandler on_chunk,
                                                         std::function<void(const basil::Status&)> on_end,
-                                                        bool take_lz4) {
-  constexpr std::size_t kHead = 4096;  // enough for ResponseData's start tag
+                                                        StreamTake take) {
+  static_assert(kStreamHeadBytes >= 4096, "the head holds ResponseData's start tag");
   const RequestKind kind = classify_request(request_xml);
   const std::uint64_t call_id = next_call_id_++;
   observe(CallEvent::Phase::kRequest, call_id, kind.call, Caller::kForwarded, request_xml, nullptr);
-  // The answer's head, to count a FAILURE; all of it only for the XML log.
+  // The answer's head, to count a FAILURE; all of it only for the XML log,
+  // which then needs the plain copy of a packed answer as well.
   auto seen = std::make_shared<std::string>();
   auto bytes = std::make_shared<std::uint64_t>(0);
   const bool keep_all = static_cast<bool>(observer_);
+  take.plain = take.plain || keep_all;
   auto relay = [seen, bytes, keep_all, on_chunk = std::move(on_chunk)](StreamChunk chunk) {
-    *bytes += chunk.plain.size();
+    *bytes += chunk.size();
     if (keep_all) {
       seen->append(chunk.plain);
-    } else if (seen->size() < kHead) {
-      seen->append(chunk.plain, 0, kHead - seen->size());
+    } else if (seen->size() < kStreamHeadBytes) {
+      seen->append(chunk.plain, 0, kStreamHeadBytes - seen->size());
     }
     on_chunk(std::move(chunk));
   };
   CallOutcome outcome = co_await async_transport_stream(transport_, std::move(request_xml), options_.call_timeout,
-                                                        std::move(relay), take_lz4, asio::use_awaitable);
+                                                        std::move(relay), take, asio::use_awaitable);
   const Status ended = outcome.status ? Status::ok()
                                       : Status(outcome.status.code(),
                                                with_diagnostics(outcome.status.message(), outcome.diagnostics));

@@ -146,12 +146,14 @@ class Client {
   // is no good answer), before the XML log's record is written, so that the
   // caller has its answer's end without waiting for the log. The result is
   // how many bytes, or that error. Timed as forward() is; the XML log gets
-  // the whole answer, gathered only while the log is on. `take_lz4`: the
-  // pieces may come packed too (Transport::async_stream); the result
-  // counts the answer's bytes as apbasil wrote them.
+  // the whole answer, gathered only while the log is on. `take`: whether
+  // the pieces may come packed too and whether the caller needs their whole
+  // plain copy (Transport::async_stream); the XML log, when on, takes it
+  // all the same. The result counts the answer's bytes as apbasil wrote
+  // them.
   Awaitable<basil::Result<std::uint64_t>> forward_stream(std::string request_xml, Transport::ChunkHandler on_chunk,
                                                          std::function<void(const basil::Status&)> on_end,
-                                                         bool take_lz4 = false);
+                                                         StreamTake take = {});
 
   const ClientOptions& options() const { return options_; }
   Transport& transport() { return transport_; }

@@ -98,23 +98,38 @@ GatewayReader::~GatewayReader() = default;
 GatewayReader::GatewayReader(GatewayReader&&) noexcept = default;
 GatewayReader& GatewayReader::operator=(GatewayReader&&) noexcept = default;
 
-basil::Result<std::string> GatewayReader::stdout_bytes(std::uint64_t id, Call& call, std::string_view wire, bool last) {
+basil::Result<GatewayReader::Stdout> GatewayReader::stdout_bytes(std::uint64_t id, Call& call, std::string_view wire,
+                                                                 bool last) {
+  Stdout got;
   if (!lz4_) {
     call.raw += wire.size();
-    return std::string(wire);
+    got.bytes.assign(wire);
+    return got;
   }
   if (!call.lz4) call.lz4 = std::make_unique<Lz4Stream>();
   Lz4Stream& z = *call.lz4;
   const std::string who = "call " + std::to_string(id) + "'s answer";
   if (!scratch_) scratch_ = std::make_unique_for_overwrite<char[]>(kInflateStep);
-  std::string out;
+  std::string& out = got.bytes;
+  std::size_t size = 0;  // what the frame decompressed to
   // Room for as much as the call's last frame brought: a long answer's
   // frames are alike (the helper's 1 MiB of stdout), and a string grown
-  // step by step copied three quarters of each again.
-  out.reserve(call.last_raw);
+  // step by step copied three quarters of each again. A sampled call keeps
+  // its head and the frame's last 2 * kSampleBytes (`ring`): a frame no
+  // longer than that is kept whole, a longer one leaves its tail.
+  std::string ring;
+  if (!call.sampled) out.reserve(call.last_raw);
   const auto fed = z.feed(wire, std::span<char>(scratch_.get(), kInflateStep), [&](std::string_view piece) {
-    if (call.raw + out.size() + piece.size() > max_out_) return false;
-    out.append(piece);
+    if (call.raw + size + piece.size() > max_out_) return false;
+    size += piece.size();
+    if (!call.sampled) {
+      out.append(piece);
+      return true;
+    }
+    const std::size_t at = call.raw + size - piece.size();  // the piece's place in the answer
+    if (at < kSampleBytes) out.append(piece.substr(0, kSampleBytes - at));
+    ring.append(piece.substr(piece.size() > 2 * kSampleBytes ? piece.size() - 2 * kSampleBytes : 0));
+    if (ring.size() > 2 * kSampleBytes) ring.erase(0, ring.size() - 2 * kSampleBytes);
     return true;
   });
   switch (fed) {
@@ -125,10 +140,22 @@ basil::Result<std::string> GatewayReader::stdout_bytes(std::uint64_t id, Call& c
     case Lz4Stream::Fed::kRefused: return fail(who + " is over the limit of " + std::to_string(max_out_) + " bytes");
   }
   if (last && !z.ended()) return fail(who + " ends inside its LZ4 frame");
-  call.raw += out.size();
-  call.last_raw = out.size();
-  return out;
+  if (call.sampled) {
+    const std::size_t rest = size - out.size();  // past the answer's first kSampleBytes
+    if (size <= 2 * kSampleBytes) {
+      out.append(ring, ring.size() - rest, rest);  // short: kept whole
+    } else {
+      got.sample.sampled = true;
+      got.sample.size = size;
+      got.sample.tail = ring.size() > kSampleBytes ? ring.substr(ring.size() - kSampleBytes) : std::move(ring);
+    }
+  }
+  call.raw += size;
+  call.last_raw = size;
+  return got;
 }
+
+void GatewayReader::sample(std::uint64_t id) { calls_[id].sampled = true; }
 
 Status GatewayReader::fail(std::string why) {
   error_ = Status(Code::kTransport, "gateway helper protocol: " + std::move(why));
@@ -164,7 +191,7 @@ basil::Result<std::optional<GatewayFrame>> GatewayReader::next() {
     auto bytes = stdout_bytes(id, call, rest.substr(used, len), false);
     if (!bytes) return bytes.status();
     call.wire += len;
-    GatewayData d{id, std::move(*bytes), len, std::nullopt};
+    GatewayData d{id, std::move(bytes->bytes), len, std::nullopt, std::move(bytes->sample)};
     if (lz4_) d.packed.emplace(rest.substr(used, len));
     frame = std::move(d);
     used += len;
@@ -189,7 +216,8 @@ basil::Result<std::optional<GatewayFrame>> GatewayReader::next() {
       Call none;
       auto bytes = stdout_bytes(a.id, it == calls_.end() ? none : it->second, out, true);
       if (!bytes) return bytes.status();
-      a.out = std::move(*bytes);
+      a.out = std::move(bytes->bytes);
+      a.out_sample = std::move(bytes->sample);
       if (lz4_) a.out_packed.emplace(out);
     } else if (!out.empty()) {
       return fail("answer of call " + std::to_string(a.id) + " that did not run carries stdout");

@@ -51,6 +51,20 @@ inline constexpr std::string_view kGatewayHelloPrefix = "BASIL-GATEWAY ";
 
 enum class ExitHow : std::uint8_t { kExited = 0, kSignaled = 1, kSpawnFailed = 2, kOverflow = 3 };
 
+// How much of a sampled call's stdout a frame keeps (GatewayReader::sample).
+inline constexpr std::size_t kSampleBytes = 4096;
+
+// What a frame's stdout of a sampled call stood for, when the reader kept
+// only a sample of it: the frame's `bytes` (or `out`) then hold only those
+// of them among the call's first kSampleBytes, and `tail` the frame's last
+// kSampleBytes. A frame that decompressed to 2 * kSampleBytes or fewer is
+// kept whole and not marked.
+struct StdoutSample {
+  bool sampled = false;
+  std::size_t size = 0;  // the frame's stdout bytes, as apbasil wrote them
+  std::string tail;
+};
+
 struct GatewayAnswer {
   std::uint64_t id = 0;
   ExitHow how = ExitHow::kExited;
@@ -60,6 +74,7 @@ struct GatewayAnswer {
   // Compressed (after expect_lz4()): the frame's stdout as it came, the end
   // of the call's LZ4 frame; nullopt when uncompressed or the call did not run.
   std::optional<std::string> out_packed;
+  StdoutSample out_sample;  // a sampled call's (GatewayReader::sample): `out` is its head part
 };
 
 struct GatewayHello {
@@ -76,6 +91,7 @@ struct GatewayData {
   std::string bytes;      // as apbasil wrote them
   std::size_t wire = 0;   // what the frame carried (compressed: fewer); what credits count
   std::optional<std::string> packed;  // compressed: those `wire` bytes, a piece of the call's LZ4 frame
+  StdoutSample sample;                // a sampled call's: `bytes` is its head part
 };
 
 using GatewayFrame = std::variant<GatewayHello, GatewayAnswer, GatewayError, GatewayData>;
@@ -107,6 +123,13 @@ class GatewayReader {
 
   void feed(std::string_view bytes) { buf_.append(bytes); }
   void expect_lz4() { lz4_ = true; }
+  // Compressed, call `id`'s stdout is still decompressed as it comes (its
+  // limit and its LZ4 frame are checked as for any call) but not kept: its
+  // frames carry its first kSampleBytes and each frame's last kSampleBytes
+  // (StdoutSample), for a caller that passes the packed bytes on and reads
+  // only the answer's head and end. Before the call's first frame; without
+  // compression, nothing changes.
+  void sample(std::uint64_t id);
   // A complete frame, nullopt when more bytes are needed, or the error.
   basil::Result<std::optional<GatewayFrame>> next();
   std::size_t buffered() const { return buf_.size() - pos_; }
@@ -117,11 +140,17 @@ class GatewayReader {
     std::size_t raw = 0;   // the same, decompressed
     std::size_t last_raw = 0;  // what its last frame decompressed to
     std::unique_ptr<Lz4Stream> lz4;  // its LZ4 frame's decompression
+    bool sampled = false;  // sample(): only its head and each frame's tail are kept
+  };
+  struct Stdout {
+    std::string bytes;  // as apbasil wrote them, or a sampled call's head part
+    StdoutSample sample;
   };
   basil::Status fail(std::string why);
   // The call's next stdout bytes as apbasil wrote them: `wire` itself, or
-  // decompressed (the frame must end with them when `last`).
-  basil::Result<std::string> stdout_bytes(std::uint64_t id, Call& call, std::string_view wire, bool last);
+  // decompressed (the frame must end with them when `last`); a sampled
+  // call's, sampled.
+  basil::Result<Stdout> stdout_bytes(std::uint64_t id, Call& call, std::string_view wire, bool last);
   std::string buf_;
   std::size_t pos_ = 0;
   std::size_t max_out_, max_err_;

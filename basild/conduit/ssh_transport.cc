@@ -403,8 +403,8 @@ void SshTransport::async_call(std::string request, milliseconds timeout, Handler
 }
 
 void SshTransport::async_stream(std::string request, milliseconds timeout, ChunkHandler on_chunk, Handler done,
-                                bool take_lz4) {
-  impl_->submit(std::move(request), timeout, std::move(done), {}, std::move(on_chunk), take_lz4);
+                                StreamTake take) {
+  impl_->submit(std::move(request), timeout, std::move(done), {}, std::move(on_chunk), take);
 }
 
 void SshTransport::async_apkill(std::uint64_t apid, int signal, milliseconds timeout, Handler done) {

@@ -118,10 +118,12 @@ class SshTransport final : public Transport {
   // Streams as apbasil writes: an exec channel's stdout as it is read, a
   // version 2 gateway helper's D frames (a version 1 helper's answer comes
   // whole, as one chunk).
-  // With `take_lz4`, a call answered through a helper that compresses
-  // (gateway_compress) delivers its pieces packed as well (StreamChunk).
+  // With `take.lz4`, a call answered through a helper that compresses
+  // (gateway_compress) delivers its pieces packed as well (StreamChunk);
+  // without `take.plain` too, their plain copy is only the answer's head
+  // (the reader unpacks and checks the rest without keeping it).
   void async_stream(std::string request, std::chrono::milliseconds timeout, ChunkHandler on_chunk,
-                    Handler done, bool take_lz4) override;
+                    Handler done, StreamTake take) override;
   // Runs apkill -`signal` `apid` on the main system (see the top of this
   // file); `signal` must be 1..64. `done` is called once, on the io_context.
   void async_apkill(std::uint64_t apid, int signal, std::chrono::milliseconds timeout, Handler done);

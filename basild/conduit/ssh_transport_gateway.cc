@@ -51,6 +51,10 @@ void SshTransport::Impl::start_gateway_call(Job job) {
   const auto id = job.id;
   const auto frame = job.apkill ? encode_apkill_frame(id, job.apkill->signal, job.apkill->apid)
                                 : encode_request_frame(id, job.request);
+  // A streamed answer whose caller passes the packed bytes on and reads
+  // only its head: the reader keeps no plain copy of it (a no-op unless the
+  // answers come compressed).
+  if (job.on_chunk && job.take.lz4 && !job.take.plain) reader->sample(id);
   Active a;
   a.job = std::move(job);
   active.emplace(id, std::move(a));
@@ -120,7 +124,7 @@ Status SshTransport::Impl::take_frames() {
         }
         continue;
       }
-      take_output(it->second.job, std::move(d->bytes), it->second.out, d->packed ? &*d->packed : nullptr);
+      take_output(it->second.job, std::move(d->bytes), it->second.out, d->packed ? &*d->packed : nullptr, &d->sample);
       if (answer_early(it)) continue;
       // Credits go back in batches of an eighth of the window, not per D
       // frame: each is a packet through sshd to the helper, and a long
@@ -162,7 +166,7 @@ Status SshTransport::Impl::take_frames() {
         break;
     }
     // The end of stdout: after what D frames brought (version 2 helpers).
-    take_output(a.job, std::move(ans.out), a.out, ans.out_packed ? &*ans.out_packed : nullptr);
+    take_output(a.job, std::move(ans.out), a.out, ans.out_packed ? &*ans.out_packed : nullptr, &ans.out_sample);
     if (status.is_ok())
       status = a.job.apkill ? judge_apkill(static_cast<int>(ans.value), a.out, ans.err)
                             : judge_apbasil_output("remote apbasil", output_of(a.job, a.out), static_cast<int>(ans.value),

@@ -63,7 +63,7 @@ struct SshTransport::Impl {
     Clock::time_point started{};
     Clock::time_point submitted = Clock::now();
     ChunkHandler on_chunk;      // a streamed call (async_stream)
-    bool take_lz4 = false;      // its caller takes packed pieces
+    StreamTake take;            // packed pieces, and their whole plain copy
     std::size_t streamed = 0;   // bytes handed to on_chunk
     std::string probe;          // streamed: its first and (rolling) last bytes, for judging it
 
@@ -132,7 +132,7 @@ struct SshTransport::Impl {
   }
 
   void submit(std::string request, milliseconds timeout, Handler done, std::optional<ApkillOrder> apkill = {},
-              ChunkHandler on_chunk = {}, bool take_lz4 = false) {
+              ChunkHandler on_chunk = {}, StreamTake take = {}) {
     {
       std::lock_guard lock(mu);
       if (!stopping) {
@@ -144,7 +144,7 @@ struct SshTransport::Impl {
         j.done = std::move(done);
         j.apkill = apkill;
         j.on_chunk = std::move(on_chunk);
-        j.take_lz4 = take_lz4;
+        j.take = take;
         inbox.push_back(std::move(j));
         queued_count.fetch_add(1);
         wake();
@@ -165,7 +165,10 @@ struct SshTransport::Impl {
   // probe of its first and last bytes), else appended to `into`. `packed`:
   // the same bytes as the helper sent them compressed (GatewayReader), for
   // a caller that takes them; nullptr when they did not come compressed.
-  void take_output(Job& job, std::string bytes, std::string& into, std::string* packed = nullptr) {
+  // `sample`: what they stood for when the reader kept only a sample of
+  // them (GatewayReader::sample; `bytes` then holds their head part).
+  void take_output(Job& job, std::string bytes, std::string& into, std::string* packed = nullptr,
+                   StdoutSample* sample = nullptr) {
     if (!job.on_chunk) {
       if (into.empty()) {
         into = std::move(bytes);
@@ -174,22 +177,29 @@ struct SshTransport::Impl {
       }
       return;
     }
-    // The probe: the first kProbe bytes, then the last kProbe of the rest.
+    const bool sampled = sample != nullptr && sample->sampled;
+    const std::size_t size = sampled ? sample->size : bytes.size();
+    // The probe: the first kProbe bytes, then the last kProbe of the rest
+    // (of a sampled piece, its tail: longer than 2 * kProbe, the piece
+    // leaves a rest that ends with it).
     constexpr std::size_t kProbe = 4096;
+    static_assert(kProbe == kSampleBytes);
     std::string_view rest = bytes;
     if (job.streamed < kProbe) {
       const std::size_t head = std::min(rest.size(), kProbe - job.streamed);
       job.probe.append(rest.substr(0, head));
       rest.remove_prefix(head);
     }
+    if (sampled) rest = sample->tail;
     if (!rest.empty()) {
       job.probe.append(rest.substr(rest.size() > kProbe ? rest.size() - kProbe : 0));
       if (job.probe.size() > 2 * kProbe) job.probe.erase(kProbe, job.probe.size() - 2 * kProbe);
     }
-    job.streamed += bytes.size();
-    if (bytes.empty() && (packed == nullptr || packed->empty())) return;  // nothing to pass on
-    StreamChunk chunk{std::move(bytes), {}, false};
-    if (packed != nullptr && job.take_lz4) {
+    job.streamed += size;
+    if (size == 0 && (packed == nullptr || packed->empty())) return;  // nothing to pass on
+    StreamChunk chunk{std::move(bytes), {}, false, {}};
+    if (sampled) chunk.plain_size = size;
+    if (packed != nullptr && job.take.lz4) {
       chunk.lz4 = std::move(*packed);
       chunk.packed = true;
     }

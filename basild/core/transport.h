@@ -7,7 +7,9 @@
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -29,7 +31,11 @@ struct CallOutcome {
 
 // A piece of a streamed answer (Transport::async_stream), in order.
 struct StreamChunk {
-  std::string plain;  // its bytes as apbasil wrote them
+  // Its bytes as apbasil wrote them; of a packed piece for a caller that
+  // takes no plain copy (StreamTake::plain false), only those among the
+  // answer's first kStreamHeadBytes (plain_size then says how many the
+  // piece stands for).
+  std::string plain;
   // Only for a caller that takes LZ4, from a transport that received the
   // answer compressed (the ssh gateway with gateway_compress): this piece's
   // part of the answer's one LZ4 frame, which the first packed piece
@@ -37,6 +43,23 @@ struct StreamChunk {
   // the other is not (a frame's header, its end mark).
   std::string lz4;
   bool packed = false;  // lz4 carries this piece
+  std::optional<std::size_t> plain_size;  // set when plain holds fewer bytes than the piece
+  std::size_t size() const { return plain_size.value_or(plain.size()); }
+};
+
+// The answer's head that a streamed piece's plain always carries: enough
+// for the start tags that say SUCCESS or FAILURE.
+inline constexpr std::size_t kStreamHeadBytes = 4096;
+
+// What the caller of a streamed call takes (Transport::async_stream).
+struct StreamTake {
+  // Packed pieces (StreamChunk::lz4) where the transport has them.
+  bool lz4 = false;
+  // With lz4: every byte unpacked as well. False for a caller that passes
+  // the packed bytes on and reads only the answer's head: the transport
+  // still checks what it unpacks (limits, the frame), but a packed piece's
+  // plain keeps only the head, and the answer costs no copy in memory.
+  bool plain = true;
 };
 
 class Transport {
@@ -56,14 +79,14 @@ class Transport {
   // When `done` reports an error, what was delivered is a part of no good
   // answer. A call that delivered anything is not sent again after a lost
   // connection. This default delivers the whole answer as one chunk, after
-  // it is complete, and nothing on an error. `take_lz4`: the caller takes
-  // packed pieces (StreamChunk::lz4) where the transport has them; this
-  // default has none.
+  // it is complete, and nothing on an error. `take`: whether the caller
+  // takes packed pieces and a whole plain copy of them (StreamTake); this
+  // default has no packed pieces, so its plain is always whole.
   virtual void async_stream(std::string request, std::chrono::milliseconds timeout, ChunkHandler on_chunk,
-                            Handler done, [[maybe_unused]] bool take_lz4) {
+                            Handler done, [[maybe_unused]] StreamTake take) {
     async_call(std::move(request), timeout,
                [on_chunk = std::move(on_chunk), done = std::move(done)](CallOutcome o) {
-                 if (o.status && !o.response.empty()) on_chunk(StreamChunk{std::move(o.response), {}, false});
+                 if (o.status && !o.response.empty()) on_chunk(StreamChunk{std::move(o.response), {}, false, {}});
                  o.response.clear();
                  done(std::move(o));
                });

@@ -138,8 +138,10 @@ void Forwarder::reserve_answered(const basil::ReserveRequest& reserve, std::int6
 // gateway helper compressed it, when it came so: one LZ4 frame, a
 // hundredth of the bytes for basild's loop to write and the caller to
 // read; basild's own copy (the answer's head, the learner, the XML log)
-// is the conduit's decompressed one. The first piece decides the
-// response's encoding; a later piece that does not match cuts it.
+// is the conduit's decompressed one, kept whole only when the learner or
+// the XML log reads it (StreamTake::plain): otherwise the conduit checks
+// the frame as it unpacks it and keeps the head. The first piece decides
+// the response's encoding; a later piece that does not match cuts it.
 void Forwarder::forward_streamed(const std::string& request, control::Responder reply, Fail fail, bool take_lz4) {
   struct Relay {
     std::shared_ptr<control::BodyStream> out;
@@ -184,7 +186,10 @@ void Forwarder::forward_streamed(const std::string& request, control::Responder 
     if (!relay->out) relay->out = reply.stream("application/xml");
     relay->out->finish();
   };
-  co_spawn_result<std::uint64_t>(parts_.io.get_executor(), parts_.client.forward_stream(request, on_chunk, on_end, take_lz4),
+  // The plain copy of a packed answer only for the learner (the client adds
+  // the XML log's need): passing it on takes the packed bytes alone.
+  const StreamTake take{take_lz4, relay->learning};
+  co_spawn_result<std::uint64_t>(parts_.io.get_executor(), parts_.client.forward_stream(request, on_chunk, on_end, take),
                                  [](basil::Result<std::uint64_t>) {});
 }
 

@@ -16,6 +16,7 @@
 #include "tests/basild/io/emulator_support.h"
 #include "basild/control_client/client.h"
 #include "basild/config/config.h"
+#include "basild/core/xml_log_format.h"
 #include "apbasil_proxy/handover.h"
 #include "apbasil_proxy/proxy.h"
 #include "tests/support/files.h"
@@ -252,6 +253,42 @@ TEST_F(ProxyTest, AnInventoryReachesTheProxyInLz4AndLeavesItAsApbasilWroteIt) {
     EXPECT_TRUE(z.ended());
     EXPECT_EQ(without_timestamps(plain), direct);
   }
+}
+
+// Passing an INVENTORY on packed, basild keeps no plain copy of it unless
+// something reads one: with the XML log on, the log has the whole answer.
+TEST_F(ProxyTest, WithTheXmlLogOnAForwardedInventoryIsLoggedWholeThoughItTravelsPacked) {
+  const auto config = write_config("ssh-gateway", dir + "/control.sock");
+  std::ofstream(config, std::ios::app) << "xml_log = true\n";
+  start_basild(config);
+  // basild's own first INVENTORY in: from then on (for a poll interval)
+  // basild learns nothing from a forwarded one, so only the log reads it.
+  ASSERT_TRUE(basil_test::wait_until([&] { return health().value("inventory_age_s", nlohmann::json()).is_number(); }, 10s, 20ms));
+  const auto inv = request_xml(basil::InventoryQuery{});
+  const auto r = run_proxy(config, inv);
+  ASSERT_EQ(r.exit_code, 0);
+  const auto d = basil::decode_response(r.out);
+  ASSERT_TRUE(d && d->ok()) << r.out.substr(0, 400);
+  const auto nodes = std::get<basil::Inventory>(d->body).nodes.size();
+  ASSERT_GT(nodes, 0u);
+  // The forwarded INVENTORY's answer in the log (basild's own polls are there too).
+  std::optional<XmlLogRecord> logged;
+  // The record is written once the answer has left: waited for, not assumed.
+  EXPECT_TRUE(basil_test::wait_until(
+      [&] {
+        std::ifstream in(dir + "/basil_xml.log");
+        const std::string text(std::istreambuf_iterator<char>(in), {});
+        for (auto& rec : parse_xml_log(text).records)
+          if (rec.caller == "forwarded" && rec.direction == XmlLogRecord::Direction::kResponse) logged = rec;
+        return logged.has_value();
+      },
+      10s, 20ms));
+  ASSERT_TRUE(logged);
+  EXPECT_EQ(logged->kind, "INVENTORY");
+  const auto from_log = basil::decode_response(logged->body);
+  ASSERT_TRUE(from_log && from_log->ok()) << logged->body.substr(0, 400);
+  EXPECT_EQ(std::get<basil::Inventory>(from_log->body).nodes.size(), nodes) << "the whole answer is in the log";
+  EXPECT_EQ(logged->body.size(), r.out.size());
 }
 
 TEST_F(ProxyTest, WithoutBasildItUsesItsOwnSshSession) {

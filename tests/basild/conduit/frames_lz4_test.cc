@@ -177,5 +177,98 @@ TEST(GatewayLz4Test, TheLimitCountsTheBytesApbasilWroteNotTheFewerThatTravelled)
   }
 }
 
+// A call sampled (GatewayReader::sample) for a caller that passes the
+// packed bytes on: its frames keep the answer's first kSampleBytes and each
+// long frame's last kSampleBytes, say how many bytes each stood for, and
+// still carry the packed bytes whole; another call beside it is whole.
+TEST(GatewayLz4Test, ASampledCallKeepsTheAnswersHeadAndEachFramesTailAndCountsEveryByte) {
+  const std::string text = inventory_like(3000);
+  const std::string z = lz4(text);
+  const std::size_t a = z.size() / 5, b = z.size() / 2;
+  GatewayReader r(text.size());
+  r.expect_lz4();
+  r.sample(4);
+  r.feed(data(4, z.substr(0, a)) + data(7, lz4("beside")) + data(4, z.substr(a, b - a)) + answer(4, 0, 0, z.substr(b), "") +
+         answer(7, 0, 0, "", ""));
+  std::string head, packed, beside;
+  std::size_t at = 0, sampled = 0;
+  for (;;) {
+    auto f = r.next();
+    ASSERT_TRUE(f) << f.status().message();
+    if (!*f) break;
+    std::uint64_t id = 0;
+    std::string bytes, more;
+    StdoutSample sample;
+    if (auto* d = std::get_if<GatewayData>(&**f)) {
+      id = d->id;
+      bytes = d->bytes;
+      more = d->packed.value_or("");
+      sample = d->sample;
+    } else {
+      auto& e = std::get<GatewayAnswer>(**f);
+      id = e.id;
+      bytes = e.out;
+      more = e.out_packed.value_or("");
+      sample = e.out_sample;
+    }
+    if (id == 7) {
+      beside += bytes;
+      EXPECT_FALSE(sample.sampled);
+      continue;
+    }
+    packed += more;
+    if (!sample.sampled) {
+      EXPECT_EQ(bytes, text.substr(at, bytes.size())) << "a frame kept whole is the answer's next bytes";
+      head += bytes;
+      at += bytes.size();
+      continue;
+    }
+    ++sampled;
+    EXPECT_GT(sample.size, 2 * kSampleBytes) << "a short frame is kept whole";
+    EXPECT_EQ(bytes, at < kSampleBytes ? text.substr(at, kSampleBytes - at) : "") << "only the answer's head";
+    head += bytes;
+    at += sample.size;
+    EXPECT_EQ(sample.tail, text.substr(at - kSampleBytes, kSampleBytes)) << "the frame's last bytes";
+  }
+  EXPECT_EQ(at, text.size()) << "every byte counted";
+  EXPECT_EQ(head, text.substr(0, kSampleBytes));
+  EXPECT_GE(sampled, 2u);
+  EXPECT_EQ(packed, z) << "the packed bytes pass whole";
+  EXPECT_EQ(beside, "beside");
+}
+
+TEST(GatewayLz4Test, ASampledCallIsCheckedAndLimitedAsAnyAndAShortOneIsWhole) {
+  const std::string text = inventory_like(2000);
+  const std::string z = lz4(text);
+  std::string corrupt = lz4(inventory_like(200));  // cut where LZ4 itself sees it (no checksum)
+  corrupt[corrupt.size() / 2] = static_cast<char>(corrupt[corrupt.size() / 2] ^ 0x5a);
+  corrupt[corrupt.size() / 2 + 1] = static_cast<char>(0xff);
+  struct Case {
+    std::string stream;
+    std::size_t limit;
+    std::string error;
+  };
+  for (const auto& c : std::vector<Case>{{answer(1, 0, 0, corrupt, ""), 1 << 20, "call 1's answer"},
+                                         {answer(1, 0, 0, z.substr(0, z.size() - 4), ""), 1 << 20, "ends inside"},
+                                         {data(1, z) + data(1, "x"), 1 << 20, "goes on after"},
+                                         {answer(1, 0, 0, z, ""), text.size() - 1, "over the limit"}}) {
+    GatewayReader r(c.limit);
+    r.expect_lz4();
+    r.sample(1);
+    const Read got = read_all(r, c.stream);
+    EXPECT_NE(got.error.find(c.error), std::string::npos) << c.error << " / " << got.error;
+    EXPECT_FALSE(got.end) << c.error;
+  }
+  GatewayReader r(1 << 20);
+  r.expect_lz4();
+  r.sample(1);
+  const std::string answer_text = "<?xml version=\"1.0\"?>\n<BasilResponse protocol=\"1.0\"/>\n";
+  const Read got = read_all(r, answer(1, 0, 0, lz4(answer_text), ""));
+  ASSERT_EQ(got.error, "");
+  ASSERT_TRUE(got.end);
+  EXPECT_FALSE(got.end->out_sample.sampled);
+  EXPECT_EQ(got.out, answer_text);
+}
+
 }  // namespace
 }  // namespace basild::conduit

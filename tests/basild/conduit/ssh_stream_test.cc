@@ -2,8 +2,8 @@
 // caller while the remote apbasil still writes them, a small call finishes
 // meanwhile, and a streamed call that lost its link is not sent again.
 // The remote apbasil is a script that writes a long answer in two halves,
-// the second only once a gate file exists, and hands every other request
-// to the emulator.
+// the second only once a gate file exists, answers a SUMMARY with a long
+// answer cut short, and hands every other request to the emulator.
 #include <lz4frame.h>
 
 #include <fstream>
@@ -69,6 +69,10 @@ class ConduitStreamTest : public ConduitModesTest {
                           << "    while [ ! -e " << gate_ << " ]; do sleep 0.01; done\n"
                           << "    seq 200001 400000\n"
                           << "    printf -- '--></ResponseData></BasilResponse>\\n' ;;\n"
+                          << "  *SUMMARY*)\n"
+                          << "    printf '<?xml version=\"1.0\"?>\\n<BasilResponse protocol=\"1.3\">"
+                             "<ResponseData status=\"SUCCESS\" method=\"QUERY\"><!--\\n'\n"
+                          << "    seq 1 400000 ;;\n"
                           << "  *) printf '%s' \"$req\" | exec " << emulator_path() << " --state " << state_ << " ;;\n"
                           << "esac\n";
     std::filesystem::permissions(script, std::filesystem::perms::owner_all);
@@ -78,6 +82,25 @@ class ConduitStreamTest : public ConduitModesTest {
   }
 
   void open_gate() { std::ofstream(gate_) << "open\n"; }
+
+  // What a streamed call delivered, gathered as it comes.
+  struct Streamed {
+    std::string plain, packed;
+    std::size_t chunks = 0, packed_chunks = 0, size = 0;
+    std::optional<CallOutcome> out;
+  };
+  static void stream(SshTransport& remote, const std::string& request, StreamTake take, Streamed& s) {
+    remote.async_stream(
+        request, 120s,
+        [&s](StreamChunk chunk) {
+          s.plain += chunk.plain;
+          s.packed += chunk.lz4;
+          s.size += chunk.size();
+          ++s.chunks;
+          s.packed_chunks += chunk.packed ? 1 : 0;
+        },
+        [&s](CallOutcome o) { s.out.emplace(std::move(o)); }, take);
+  }
 
   // Runs `io` until `done` or 90 s (a deadline for a loaded sanitizer run, not a speed target); false on it.
   bool run_until(const std::function<bool()>& done) {
@@ -102,7 +125,7 @@ TEST_P(ConduitStreamTest, ALongAnswerReachesTheCallerWhileApbasilStillWritesIt) 
         got += chunk.plain;
         ++chunks;
       },
-      [&](CallOutcome o) { out.emplace(std::move(o)); }, false);
+      [&](CallOutcome o) { out.emplace(std::move(o)); }, StreamTake{});
   // The whole first half arrives while the script waits at the gate.
   ASSERT_TRUE(run_until([&] { return got.size() >= first_half().size(); }))
       << "only " << got.size() << " bytes arrived before the answer's end";
@@ -122,7 +145,7 @@ TEST_P(ConduitStreamTest, ASmallCallFinishesWhileALongAnswerIsInFlight) {
   std::optional<CallOutcome> long_call, engine;
   remote.async_stream(
       inventory_request(), 120s, [&](StreamChunk chunk) { streamed += chunk.plain.size(); },
-      [&](CallOutcome o) { long_call.emplace(std::move(o)); }, false);
+      [&](CallOutcome o) { long_call.emplace(std::move(o)); }, StreamTake{});
   ASSERT_TRUE(run_until([&] { return streamed >= first_half().size(); }));
   remote.async_call(engine_request(), 90s, [&](CallOutcome o) { engine.emplace(std::move(o)); });
   ASSERT_TRUE(run_until([&] { return engine.has_value(); }));
@@ -140,31 +163,54 @@ TEST_P(ConduitStreamTest, ASmallCallFinishesWhileALongAnswerIsInFlight) {
 // frame of the whole answer. Exec mode has nothing compressed to give.
 TEST_P(ConduitStreamTest, ACallerThatTakesLz4GetsTheGatewaysOwnFrameAndThePlainBytesBeside) {
   SshTransport remote(io, opts_);
-  std::string plain, packed;
-  std::size_t chunks = 0, packed_chunks = 0;
-  std::optional<CallOutcome> out;
-  remote.async_stream(
-      inventory_request(), 120s,
-      [&](StreamChunk chunk) {
-        plain += chunk.plain;
-        packed += chunk.lz4;
-        ++chunks;
-        packed_chunks += chunk.packed ? 1 : 0;
-      },
-      [&](CallOutcome o) { out.emplace(std::move(o)); }, true);
+  Streamed s;
+  stream(remote, inventory_request(), StreamTake{.lz4 = true, .plain = true}, s);
   open_gate();
-  ASSERT_TRUE(run_until([&] { return out.has_value(); }));
-  ASSERT_TRUE(out->status) << out->status.message() << " " << out->diagnostics;
+  ASSERT_TRUE(run_until([&] { return s.out.has_value(); }));
+  ASSERT_TRUE(s.out->status) << s.out->status.message() << " " << s.out->diagnostics;
   const std::string whole = first_half() + second_half();
-  EXPECT_EQ(plain, whole);
+  EXPECT_EQ(s.plain, whole);
   if (GetParam() == ConduitModeKind::kExec) {
-    EXPECT_EQ(packed_chunks, 0u);
-    EXPECT_TRUE(packed.empty());
+    EXPECT_EQ(s.packed_chunks, 0u);
+    EXPECT_TRUE(s.packed.empty());
     return;
   }
-  EXPECT_EQ(packed_chunks, chunks) << "every piece of the call came packed";
-  EXPECT_LT(packed.size(), whole.size()) << "the frame is compressed (numbers in a row: to about 60%)";
-  EXPECT_EQ(lz4_inflate(packed), whole);
+  EXPECT_EQ(s.packed_chunks, s.chunks) << "every piece of the call came packed";
+  EXPECT_LT(s.packed.size(), whole.size()) << "the frame is compressed (numbers in a row: to about 60%)";
+  EXPECT_EQ(lz4_inflate(s.packed), whole);
+}
+
+// A caller that takes the packed pieces and no plain copy (basild passing
+// an INVENTORY on to apbasil_proxy) gets, from a gateway that compresses,
+// the whole frame, the answer's head in plain and every byte counted; the
+// conduit still judges the answer by its end: one cut short fails. Exec
+// mode has nothing packed, so its plain pieces stay whole.
+TEST_P(ConduitStreamTest, ACallerThatTakesOnlyLz4GetsTheWholeFrameAndTheHeadAndACutAnswerStillFails) {
+  SshTransport remote(io, opts_);
+  const StreamTake packed_only{.lz4 = true, .plain = false};
+  Streamed s;
+  stream(remote, inventory_request(), packed_only, s);
+  open_gate();
+  ASSERT_TRUE(run_until([&] { return s.out.has_value(); }));
+  ASSERT_TRUE(s.out->status) << s.out->status.message() << " " << s.out->diagnostics;
+  const std::string whole = first_half() + second_half();
+  EXPECT_EQ(s.size, whole.size());
+  if (GetParam() == ConduitModeKind::kExec) {
+    EXPECT_EQ(s.plain, whole);
+    EXPECT_TRUE(s.packed.empty());
+  } else {
+    EXPECT_EQ(s.plain, whole.substr(0, kStreamHeadBytes));
+    EXPECT_EQ(lz4_inflate(s.packed), whole);
+  }
+
+  // An answer without its end (the script's answer to a SUMMARY): "truncated", judged by its tail.
+  Streamed cut;
+  stream(remote, "<?xml version=\"1.0\"?>\n<BasilRequest protocol=\"1.3\" method=\"QUERY\" type=\"SUMMARY\"/>\n",
+         packed_only, cut);
+  ASSERT_TRUE(run_until([&] { return cut.out.has_value(); }));
+  EXPECT_FALSE(cut.out->status);
+  EXPECT_NE(cut.out->status.message().find("truncated"), std::string::npos) << cut.out->status.message();
+  EXPECT_GT(cut.size, first_half().size());
 }
 
 // A QUERY is normally sent again after a drop; one whose first bytes are
@@ -176,7 +222,7 @@ TEST_P(ConduitStreamTest, AStreamedQueryCutByADropFailsAndIsNotSentAgain) {
   std::optional<CallOutcome> out;
   remote.async_stream(
       inventory_request(), 120s, [&](StreamChunk chunk) { streamed += chunk.plain.size(); },
-      [&](CallOutcome o) { out.emplace(std::move(o)); }, false);
+      [&](CallOutcome o) { out.emplace(std::move(o)); }, StreamTake{});
   ASSERT_TRUE(run_until([&] { return streamed >= first_half().size(); }));
   sshd.Kill();
   open_gate();  // a resent call would now run to its end
