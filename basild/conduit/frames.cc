@@ -115,8 +115,8 @@ basil::Result<GatewayReader::Stdout> GatewayReader::stdout_bytes(std::uint64_t i
   // Room for as much as the call's last frame brought: a long answer's
   // frames are alike (the helper's 1 MiB of stdout), and a string grown
   // step by step copied three quarters of each again. A sampled call keeps
-  // its head and the frame's last 2 * kSampleBytes (`ring`): a frame no
-  // longer than that is kept whole, a longer one leaves its tail.
+  // the answer's head and the frame's last bytes (`ring`, trimmed to
+  // kSampleBytes once it holds twice that).
   std::string ring;
   if (!call.sampled) out.reserve(call.last_raw);
   const auto fed = z.feed(wire, std::span<char>(scratch_.get(), kInflateStep), [&](std::string_view piece) {
@@ -128,8 +128,8 @@ basil::Result<GatewayReader::Stdout> GatewayReader::stdout_bytes(std::uint64_t i
     }
     const std::size_t at = call.raw + size - piece.size();  // the piece's place in the answer
     if (at < kSampleBytes) out.append(piece.substr(0, kSampleBytes - at));
-    ring.append(piece.substr(piece.size() > 2 * kSampleBytes ? piece.size() - 2 * kSampleBytes : 0));
-    if (ring.size() > 2 * kSampleBytes) ring.erase(0, ring.size() - 2 * kSampleBytes);
+    ring.append(piece.substr(piece.size() > kSampleBytes ? piece.size() - kSampleBytes : 0));
+    if (ring.size() > 2 * kSampleBytes) ring.erase(0, ring.size() - kSampleBytes);
     return true;
   });
   switch (fed) {
@@ -141,14 +141,11 @@ basil::Result<GatewayReader::Stdout> GatewayReader::stdout_bytes(std::uint64_t i
   }
   if (last && !z.ended()) return fail(who + " ends inside its LZ4 frame");
   if (call.sampled) {
-    const std::size_t rest = size - out.size();  // past the answer's first kSampleBytes
-    if (size <= 2 * kSampleBytes) {
-      out.append(ring, ring.size() - rest, rest);  // short: kept whole
-    } else {
-      got.sample.sampled = true;
-      got.sample.size = size;
-      got.sample.tail = ring.size() > kSampleBytes ? ring.substr(ring.size() - kSampleBytes) : std::move(ring);
-    }
+    // The frame's last bytes past the answer's head: none of them twice.
+    const std::size_t keep = std::min(size - out.size(), kSampleBytes);
+    got.sample.sampled = true;
+    got.sample.size = size;
+    got.sample.tail.assign(ring, ring.size() - keep, keep);
   }
   call.raw += size;
   call.last_raw = size;

@@ -57,8 +57,7 @@ inline constexpr std::size_t kSampleBytes = 4096;
 // What a frame's stdout of a sampled call stood for, when the reader kept
 // only a sample of it: the frame's `bytes` (or `out`) then hold only those
 // of them among the call's first kSampleBytes, and `tail` the frame's last
-// kSampleBytes. A frame that decompressed to 2 * kSampleBytes or fewer is
-// kept whole and not marked.
+// kSampleBytes of the others (all of them when fewer).
 struct StdoutSample {
   bool sampled = false;
   std::size_t size = 0;  // the frame's stdout bytes, as apbasil wrote them
@@ -126,9 +125,9 @@ class GatewayReader {
   // Compressed, call `id`'s stdout is still decompressed as it comes (its
   // limit and its LZ4 frame are checked as for any call) but not kept: its
   // frames carry its first kSampleBytes and each frame's last kSampleBytes
-  // (StdoutSample), for a caller that passes the packed bytes on and reads
-  // only the answer's head and end. Before the call's first frame; without
-  // compression, nothing changes.
+  // past those (StdoutSample), for a caller that passes the packed bytes on
+  // and reads only the answer's head and end. Before the call's first
+  // frame; without compression, nothing changes.
   void sample(std::uint64_t id);
   // A complete frame, nullopt when more bytes are needed, or the error.
   basil::Result<std::optional<GatewayFrame>> next();

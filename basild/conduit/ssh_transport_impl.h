@@ -180,8 +180,7 @@ struct SshTransport::Impl {
     const bool sampled = sample != nullptr && sample->sampled;
     const std::size_t size = sampled ? sample->size : bytes.size();
     // The probe: the first kProbe bytes, then the last kProbe of the rest
-    // (of a sampled piece, its tail: longer than 2 * kProbe, the piece
-    // leaves a rest that ends with it).
+    // (of a sampled piece, its tail: its last bytes past the head).
     constexpr std::size_t kProbe = 4096;
     static_assert(kProbe == kSampleBytes);
     std::string_view rest = bytes;
