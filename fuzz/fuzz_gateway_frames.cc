@@ -25,7 +25,6 @@ using basild::conduit::StdoutSample;
 constexpr std::size_t kMaxOut = 8 * kSampleBytes;  // room for an answer past its sampled head
 constexpr std::size_t kMaxErr = 512;
 
-// The frames read, then "error" if the reader failed.
 // What a frame's stdout stood for, checked against what it kept.
 std::size_t counted(const std::string& bytes, const StdoutSample& s, std::string& trace) {
   if (!s.sampled) return bytes.size();
@@ -35,6 +34,7 @@ std::size_t counted(const std::string& bytes, const StdoutSample& s, std::string
   return s.size;
 }
 
+// The frames read, then "error" if the reader failed.
 std::string read_all(std::string_view bytes, std::size_t chunk, bool lz4, bool sample) {
   GatewayReader reader(kMaxOut, kMaxErr);
   if (lz4) reader.expect_lz4();

@@ -39,6 +39,7 @@
 #include <variant>
 
 #include "basil_proto/status.h"
+#include "basild/core/transport.h"
 
 namespace basild {
 class Lz4Stream;  // basild/core/lz4_stream.h
@@ -51,8 +52,9 @@ inline constexpr std::string_view kGatewayHelloPrefix = "BASIL-GATEWAY ";
 
 enum class ExitHow : std::uint8_t { kExited = 0, kSignaled = 1, kSpawnFailed = 2, kOverflow = 3 };
 
-// How much of a sampled call's stdout a frame keeps (GatewayReader::sample).
-inline constexpr std::size_t kSampleBytes = 4096;
+// How much of a sampled call's stdout a frame keeps (GatewayReader::sample):
+// the head that a streamed piece's plain copy carries (core/transport.h).
+inline constexpr std::size_t kSampleBytes = kStreamHeadBytes;
 
 // What a frame's stdout of a sampled call stood for, when the reader kept
 // only a sample of it: the frame's `bytes` (or `out`) then hold only those

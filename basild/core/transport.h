@@ -43,7 +43,7 @@ struct StreamChunk {
   // the other is not (a frame's header, its end mark).
   std::string lz4;
   bool packed = false;  // lz4 carries this piece
-  std::optional<std::size_t> plain_size;  // set when plain holds fewer bytes than the piece
+  std::optional<std::size_t> plain_size;  // set when plain may hold fewer bytes than the piece: how many it had
   std::size_t size() const { return plain_size.value_or(plain.size()); }
 };
 
