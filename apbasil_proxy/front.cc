@@ -1,20 +1,26 @@
-// apbasil_proxy, the program the scheduler runs: the fast path only. It reads
-// the request, sends it to the local basild's control socket and writes the
-// answer. Everything else (a FAILURE document, its own ssh session) is
-// apbasil_proxy-fallback's, which this program executes with the request on
-// its standard input and the outcome of the socket attempt in its arguments.
+// apbasil_proxy-full: the C++ front. apbasil_proxy (lean_front.c) runs it
+// when it has no usable card (card.h) for its configuration, when basild
+// could not be reached, and when basild refused the call. It reads
+// basild.conf (the sections it needs), writes the card that lets later
+// calls take the lean path, sends the request to the local basild's
+// control socket and writes the answer. Everything else (a FAILURE
+// document, its own ssh session) is apbasil_proxy-fallback's, which this
+// program executes with the request on its standard input and the outcome
+// of the socket attempt in its arguments.
 //
-// The split is for start-up time: the scheduler pays this program's start on
-// every call, and libssh, libxml2 and ICU cost about 4 ms of dynamic loading
-// and relocation. This program links no libssh, and libxml2 only statically,
-// for the one answer it writes itself: the FAILURE when the fallback cannot
-// be run, which must carry the request's protocol (a client whose request
-// said 1.3 stops on any other).
+// It links no libssh, and libxml2 only statically, for the one answer it
+// writes itself: the FAILURE when the fallback cannot be run, which must
+// carry the request's protocol (a client whose request said 1.3 stops on
+// any other).
 #include <fcntl.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
+#include <cstdint>
 #include <climits>
 #include <cstdlib>
 #include <cstring>
@@ -23,6 +29,7 @@
 #include <vector>
 
 #include "basild/config/config.h"
+#include "apbasil_proxy/card.h"
 #include "apbasil_proxy/handover.h"
 #include "apbasil_proxy/proxy.h"
 
@@ -72,6 +79,16 @@ int broke_off(const apbasil_proxy::Attempt& a) {
   return 1;
 }
 
+// The card for apbasil_proxy's next calls (card.h). Best effort: without
+// one, every call comes through this program, slower but the same.
+void store_card(const std::string& config_path, const struct stat& identity, const basild::Config& config) {
+  char path[BASIL_CARD_PATH_MAX];
+  if (basil_card_path(path, sizeof path, basil_card_dir(), ::geteuid(), config_path.c_str()) != 0) return;
+  const auto guard = std::chrono::duration_cast<std::chrono::milliseconds>(apbasil_proxy::basild_guard(config));
+  const auto ms = static_cast<std::uint32_t>(std::min<std::chrono::milliseconds::rep>(guard.count(), UINT32_MAX));
+  (void)basil_card_store(path, config_path.c_str(), &identity, config.control.socket.c_str(), ms);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -103,7 +120,11 @@ int main(int argc, char** argv) {
   // what is wrong in a FAILURE document.
   // Read with read(2), not a stream: the first stream of a program sets up
   // its locale, a tenth of this program's work.
+  // The file's identity is taken before it is read, so that a card never
+  // vouches for bytes other than those parsed.
   const int fd = ::open(h.config_path.c_str(), O_RDONLY | O_CLOEXEC);
+  struct stat identity {};
+  const bool known = fd >= 0 && ::fstat(fd, &identity) == 0;
   const auto text = fd >= 0 ? apbasil_proxy::read_request(fd) : std::nullopt;
   if (fd >= 0) ::close(fd);
   if (!text) return hand_over(h, *request);
@@ -113,6 +134,7 @@ int main(int argc, char** argv) {
   const auto config = basild::parse_config_sections(*text, apbasil_proxy::kFrontSections, h.config_path);
   if (!config) return hand_over(h, *request);
   if (config->control.socket.empty()) return hand_over(h, *request);
+  if (known) store_card(h.config_path, identity, *config);
 
   auto attempt = apbasil_proxy::try_basild(*config, *request, 1);
   if (attempt.cut()) return broke_off(attempt);

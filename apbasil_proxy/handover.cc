@@ -126,6 +126,11 @@ bool passes_on(unsigned status, std::string_view content_type, bool chunked) {
   return chunked && is_basil_answer(status, content_type);
 }
 
+std::chrono::milliseconds basild_guard(const basild::Config& config) {
+  using namespace std::chrono_literals;
+  return std::chrono::duration_cast<std::chrono::milliseconds>(config.apbasil.timeout * 2 + 5s);
+}
+
 Attempt try_basild(const basild::Config& config, const std::string& request, int stream_fd) {
   using namespace std::chrono_literals;
   if (config.control.socket.empty()) {
@@ -171,7 +176,7 @@ Attempt try_basild(const basild::Config& config, const std::string& request, int
     };
   }
   Attempt a = judge_reply(client.request("POST", "/v1/basil?failures=basil", request, "application/xml",
-                                         config.apbasil.timeout * 2 + 5s, sink));
+                                         basild_guard(config), sink));
   if (encoding.empty()) return a;
   a.passed_on = written;
   if (!lz4) {

@@ -4,6 +4,7 @@
 // share. Links no XML or ssh library.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -72,6 +73,10 @@ struct Attempt {
 
 // Judges the control client's reply. Pure.
 Attempt judge_reply(basild::control::ClientReply r);
+// How long a call waits for basild's answer: twice the apbasil timeout
+// (basild's own queue and call) and 5 s.
+std::chrono::milliseconds basild_guard(const basild::Config& config);
+
 // Sends `request` to the basild that `config` names (no socket configured:
 // kUnreachable), allowing for basild's own queue and time-out. A long
 // answer that basild streams (chunked) goes to `stream_fd` as it arrives,

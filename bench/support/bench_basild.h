@@ -8,6 +8,7 @@
 #pragma once
 
 #include <signal.h>
+#include <stdlib.h>
 
 #include <chrono>
 #include <cstdio>
@@ -36,6 +37,14 @@ struct BenchBasild {
   }
 };
 
+// apbasil_proxy's cards (apbasil_proxy/card.h) for this run go into a
+// folder of its own, removed at exit, not into /dev/shm: every run's
+// basild.conf is a new file with a card of its own.
+inline void keep_proxy_cards_here() {
+  static const basil_test::TempDir cards{"basild-cbench-cards"};
+  ::setenv("APBASIL_PROXY_CARD_DIR", cards.path().c_str(), 1);
+}
+
 // Starts `bin`/basild/basild and waits (up to a minute) until its conduit
 // is up and it holds an inventory; false, with basild's log on stderr, if
 // it does not come up.
@@ -43,6 +52,7 @@ inline bool start_basild(BenchBasild& b, const basil_test::TestSshd& sshd, const
                          const std::string& emulator, const std::string& state, const std::string& bin) {
   using namespace std::chrono_literals;
   const std::string& dir = b.dir.path();
+  keep_proxy_cards_here();
   std::ofstream(b.config) << "[apbasil]\ntimeout = \"60s\"\n"
                           << basil_test::conduit_conf(sshd, mode, emulator, state, bin)
                           << "[state]\ndatabase = \"" << dir << "/state.db\"\n"

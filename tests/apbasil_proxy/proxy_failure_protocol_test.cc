@@ -137,9 +137,10 @@ TEST_F(ProxyFailureProtocolTest, ConfigurationMissing) {
 }
 
 TEST_F(ProxyFailureProtocolTest, FallbackMissing) {
+  // The two fronts, without the fallback.
   const std::string alone = dir + "/bin/apbasil_proxy";
   ASSERT_EQ(::mkdir((dir + "/bin").c_str(), 0755), 0);
-  ASSERT_EQ(testing::run_command("cp " + front() + " " + alone).exit_code, 0);
+  ASSERT_EQ(testing::run_command("cp " + front() + " " + front() + "-full " + dir + "/bin/").exit_code, 0);
   every_kind_fails_in_its_protocol("fallback missing", "cannot run apbasil_proxy-fallback", alone);
 }
 

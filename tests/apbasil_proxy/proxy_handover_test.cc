@@ -1,23 +1,20 @@
-// apbasil_proxy's two programs: the fast front the scheduler runs and
-// apbasil_proxy-fallback it hands calls to. First the pure hand-over (its
-// arguments, the control-socket verdict), then the real
-// front executing the real fallback (no sshd: a local configuration).
+// apbasil_proxy's programs: the front the scheduler runs, apbasil_proxy-full
+// and apbasil_proxy-fallback it hands calls to. First the pure hand-over (its
+// arguments, the control-socket verdict), then the real programs executing
+// each other (no sshd: a local configuration). Answers from a stand-in
+// basild, on both of the front's paths: front_paths_test.cc.
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <lz4frame.h>
-
 #include <fstream>
-#include <thread>
 
 #include "basil_proto/codec.h"
 #include "tests/basild/io/emulator_support.h"
 #include "apbasil_proxy/handover.h"
 #include "apbasil_proxy/proxy.h"
 #include "tests/support/subprocess.h"
-#include "tests/support/unix_socket.h"
 
 namespace basild {
 namespace {
@@ -160,9 +157,10 @@ TEST_F(ProxyFrontTest, AnUnreadableConfigurationIsReportedByTheFallback) {
 }
 
 TEST_F(ProxyFrontTest, AFrontInstalledWithoutItsFallbackStillAnswersWellFormed) {
+  // apbasil_proxy and apbasil_proxy-full, without the fallback.
   const std::string alone = dir + "/bin/apbasil_proxy";
   ASSERT_EQ(::mkdir((dir + "/bin").c_str(), 0755), 0);
-  ASSERT_EQ(testing::run_command("cp " + front() + " " + alone).exit_code, 0);
+  ASSERT_EQ(testing::run_command("cp " + front() + " " + front() + "-full " + dir + "/bin/").exit_code, 0);
   const auto r = basil_test::run({alone, "--config", config},
                                  "<BasilRequest protocol=\"1.2\" method=\"QUERY\" type=\"ENGINE\"/>",
                                  {.err = basil_test::Redirect::pipe()});
@@ -175,148 +173,6 @@ TEST_F(ProxyFrontTest, AFrontInstalledWithoutItsFallbackStillAnswersWellFormed) 
   ASSERT_FALSE(d->messages.empty());
   EXPECT_EQ(d->messages[0].text, apbasil_proxy::kInstallFailureMessage);
   EXPECT_NE(r.err.find("cannot run apbasil_proxy-fallback"), std::string::npos) << r.err;
-}
-
-// A basild that takes one POST of `request` on `listener` and answers with
-// `reply`, then closes the connection.
-std::thread fake_basild(int listener, const std::string& request, std::string reply) {
-  return std::thread([listener, request, reply = std::move(reply)] {
-    const int c = ::accept(listener, nullptr, nullptr);
-    if (c < 0) return;
-    std::string got;
-    char buf[4096];
-    while (got.find(request) == std::string::npos) {  // the body ends the POST
-      const ssize_t n = ::read(c, buf, sizeof buf);
-      if (n <= 0) break;
-      got.append(buf, static_cast<std::size_t>(n));
-    }
-    [[maybe_unused]] auto w = ::write(c, reply.data(), reply.size());
-    ::close(c);
-  });
-}
-
-std::string chunk(const std::string& piece) {
-  char size[32];
-  std::snprintf(size, sizeof size, "%zx\r\n", piece.size());
-  return size + piece + "\r\n";
-}
-
-// A basild that starts a streamed (chunked) answer and dies in it: what
-// Slurm gets must not look whole.
-TEST_F(ProxyFrontTest, AStreamedAnswerCutOffIsPassedOnAsItCameAndTheProxyExitsWithAnError) {
-  const std::string socket_path = dir + "/basild.sock";
-  std::ofstream(config) << "[control]\nsocket = \"" << socket_path << "\"\n";
-  const int listener = basil_test::listen_unix(socket_path, 1);
-  ASSERT_GE(listener, 0);
-  const std::string head = "<?xml version=\"1.0\"?>\n<BasilResponse protocol=\"1.3\"><ResponseData status=\"SUCCESS\"";
-  const auto request = *basil::encode_request(basil::make_request(basil::Dialect::k1_3, basil::InventoryQuery{}));
-  // No last chunk: the stream broke off.
-  std::thread basild = fake_basild(listener, request,
-                                   "HTTP/1.1 200 OK\r\nContent-Type: application/xml\r\n"
-                                   "Transfer-Encoding: chunked\r\n\r\n" + chunk(head));
-  const auto r = basil_test::run({front(), "--config", config}, request, {.err = basil_test::Redirect::pipe()});
-  basild.join();
-  ::close(listener);
-  EXPECT_EQ(r.exit_code, 1);
-  EXPECT_EQ(r.out, head);  // what came, and nothing after it (no second answer)
-  const auto& err = r.err;
-  EXPECT_NE(err.find("the answer broke off after " + std::to_string(head.size()) + " bytes"), std::string::npos) << err;
-}
-
-// An answer in LZ4 whose HTTP body ends well but whose LZ4 frame does not:
-// what it held is written, and the proxy says the answer broke off.
-TEST_F(ProxyFrontTest, ACompressedAnswerWhoseFrameEndsEarlyIsPassedOnAsFarAsItWentAndIsAnError) {
-  const std::string socket_path = dir + "/basild.sock";
-  std::ofstream(config) << "[control]\nsocket = \"" << socket_path << "\"\n";
-  const int listener = basil_test::listen_unix(socket_path, 1);
-  ASSERT_GE(listener, 0);
-  std::string answer = "<?xml version=\"1.0\"?>\n<BasilResponse protocol=\"1.3\"><ResponseData status=\"SUCCESS\">";
-  for (int i = 0; i < 50000; ++i) answer += "<Node node_id=\"" + std::to_string(i) + "\"/>\n";
-  answer += "</ResponseData></BasilResponse>\n";
-  std::string packed(LZ4F_compressFrameBound(answer.size(), nullptr), '\0');
-  packed.resize(LZ4F_compressFrame(packed.data(), packed.size(), answer.data(), answer.size(), nullptr));
-  const auto request = *basil::encode_request(basil::make_request(basil::Dialect::k1_3, basil::InventoryQuery{}));
-  std::thread basild = fake_basild(listener, request,
-                                   "HTTP/1.1 200 OK\r\nContent-Type: application/xml\r\nContent-Encoding: lz4\r\n"
-                                   "Transfer-Encoding: chunked\r\n\r\n" + chunk(packed.substr(0, packed.size() / 2)) +
-                                       "0\r\n\r\n");
-  const auto r = basil_test::run({front(), "--config", config}, request, {.err = basil_test::Redirect::pipe()});
-  basild.join();
-  ::close(listener);
-  EXPECT_EQ(r.exit_code, 1);
-  EXPECT_FALSE(r.out.empty());
-  EXPECT_LT(r.out.size(), answer.size());
-  EXPECT_TRUE(answer.starts_with(r.out)) << "what is written is the answer's start";
-  EXPECT_NE(r.err.find("the answer broke off after " + std::to_string(r.out.size()) +
-                       " bytes: the compressed answer ended inside its LZ4 frame"),
-            std::string::npos)
-      << r.err;
-}
-
-// The front reads [control] and [apbasil] only: a mistake elsewhere in the
-// file does not stop the calls that a running basild answers.
-TEST_F(ProxyFrontTest, AMistakeOutsideItsTwoSectionsDoesNotStopCallsThroughBasild) {
-  const std::string socket_path = dir + "/basild.sock";
-  std::ofstream(config) << "[control]\nsocket = \"" << socket_path << "\"\n[poll]\ninterval = \"soon\"\n";
-  const int listener = basil_test::listen_unix(socket_path, 1);
-  ASSERT_GE(listener, 0);
-  const std::string answer = "<?xml version=\"1.0\"?>\n<BasilResponse protocol=\"1.0\"><ResponseData status=\"SUCCESS\"/>"
-                             "</BasilResponse>\n";
-  const std::string request = "<BasilRequest protocol=\"1.0\" method=\"QUERY\" type=\"ENGINE\"/>";
-  std::thread basild = fake_basild(listener, request,
-                                   "HTTP/1.1 200 OK\r\nContent-Type: application/xml\r\nContent-Length: " +
-                                       std::to_string(answer.size()) + "\r\n\r\n" + answer);
-  const auto r = basil_test::run({front(), "--config", config}, request, {.err = basil_test::Redirect::pipe()});
-  basild.join();
-  ::close(listener);
-  EXPECT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_EQ(r.out, answer);
-}
-
-// A long answer's pipe to the scheduler is grown, so that the reader and
-// the proxy wake a few times per INVENTORY instead of some 140: here the
-// scheduler's end is a FIFO the test holds, which the proxy writes as its
-// stdout. A short answer (not streamed) leaves the pipe as it was.
-TEST_F(ProxyFrontTest, AStreamedAnswerGrowsThePipeItIsWrittenToAndAShortOneDoesNot) {
-  const std::string socket_path = dir + "/basild.sock";
-  std::ofstream(config) << "[control]\nsocket = \"" << socket_path << "\"\n";
-  const int listener = basil_test::listen_unix(socket_path, 2);
-  ASSERT_GE(listener, 0);
-  const std::string answer =
-      "<?xml version=\"1.0\"?>\n<BasilResponse protocol=\"1.3\"><ResponseData status=\"SUCCESS\"/></BasilResponse>\n";
-  std::string packed(LZ4F_compressFrameBound(answer.size(), nullptr), '\0');
-  packed.resize(LZ4F_compressFrame(packed.data(), packed.size(), answer.data(), answer.size(), nullptr));
-  const auto request = *basil::encode_request(basil::make_request(basil::Dialect::k1_3, basil::InventoryQuery{}));
-  const std::string streamed = "HTTP/1.1 200 OK\r\nContent-Type: application/xml\r\nContent-Encoding: lz4\r\n"
-                               "Transfer-Encoding: chunked\r\n\r\n" + chunk(packed) + "0\r\n\r\n";
-  const std::string whole = "HTTP/1.1 200 OK\r\nContent-Type: application/xml\r\nContent-Length: " +
-                            std::to_string(answer.size()) + "\r\n\r\n" + answer;
-  for (const bool is_streamed : {false, true}) {
-    const std::string fifo = dir + (is_streamed ? "/streamed.fifo" : "/whole.fifo");
-    ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
-    const int scheduler_end = ::open(fifo.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-    ASSERT_GE(scheduler_end, 0);
-    const int before = ::fcntl(scheduler_end, F_GETPIPE_SZ);
-    ASSERT_LT(before, static_cast<int>(apbasil_proxy::kLongAnswerPipeBytes));
-    std::thread basild = fake_basild(listener, request, is_streamed ? streamed : whole);
-    // Not basil_test::run: its stdout is a pipe of its own.
-    basil_test::Subprocess proxy({front(), "--config", config}, {.in = basil_test::Redirect::pipe(),
-                                                                 .out = basil_test::Redirect::file(fifo),
-                                                                 .err = basil_test::Redirect::pipe()});
-    const auto r = proxy.communicate(request, std::chrono::seconds(30));
-    basild.join();
-    EXPECT_EQ(r.exit_code, 0) << r.err;
-    std::string out(answer.size() + 1, '\0');
-    const ssize_t n = ::read(scheduler_end, out.data(), out.size());
-    EXPECT_EQ(out.substr(0, n > 0 ? static_cast<std::size_t>(n) : 0), answer);
-    if (is_streamed) {
-      EXPECT_EQ(::fcntl(scheduler_end, F_GETPIPE_SZ), static_cast<int>(apbasil_proxy::kLongAnswerPipeBytes));
-    } else {
-      EXPECT_EQ(::fcntl(scheduler_end, F_GETPIPE_SZ), before);
-    }
-    ::close(scheduler_end);
-  }
-  ::close(listener);
 }
 
 TEST(ProxyPipeTest, OnlyAPipeIsGrownAndAGrownPipeHoldsOneMebibyte) {

@@ -1,0 +1,457 @@
+/* apbasil_proxy, the program the scheduler runs for every BASIL call on an
+ * external login node: the fast path only, in C. It reads the request,
+ * sends it to the local basild's control socket, named by its card
+ * (card.h), and writes the answer.
+ *
+ * Everything else belongs to the two programs beside it (or in
+ * ../libexec/basild), which it executes with the request on their standard
+ * input:
+ *   apbasil_proxy-full      when there is no usable card (it reads
+ *                           basild.conf, writes the card, and makes the
+ *                           call), when nothing was sent (basild not
+ *                           reachable), and when basild refused the call
+ *                           (refused calls were not acted on: sending one
+ *                           again is safe);
+ *   apbasil_proxy-fallback  when the exchange broke after the request went
+ *                           out (it may be with ALPS: never sent twice); it
+ *                           writes the FAILURE.
+ *
+ * The split is for start-up time, which the scheduler pays on every call.
+ * Linked statically against musl, this program starts in a fifth of the
+ * time of a static glibc one on a virtual machine (glibc asks the processor
+ * for its features and caches at start, and every such question leaves the
+ * virtual machine), and it links no C++ runtime, no TOML, XML or ssh
+ * library: basild.conf is read by apbasil_proxy-full, HTTP by Debian's
+ * http-parser, LZ4 by liblz4. */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <http_parser.h>
+#include <limits.h>
+#include <lz4frame.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "apbasil_proxy/card.h"
+
+enum {
+  kMaxRequest = 1 << 20, /* as apbasil_proxy-full: longer requests are its to refuse */
+  kPipeBytes = 1 << 20,  /* the scheduler's pipe for a long answer (handover.h) */
+  kInflateStep = 256 << 10,
+  kReadStep = 256 << 10,
+  kMaxBody = 64 << 20, /* an answer basild does not stream: its own FAILURE or a small answer */
+};
+
+static const char kDefaultConfig[] = "/etc/basild/basild.conf";
+
+static int write_all(int fd, const char* p, size_t n) {
+  while (n > 0) {
+    const ssize_t w = write(fd, p, n);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) return -1;
+    p += w;
+    n -= (size_t)w;
+  }
+  return 0;
+}
+
+static void say(const char* a, const char* b) {
+  char line[1024];
+  const int n = snprintf(line, sizeof line, "apbasil_proxy: %s%s\n", a, b);
+  if (n > 0) (void)write_all(2, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
+}
+
+/* ---- the programs beside this one ---- */
+
+static char self_dir[PATH_MAX];
+
+static void find_self_dir(void) {
+  const ssize_t n = readlink("/proc/self/exe", self_dir, sizeof self_dir - 1);
+  if (n <= 0) {
+    self_dir[0] = '\0';
+    return;
+  }
+  self_dir[n] = '\0';
+  char* slash = strrchr(self_dir, '/');
+  if (slash != NULL) *slash = '\0';
+}
+
+/* Executes NAME beside this program, then in ../libexec/basild, with the
+ * request on its standard input; returns only when neither could be run. */
+static void run_beside(const char* name, char** argv, const char* request, size_t len) {
+  const int fd = memfd_create("apbasil_proxy-request", 0);
+  if (fd < 0 || write_all(fd, request, len) != 0 || lseek(fd, 0, SEEK_SET) != 0 || dup2(fd, 0) != 0) {
+    say("cannot pass the request on: ", strerror(errno));
+    return;
+  }
+  if (fd != 0) close(fd);
+  signal(SIGPIPE, SIG_DFL); /* as the scheduler started this program */
+  if (self_dir[0] == '\0') find_self_dir();
+  char path[PATH_MAX + 64];
+  argv[0] = (char*)name;
+  snprintf(path, sizeof path, "%s/%s", self_dir, name);
+  execv(path, argv);
+  snprintf(path, sizeof path, "%s/../libexec/basild/%s", self_dir, name);
+  execv(path, argv);
+  char why[PATH_MAX + 128];
+  snprintf(why, sizeof why, "%s beside %s or in ../libexec/basild (%s)", name, self_dir, strerror(errno));
+  say("cannot run ", why);
+}
+
+/* apbasil_proxy-full does the whole call itself, with the same arguments. */
+static int run_full(char** argv, const char* request, size_t len) {
+  run_beside("apbasil_proxy-full", argv, request, len);
+  return 1;
+}
+
+/* apbasil_proxy-fallback writes the FAILURE for an exchange that broke
+ * after the request went out. */
+static int run_fallback(const char* config, const char* why, const char* request, size_t len) {
+  char* argv[] = {NULL, "--config", (char*)config, "--socket-outcome", "broken", "--why", (char*)why, NULL};
+  run_beside("apbasil_proxy-fallback", argv, request, len);
+  return 1;
+}
+
+/* ---- the exchange with basild ---- */
+
+struct exchange {
+  int fd;
+  int64_t deadline_ms;
+  /* the response's head */
+  char field[64];
+  size_t field_len;
+  char value[128];
+  size_t value_len;
+  int in_value;
+  char content_type[128];
+  char content_encoding[32];
+  int head_done, complete, basil, streaming;
+  /* a body kept whole */
+  char* body;
+  size_t body_len, body_cap;
+  /* a body passed on as it arrives */
+  LZ4F_dctx* lz4;
+  int lz4_ended;
+  char* inflated;
+  uint64_t passed_on;
+  const char* why; /* why the body could not be taken */
+};
+
+static int64_t now_ms(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+static void copy_bounded(char* dst, size_t cap, size_t* len, const char* at, size_t n) {
+  if (*len + n >= cap) n = *len < cap - 1 ? cap - 1 - *len : 0;
+  memcpy(dst + *len, at, n);
+  *len += n;
+  dst[*len] = '\0';
+}
+
+/* A value longer than `cap` is cut, and then matches none of ours. */
+static void set_text(char* dst, size_t cap, const char* src) {
+  size_t n = strlen(src);
+  if (n >= cap) n = cap - 1;
+  memcpy(dst, src, n);
+  dst[n] = '\0';
+}
+
+static void end_header(struct exchange* x) {
+  if (!x->in_value) return;
+  if (strcasecmp(x->field, "content-type") == 0) set_text(x->content_type, sizeof x->content_type, x->value);
+  if (strcasecmp(x->field, "content-encoding") == 0)
+    set_text(x->content_encoding, sizeof x->content_encoding, x->value);
+  x->field_len = x->value_len = 0;
+  x->field[0] = x->value[0] = '\0';
+  x->in_value = 0;
+}
+
+static int on_field(http_parser* p, const char* at, size_t n) {
+  struct exchange* x = p->data;
+  end_header(x);
+  copy_bounded(x->field, sizeof x->field, &x->field_len, at, n);
+  return 0;
+}
+
+static int on_value(http_parser* p, const char* at, size_t n) {
+  struct exchange* x = p->data;
+  x->in_value = 1;
+  copy_bounded(x->value, sizeof x->value, &x->value_len, at, n);
+  return 0;
+}
+
+static void grow_pipe(int fd) {
+  const int size = fcntl(fd, F_GETPIPE_SZ);
+  if (size >= 0 && size < kPipeBytes) (void)fcntl(fd, F_SETPIPE_SZ, kPipeBytes);
+}
+
+/* 200 is ALPS's answer; another status with a BASIL document is basild's
+ * own FAILURE for a call it took (failures=basil). Anything else: basild
+ * refused the call. */
+static int on_head(http_parser* p) {
+  struct exchange* x = p->data;
+  end_header(x);
+  x->head_done = 1;
+  x->basil = p->status_code == 200 || strcmp(x->content_type, "application/xml") == 0;
+  x->streaming = x->basil && (p->flags & F_CHUNKED) != 0;
+  if (!x->streaming) return 0;
+  grow_pipe(1);
+  if (x->content_encoding[0] == '\0') return 0;
+  if (strcmp(x->content_encoding, "lz4") != 0) {
+    x->why = "basild sent the answer in an unknown encoding";
+    return 1;
+  }
+  x->inflated = malloc(kInflateStep);
+  if (x->inflated == NULL || LZ4F_isError(LZ4F_createDecompressionContext(&x->lz4, LZ4F_VERSION))) {
+    x->why = "cannot decompress the answer: out of memory";
+    return 1;
+  }
+  return 0;
+}
+
+static int inflate(struct exchange* x, const char* at, size_t n) {
+  while (n > 0) {
+    if (x->lz4_ended) {
+      x->why = "the compressed answer goes on after its LZ4 frame ended";
+      return 1;
+    }
+    size_t out = kInflateStep, in = n;
+    const size_t hint = LZ4F_decompress(x->lz4, x->inflated, &out, at, &in, NULL);
+    if (LZ4F_isError(hint)) {
+      x->why = "the compressed answer is not LZ4";
+      return 1;
+    }
+    if (out > 0 && write_all(1, x->inflated, out) != 0) {
+      x->why = "the answer could not be written";
+      return 1;
+    }
+    x->passed_on += out;
+    if (hint == 0) x->lz4_ended = 1;
+    at += in;
+    n -= in;
+    if (in == 0 && out == 0) break; /* nothing consumed nor made: wait for more input */
+  }
+  return 0;
+}
+
+static int on_body(http_parser* p, const char* at, size_t n) {
+  struct exchange* x = p->data;
+  if (x->streaming && x->lz4 != NULL) return inflate(x, at, n);
+  if (x->streaming) {
+    if (write_all(1, at, n) != 0) {
+      x->why = "the answer could not be written";
+      return 1;
+    }
+    x->passed_on += n;
+    return 0;
+  }
+  if (x->body_len + n > kMaxBody) {
+    x->why = "basild's answer is too long";
+    return 1;
+  }
+  if (x->body_len + n > x->body_cap) {
+    size_t cap = x->body_cap ? x->body_cap : 4096;
+    while (cap < x->body_len + n) cap *= 2;
+    char* b = realloc(x->body, cap);
+    if (b == NULL) {
+      x->why = "out of memory";
+      return 1;
+    }
+    x->body = b;
+    x->body_cap = cap;
+  }
+  memcpy(x->body + x->body_len, at, n);
+  x->body_len += n;
+  return 0;
+}
+
+static void release(struct exchange* x) {
+  free(x->body);
+  free(x->inflated);
+  if (x->lz4 != NULL) LZ4F_freeDecompressionContext(x->lz4);
+  x->body = x->inflated = NULL;
+  x->lz4 = NULL;
+}
+
+static int on_complete(http_parser* p) {
+  ((struct exchange*)p->data)->complete = 1;
+  return 0;
+}
+
+/* Waits for `events` on the socket until the deadline: 1 ready, 0 timed out. */
+static int wait_for(struct exchange* x, short events) {
+  for (;;) {
+    const int64_t left = x->deadline_ms - now_ms();
+    if (left <= 0) return 0;
+    struct pollfd p = {.fd = x->fd, .events = events};
+    const int r = poll(&p, 1, left > INT_MAX ? INT_MAX : (int)left);
+    if (r > 0) return 1;
+    if (r == 0) return 0;
+    if (errno != EINTR) return 1; /* let the read or write say what is wrong */
+  }
+}
+
+static int send_request(struct exchange* x, const char* request, size_t len, const char** why) {
+  char head[256];
+  const int hl = snprintf(head, sizeof head,
+                          "POST /v1/basil?failures=basil HTTP/1.1\r\nHost: localhost\r\n"
+                          "User-Agent: apbasil_proxy\r\nContent-Type: application/xml\r\n"
+                          "Accept-Encoding: lz4\r\nContent-Length: %zu\r\n\r\n",
+                          len);
+  struct iovec v[2] = {{head, (size_t)hl}, {(void*)request, len}};
+  int i = 0;
+  while (i < 2) {
+    if (!wait_for(x, POLLOUT)) {
+      *why = "timed out sending the request to basild";
+      return -1;
+    }
+    const ssize_t w = writev(x->fd, v + i, 2 - i);
+    if (w < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+    if (w < 0) {
+      *why = strerror(errno);
+      return -1;
+    }
+    size_t left = (size_t)w;
+    while (i < 2 && left >= v[i].iov_len) left -= v[i++].iov_len;
+    if (i < 2) {
+      v[i].iov_base = (char*)v[i].iov_base + left;
+      v[i].iov_len -= left;
+    }
+  }
+  return 0;
+}
+
+/* Reads and parses the answer; 0 when it is complete, else -1 with `why`. */
+static int read_answer(struct exchange* x, const char** why) {
+  http_parser_settings s;
+  memset(&s, 0, sizeof s);
+  s.on_header_field = on_field;
+  s.on_header_value = on_value;
+  s.on_headers_complete = on_head;
+  s.on_body = on_body;
+  s.on_message_complete = on_complete;
+  http_parser p;
+  http_parser_init(&p, HTTP_RESPONSE);
+  p.data = x;
+  char* buf = malloc(kReadStep);
+  if (buf == NULL) {
+    *why = "out of memory";
+    return -1;
+  }
+  int rc = -1;
+  while (!x->complete) {
+    if (!wait_for(x, POLLIN)) {
+      *why = "timed out waiting for basild's answer";
+      break;
+    }
+    const ssize_t r = read(x->fd, buf, kReadStep);
+    if (r < 0 && (errno == EINTR || errno == EAGAIN)) continue;
+    if (r < 0) {
+      *why = strerror(errno);
+      break;
+    }
+    const size_t used = http_parser_execute(&p, &s, buf, (size_t)r);
+    if (x->why != NULL) {
+      *why = x->why;
+      break;
+    }
+    if (HTTP_PARSER_ERRNO(&p) != HPE_OK || used != (size_t)r) {
+      *why = http_errno_description(HTTP_PARSER_ERRNO(&p));
+      break;
+    }
+    if (r == 0 && !x->complete) {
+      *why = "basild closed the connection before the answer was complete";
+      break;
+    }
+  }
+  if (x->complete) rc = 0;
+  if (rc == 0 && x->lz4 != NULL && !x->lz4_ended) {
+    *why = "the compressed answer ended inside its LZ4 frame";
+    rc = -1;
+  }
+  free(buf);
+  return rc;
+}
+
+/* ---- main ---- */
+
+static const char kUsage[] =
+    "usage: apbasil_proxy [--config FILE]   (request on stdin, answer on stdout)\n"
+    "FILE defaults to $APBASIL_PROXY_CONFIG, then /etc/basild/basild.conf\n";
+
+int main(int argc, char** argv) {
+  const char* config = getenv("APBASIL_PROXY_CONFIG");
+  if (config == NULL || *config == '\0') config = kDefaultConfig;
+  for (int i = 1; i < argc; ++i) {
+    if ((strcmp(argv[i], "--config") == 0 || strcmp(argv[i], "-c") == 0) && i + 1 < argc) {
+      config = argv[++i];
+    } else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+      return write_all(1, kUsage, sizeof kUsage - 1) == 0 ? 0 : 1;
+    }
+    /* Anything else is ignored, as apbasil ignores what it does not know. */
+  }
+
+  /* The request. Unreadable or over 1 MiB: apbasil_proxy-full says so. */
+  static char request[kMaxRequest + 1];
+  size_t len = 0;
+  int read_error = 0;
+  while (len < sizeof request) {
+    const ssize_t r = read(0, request + len, sizeof request - len);
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0) read_error = 1;
+    if (r <= 0) break;
+    len += (size_t)r;
+  }
+  /* Over 1 MiB, it gets the 1 MiB and the byte that says so. */
+  if (read_error || len > kMaxRequest) return run_full(argv, request, len);
+
+  char card_path[BASIL_CARD_PATH_MAX];
+  struct basil_card card;
+  if (basil_card_path(card_path, sizeof card_path, basil_card_dir(), geteuid(), config) != 0 ||
+      basil_card_load(card_path, config, geteuid(), &card) != BASIL_CARD_OK)
+    return run_full(argv, request, len);
+
+  struct exchange x;
+  memset(&x, 0, sizeof x);
+  x.deadline_ms = now_ms() + card.guard_ms;
+  x.fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+  struct sockaddr_un addr = {.sun_family = AF_UNIX};
+  memcpy(addr.sun_path, card.socket, strlen(card.socket) + 1);
+  /* Nothing sent yet: apbasil_proxy-full tries again and says what is wrong. */
+  if (x.fd < 0 || connect(x.fd, (struct sockaddr*)&addr, sizeof addr) != 0) return run_full(argv, request, len);
+
+  signal(SIGPIPE, SIG_IGN);
+  const char* why = NULL;
+  const int failed = send_request(&x, request, len, &why) != 0 || read_answer(&x, &why) != 0;
+  close(x.fd);
+  int rc = 0;
+  if (failed && x.passed_on > 0) {
+    /* A part of the answer is out: no document can follow. */
+    char line[256];
+    snprintf(line, sizeof line, "the answer broke off after %llu bytes: ", (unsigned long long)x.passed_on);
+    say(line, why);
+    rc = 1;
+  } else if (!failed && x.basil && !x.streaming) {
+    if (x.body_len > (size_t)64 << 10) grow_pipe(1);
+    rc = write_all(1, x.body, x.body_len) == 0 ? 0 : 1;
+  }
+  char text[512];
+  if (failed) snprintf(text, sizeof text, "control socket %s: %s", card.socket, why);
+  release(&x);
+  if (failed && x.passed_on == 0) return run_fallback(config, text, request, len);
+  if (!failed && !x.basil) return run_full(argv, request, len);
+  return rc;
+}
