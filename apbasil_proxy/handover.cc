@@ -175,7 +175,7 @@ Attempt try_basild(const basild::Config& config, const std::string& request, int
       return lz4 && inflate(piece);
     };
   }
-  Attempt a = judge_reply(client.request("POST", "/v1/basil?failures=basil", request, "application/xml",
+  Attempt a = judge_reply(client.request("POST", APBASIL_PROXY_BASIL_TARGET, request, "application/xml",
                                          basild_guard(config), sink));
   if (encoding.empty()) return a;
   a.passed_on = written;

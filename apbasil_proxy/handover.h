@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "apbasil_proxy/front_constants.h"
 #include "basil_proto/status.h"
 #include "basild/control_client/client.h"
 #include "basild/core/lz4_stream.h"
@@ -23,7 +24,7 @@ struct Config;
 
 namespace apbasil_proxy {
 
-inline constexpr std::size_t kMaxRequestBytes = std::size_t{1} << 20;
+inline constexpr std::size_t kMaxRequestBytes = APBASIL_PROXY_MAX_REQUEST_BYTES;
 
 // All of `fd`, at most kMaxRequestBytes + 1 bytes (a longer result means
 // "too long"); nullopt on a read error.
@@ -33,7 +34,7 @@ bool write_all(int fd, std::string_view s);
 // The pipe a long answer goes into (the scheduler's end of apbasil's
 // stdout) holds this much: a 64-KiB pipe wakes its reader and this
 // program some 140 times each for an 8.9-MB INVENTORY, this one 9 times.
-inline constexpr std::size_t kLongAnswerPipeBytes = std::size_t{1} << 20;
+inline constexpr std::size_t kLongAnswerPipeBytes = APBASIL_PROXY_PIPE_BYTES;
 // Makes the pipe `fd` hold kLongAnswerPipeBytes (Linux's default
 // fs.pipe-max-size, allowed to every user); false when `fd` is not a pipe
 // or the kernel refuses (the user's pipes are over fs.pipe-user-pages-soft):
@@ -87,7 +88,7 @@ std::string broke_off_message(const Attempt& a);
 // A long answer basild passes on compressed (LZ4, one frame) is
 // decompressed in steps of this size on its way out: the control client's
 // piece size, so that a piece of the gateway's 1-MiB frames is a few writes.
-inline constexpr std::size_t kInflateStep = std::size_t{256} << 10;
+inline constexpr std::size_t kInflateStep = APBASIL_PROXY_INFLATE_STEP;
 // Why a step of that decompression failed, for standard error; empty for kOk.
 std::string inflate_failure(basild::Lz4Stream::Fed fed, const basild::Lz4Stream& stream);
 

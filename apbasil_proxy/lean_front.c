@@ -44,11 +44,12 @@
 #include <unistd.h>
 
 #include "apbasil_proxy/card.h"
+#include "apbasil_proxy/front_constants.h"
 
 enum {
-  kMaxRequest = 1 << 20, /* as apbasil_proxy-full: longer requests are its to refuse */
-  kPipeBytes = 1 << 20,  /* the scheduler's pipe for a long answer (handover.h) */
-  kInflateStep = 256 << 10,
+  kMaxRequest = APBASIL_PROXY_MAX_REQUEST_BYTES,
+  kPipeBytes = APBASIL_PROXY_PIPE_BYTES,
+  kInflateStep = APBASIL_PROXY_INFLATE_STEP,
   kReadStep = 256 << 10,
   kMaxBody = 64 << 20, /* an answer basild does not stream: its own FAILURE or a small answer */
 };
@@ -136,7 +137,7 @@ struct exchange {
   int in_value;
   char content_type[128];
   char content_encoding[32];
-  int head_done, complete, basil, streaming;
+  int complete, basil, streaming;
   /* a body kept whole */
   char* body;
   size_t body_len, body_cap;
@@ -204,7 +205,6 @@ static void grow_pipe(int fd) {
 static int on_head(http_parser* p) {
   struct exchange* x = p->data;
   end_header(x);
-  x->head_done = 1;
   x->basil = p->status_code == 200 || strcmp(x->content_type, "application/xml") == 0;
   x->streaming = x->basil && (p->flags & F_CHUNKED) != 0;
   if (!x->streaming) return 0;
@@ -307,7 +307,7 @@ static int wait_for(struct exchange* x, short events) {
 static int send_request(struct exchange* x, const char* request, size_t len, const char** why) {
   char head[256];
   const int hl = snprintf(head, sizeof head,
-                          "POST /v1/basil?failures=basil HTTP/1.1\r\nHost: localhost\r\n"
+                          "POST " APBASIL_PROXY_BASIL_TARGET " HTTP/1.1\r\nHost: localhost\r\n"
                           "User-Agent: apbasil_proxy\r\nContent-Type: application/xml\r\n"
                           "Accept-Encoding: lz4\r\nContent-Length: %zu\r\n\r\n",
                           len);
