@@ -45,6 +45,7 @@
 
 #include "apbasil_proxy/card.h"
 #include "apbasil_proxy/front_constants.h"
+#include "apbasil_proxy/lean_next.h"
 
 enum {
   kMaxRequest = APBASIL_PROXY_MAX_REQUEST_BYTES,
@@ -437,21 +438,22 @@ int main(int argc, char** argv) {
   const char* why = NULL;
   const int failed = send_request(&x, request, len, &why) != 0 || read_answer(&x, &why) != 0;
   close(x.fd);
+  const struct lean_exchange_end end = {failed, x.basil, x.streaming, x.passed_on};
+  const enum lean_next next = lean_next_step(&end);
   int rc = 0;
-  if (failed && x.passed_on > 0) {
-    /* A part of the answer is out: no document can follow. */
+  if (next == LEAN_BROKE_OFF) {
     char line[256];
     snprintf(line, sizeof line, "the answer broke off after %llu bytes: ", (unsigned long long)x.passed_on);
     say(line, why);
     rc = 1;
-  } else if (!failed && x.basil && !x.streaming) {
+  } else if (next == LEAN_WRITE_BODY) {
     if (x.body_len > (size_t)64 << 10) grow_pipe(1);
     rc = write_all(1, x.body, x.body_len) == 0 ? 0 : 1;
   }
   char text[512];
-  if (failed) snprintf(text, sizeof text, "control socket %s: %s", card.socket, why);
+  if (next == LEAN_FALLBACK) snprintf(text, sizeof text, "control socket %s: %s", card.socket, why);
   release(&x);
-  if (failed && x.passed_on == 0) return run_fallback(config, text, request, len);
-  if (!failed && !x.basil) return run_full(argv, request, len);
+  if (next == LEAN_FALLBACK) return run_fallback(config, text, request, len);
+  if (next == LEAN_FULL) return run_full(argv, request, len);
   return rc;
 }
