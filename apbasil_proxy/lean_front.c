@@ -21,21 +21,19 @@
  * time of a static glibc one on a virtual machine (glibc asks the processor
  * for its features and caches at start, and every such question leaves the
  * virtual machine), and it links no C++ runtime, no TOML, XML or ssh
- * library: basild.conf is read by apbasil_proxy-full, HTTP by Debian's
- * http-parser, LZ4 by liblz4. */
+ * library: basild.conf is read by apbasil_proxy-full; basild's answer is
+ * read by lean_answer.c (HTTP by Debian's http-parser, LZ4 by liblz4), and
+ * what follows it is lean_next.c's rule. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
-#include <http_parser.h>
 #include <limits.h>
-#include <lz4frame.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
@@ -45,33 +43,20 @@
 
 #include "apbasil_proxy/card.h"
 #include "apbasil_proxy/front_constants.h"
+#include "apbasil_proxy/lean_answer.h"
 #include "apbasil_proxy/lean_next.h"
 
 enum {
   kMaxRequest = APBASIL_PROXY_MAX_REQUEST_BYTES,
-  kPipeBytes = APBASIL_PROXY_PIPE_BYTES,
-  kInflateStep = APBASIL_PROXY_INFLATE_STEP,
   kReadStep = 256 << 10,
-  kMaxBody = 64 << 20, /* an answer basild does not stream: its own FAILURE or a small answer */
 };
 
 static const char kDefaultConfig[] = "/etc/basild/basild.conf";
 
-static int write_all(int fd, const char* p, size_t n) {
-  while (n > 0) {
-    const ssize_t w = write(fd, p, n);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) return -1;
-    p += w;
-    n -= (size_t)w;
-  }
-  return 0;
-}
-
 static void say(const char* a, const char* b) {
   char line[1024];
   const int n = snprintf(line, sizeof line, "apbasil_proxy: %s%s\n", a, b);
-  if (n > 0) (void)write_all(2, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
+  if (n > 0) (void)lean_write_all(2, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
 }
 
 /* ---- the programs beside this one ---- */
@@ -93,7 +78,7 @@ static void find_self_dir(void) {
  * request on its standard input; returns only when neither could be run. */
 static void run_beside(const char* name, char** argv, const char* request, size_t len) {
   const int fd = memfd_create("apbasil_proxy-request", 0);
-  if (fd < 0 || write_all(fd, request, len) != 0 || lseek(fd, 0, SEEK_SET) != 0 || dup2(fd, 0) != 0) {
+  if (fd < 0 || lean_write_all(fd, request, len) != 0 || lseek(fd, 0, SEEK_SET) != 0 || dup2(fd, 0) != 0) {
     say("cannot pass the request on: ", strerror(errno));
     return;
   }
@@ -130,166 +115,13 @@ static int run_fallback(const char* config, const char* why, const char* request
 struct exchange {
   int fd;
   int64_t deadline_ms;
-  /* the response's head */
-  char field[64];
-  size_t field_len;
-  char value[128];
-  size_t value_len;
-  int in_value;
-  char content_type[128];
-  char content_encoding[32];
-  int complete, basil, streaming;
-  /* a body kept whole */
-  char* body;
-  size_t body_len, body_cap;
-  /* a body passed on as it arrives */
-  LZ4F_dctx* lz4;
-  int lz4_ended;
-  char* inflated;
-  uint64_t passed_on;
-  const char* why; /* why the body could not be taken */
+  struct lean_answer answer;
 };
 
 static int64_t now_ms(void) {
   struct timespec t;
   clock_gettime(CLOCK_MONOTONIC, &t);
   return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
-}
-
-static void copy_bounded(char* dst, size_t cap, size_t* len, const char* at, size_t n) {
-  if (*len + n >= cap) n = *len < cap - 1 ? cap - 1 - *len : 0;
-  memcpy(dst + *len, at, n);
-  *len += n;
-  dst[*len] = '\0';
-}
-
-/* A value longer than `cap` is cut, and then matches none of ours. */
-static void set_text(char* dst, size_t cap, const char* src) {
-  size_t n = strlen(src);
-  if (n >= cap) n = cap - 1;
-  memcpy(dst, src, n);
-  dst[n] = '\0';
-}
-
-static void end_header(struct exchange* x) {
-  if (!x->in_value) return;
-  if (strcasecmp(x->field, "content-type") == 0) set_text(x->content_type, sizeof x->content_type, x->value);
-  if (strcasecmp(x->field, "content-encoding") == 0)
-    set_text(x->content_encoding, sizeof x->content_encoding, x->value);
-  x->field_len = x->value_len = 0;
-  x->field[0] = x->value[0] = '\0';
-  x->in_value = 0;
-}
-
-static int on_field(http_parser* p, const char* at, size_t n) {
-  struct exchange* x = p->data;
-  end_header(x);
-  copy_bounded(x->field, sizeof x->field, &x->field_len, at, n);
-  return 0;
-}
-
-static int on_value(http_parser* p, const char* at, size_t n) {
-  struct exchange* x = p->data;
-  x->in_value = 1;
-  copy_bounded(x->value, sizeof x->value, &x->value_len, at, n);
-  return 0;
-}
-
-static void grow_pipe(int fd) {
-  const int size = fcntl(fd, F_GETPIPE_SZ);
-  if (size >= 0 && size < kPipeBytes) (void)fcntl(fd, F_SETPIPE_SZ, kPipeBytes);
-}
-
-/* 200 is ALPS's answer; another status with a BASIL document is basild's
- * own FAILURE for a call it took (failures=basil). Anything else: basild
- * refused the call. */
-static int on_head(http_parser* p) {
-  struct exchange* x = p->data;
-  end_header(x);
-  x->basil = p->status_code == 200 || strcmp(x->content_type, "application/xml") == 0;
-  x->streaming = x->basil && (p->flags & F_CHUNKED) != 0;
-  if (!x->streaming) return 0;
-  grow_pipe(1);
-  if (x->content_encoding[0] == '\0') return 0;
-  if (strcmp(x->content_encoding, "lz4") != 0) {
-    x->why = "basild sent the answer in an unknown encoding";
-    return 1;
-  }
-  x->inflated = malloc(kInflateStep);
-  if (x->inflated == NULL || LZ4F_isError(LZ4F_createDecompressionContext(&x->lz4, LZ4F_VERSION))) {
-    x->why = "cannot decompress the answer: out of memory";
-    return 1;
-  }
-  return 0;
-}
-
-static int inflate(struct exchange* x, const char* at, size_t n) {
-  while (n > 0) {
-    if (x->lz4_ended) {
-      x->why = "the compressed answer goes on after its LZ4 frame ended";
-      return 1;
-    }
-    size_t out = kInflateStep, in = n;
-    const size_t hint = LZ4F_decompress(x->lz4, x->inflated, &out, at, &in, NULL);
-    if (LZ4F_isError(hint)) {
-      x->why = "the compressed answer is not LZ4";
-      return 1;
-    }
-    if (out > 0 && write_all(1, x->inflated, out) != 0) {
-      x->why = "the answer could not be written";
-      return 1;
-    }
-    x->passed_on += out;
-    if (hint == 0) x->lz4_ended = 1;
-    at += in;
-    n -= in;
-    if (in == 0 && out == 0) break; /* nothing consumed nor made: wait for more input */
-  }
-  return 0;
-}
-
-static int on_body(http_parser* p, const char* at, size_t n) {
-  struct exchange* x = p->data;
-  if (x->streaming && x->lz4 != NULL) return inflate(x, at, n);
-  if (x->streaming) {
-    if (write_all(1, at, n) != 0) {
-      x->why = "the answer could not be written";
-      return 1;
-    }
-    x->passed_on += n;
-    return 0;
-  }
-  if (x->body_len + n > kMaxBody) {
-    x->why = "basild's answer is too long";
-    return 1;
-  }
-  if (x->body_len + n > x->body_cap) {
-    size_t cap = x->body_cap ? x->body_cap : 4096;
-    while (cap < x->body_len + n) cap *= 2;
-    char* b = realloc(x->body, cap);
-    if (b == NULL) {
-      x->why = "out of memory";
-      return 1;
-    }
-    x->body = b;
-    x->body_cap = cap;
-  }
-  memcpy(x->body + x->body_len, at, n);
-  x->body_len += n;
-  return 0;
-}
-
-static void release(struct exchange* x) {
-  free(x->body);
-  free(x->inflated);
-  if (x->lz4 != NULL) LZ4F_freeDecompressionContext(x->lz4);
-  x->body = x->inflated = NULL;
-  x->lz4 = NULL;
-}
-
-static int on_complete(http_parser* p) {
-  ((struct exchange*)p->data)->complete = 1;
-  return 0;
 }
 
 /* Waits for `events` on the socket until the deadline: 1 ready, 0 timed out. */
@@ -337,53 +169,28 @@ static int send_request(struct exchange* x, const char* request, size_t len, con
 
 /* Reads and parses the answer; 0 when it is complete, else -1 with `why`. */
 static int read_answer(struct exchange* x, const char** why) {
-  http_parser_settings s;
-  memset(&s, 0, sizeof s);
-  s.on_header_field = on_field;
-  s.on_header_value = on_value;
-  s.on_headers_complete = on_head;
-  s.on_body = on_body;
-  s.on_message_complete = on_complete;
-  http_parser p;
-  http_parser_init(&p, HTTP_RESPONSE);
-  p.data = x;
   char* buf = malloc(kReadStep);
   if (buf == NULL) {
     *why = "out of memory";
     return -1;
   }
-  int rc = -1;
-  while (!x->complete) {
+  struct lean_answer* a = &x->answer;
+  while (!a->complete) {
     if (!wait_for(x, POLLIN)) {
-      *why = "timed out waiting for basild's answer";
+      a->why = "timed out waiting for basild's answer";
       break;
     }
     const ssize_t r = read(x->fd, buf, kReadStep);
     if (r < 0 && (errno == EINTR || errno == EAGAIN)) continue;
     if (r < 0) {
-      *why = strerror(errno);
+      a->why = strerror(errno);
       break;
     }
-    const size_t used = http_parser_execute(&p, &s, buf, (size_t)r);
-    if (x->why != NULL) {
-      *why = x->why;
-      break;
-    }
-    if (HTTP_PARSER_ERRNO(&p) != HPE_OK || used != (size_t)r) {
-      *why = http_errno_description(HTTP_PARSER_ERRNO(&p));
-      break;
-    }
-    if (r == 0 && !x->complete) {
-      *why = "basild closed the connection before the answer was complete";
-      break;
-    }
-  }
-  if (x->complete) rc = 0;
-  if (rc == 0 && x->lz4 != NULL && !x->lz4_ended) {
-    *why = "the compressed answer ended inside its LZ4 frame";
-    rc = -1;
+    if (lean_answer_feed(a, buf, (size_t)r) != 0) break;
   }
   free(buf);
+  const int rc = lean_answer_finish(a);
+  *why = a->why;
   return rc;
 }
 
@@ -400,7 +207,7 @@ int main(int argc, char** argv) {
     if ((strcmp(argv[i], "--config") == 0 || strcmp(argv[i], "-c") == 0) && i + 1 < argc) {
       config = argv[++i];
     } else if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-      return write_all(1, kUsage, sizeof kUsage - 1) == 0 ? 0 : 1;
+      return lean_write_all(1, kUsage, sizeof kUsage - 1) == 0 ? 0 : 1;
     }
     /* Anything else is ignored, as apbasil ignores what it does not know. */
   }
@@ -427,6 +234,7 @@ int main(int argc, char** argv) {
 
   struct exchange x;
   memset(&x, 0, sizeof x);
+  lean_answer_init(&x.answer, 1);
   x.deadline_ms = now_ms() + card.guard_ms;
   x.fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   struct sockaddr_un addr = {.sun_family = AF_UNIX};
@@ -438,21 +246,21 @@ int main(int argc, char** argv) {
   const char* why = NULL;
   const int failed = send_request(&x, request, len, &why) != 0 || read_answer(&x, &why) != 0;
   close(x.fd);
-  const struct lean_exchange_end end = {failed, x.basil, x.streaming, x.passed_on};
+  const struct lean_answer* a = &x.answer;
+  const struct lean_exchange_end end = {failed, a->basil, a->streaming, a->passed_on};
   const enum lean_next next = lean_next_step(&end);
   int rc = 0;
   if (next == LEAN_BROKE_OFF) {
     char line[256];
-    snprintf(line, sizeof line, "the answer broke off after %llu bytes: ", (unsigned long long)x.passed_on);
+    snprintf(line, sizeof line, "the answer broke off after %llu bytes: ", (unsigned long long)a->passed_on);
     say(line, why);
     rc = 1;
   } else if (next == LEAN_WRITE_BODY) {
-    if (x.body_len > (size_t)64 << 10) grow_pipe(1);
-    rc = write_all(1, x.body, x.body_len) == 0 ? 0 : 1;
+    rc = lean_answer_write_body(&x.answer) == 0 ? 0 : 1;
   }
   char text[512];
   if (next == LEAN_FALLBACK) snprintf(text, sizeof text, "control socket %s: %s", card.socket, why);
-  release(&x);
+  lean_answer_free(&x.answer);
   if (next == LEAN_FALLBACK) return run_fallback(config, text, request, len);
   if (next == LEAN_FULL) return run_full(argv, request, len);
   return rc;

@@ -16,7 +16,8 @@ set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 seconds=${1:-10}
 shift || true
-all=(fuzz_decode_response fuzz_decode_request fuzz_nidlist fuzz_config fuzz_control_request fuzz_gateway_frames)
+all=(fuzz_decode_response fuzz_decode_request fuzz_nidlist fuzz_config fuzz_control_request fuzz_gateway_frames
+     fuzz_lean_answer)
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=("${all[@]}")
 "$top/scripts/setup.sh" fuzz
@@ -34,6 +35,7 @@ for target in "${targets[@]}"; do
     fuzz_config) cp "$top/conf/basild.conf" "$top"/fuzz/seeds/config/*.conf "$corpus/" ;;
     fuzz_control_request) cp "$top"/fuzz/seeds/control_request/*.http "$corpus/" ;;
     fuzz_gateway_frames) cp "$top"/fuzz/seeds/gateway_frames/*.bin "$corpus/" ;;
+    fuzz_lean_answer) cp "$top"/fuzz/seeds/lean_answer/*.http "$corpus/" ;;
     *) find "$top/tests/data/basil" -name '*.xml' -exec cp {} "$corpus/" \; 2>/dev/null || true ;;
   esac
   args=(-max_total_time="$seconds" -rss_limit_mb=2048 -timeout=10 -print_final_stats=1
