@@ -3,12 +3,14 @@
 #include "basild/io/store_internal.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/file.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
 #include <iterator>
+#include <thread>
 
 namespace basild {
 
@@ -18,28 +20,62 @@ using namespace store_detail;
 
 namespace store_detail {
 
-basil::Result<LockFile> LockFile::acquire(const std::string& db_path) {
+namespace {
+
+// The pid a lock file names, or "unknown".
+std::string holder_of(int fd) {
+  char buf[32] = {};
+  const ssize_t n = ::pread(fd, buf, sizeof buf - 1, 0);
+  std::string holder = n > 0 ? std::string(buf, static_cast<std::size_t>(n)) : std::string();
+  while (!holder.empty() && (holder.back() == '\n' || holder.back() == ' ')) holder.pop_back();
+  if (holder.empty() || holder.size() > 10 || holder.find_first_not_of("0123456789") != std::string::npos)
+    return "unknown";
+  return holder;
+}
+
+// Whether the process `pid` still exists ("unknown" counts as alive).
+bool alive(const std::string& pid) {
+  if (pid == "unknown") return true;
+  return ::kill(static_cast<pid_t>(std::stol(pid)), 0) == 0 || errno != ESRCH;
+}
+
+bool try_flock(int fd) {
+  int rc = 0;
+  do {
+    rc = ::flock(fd, LOCK_EX | LOCK_NB);
+  } while (rc != 0 && errno == EINTR);
+  return rc == 0;
+}
+
+}  // namespace
+
+basil::Result<LockFile> LockFile::acquire(const std::string& db_path, std::chrono::milliseconds orphan_wait) {
   const std::string path = db_path + ".lock";
   LockFile lock;
   lock.fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0640);
   if (lock.fd_ < 0) {
     return Status(Code::kInternal, "cannot open the lock file " + path + ": " + std::strerror(errno));
   }
-  int rc = 0;
-  do {
-    rc = ::flock(lock.fd_, LOCK_EX | LOCK_NB);
-  } while (rc != 0 && errno == EINTR);
-  if (rc != 0) {
+  // A lock whose basild is gone may still be held for a moment by a child
+  // it was starting (the descriptor closes when the child's exec does): a
+  // basild started at once after a kill -9 waits for that, never for a
+  // basild that lives.
+  const auto until = std::chrono::steady_clock::now() + orphan_wait;
+  while (!try_flock(lock.fd_)) {
     if (errno != EWOULDBLOCK) {
       return Status(Code::kInternal, "cannot lock " + path + ": " + std::strerror(errno));
     }
-    char buf[32] = {};
-    const ssize_t n = ::pread(lock.fd_, buf, sizeof buf - 1, 0);
-    std::string holder = n > 0 ? std::string(buf, static_cast<std::size_t>(n)) : std::string();
-    while (!holder.empty() && (holder.back() == '\n' || holder.back() == ' ')) holder.pop_back();
-    if (holder.empty() || holder.find_first_not_of("0123456789") != std::string::npos) holder = "unknown";
-    return Status(Code::kBusy, "state database " + db_path + " is in use by another basild (pid " + holder +
-                                   ", lock " + path + "): one basild per database");
+    const std::string holder = holder_of(lock.fd_);
+    if (alive(holder)) {
+      return Status(Code::kBusy, "state database " + db_path + " is in use by another basild (pid " + holder +
+                                     ", lock " + path + "): one basild per database");
+    }
+    if (std::chrono::steady_clock::now() >= until) {
+      return Status(Code::kBusy, "state database " + db_path + " is locked (" + path +
+                                     ") by a process that the basild that took it started (pid " + holder +
+                                     ", gone): end that process, then start basild again");
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   const std::string pid = std::to_string(::getpid()) + "\n";
   if (::ftruncate(lock.fd_, 0) != 0 ||
@@ -149,8 +185,9 @@ const std::string& Store::path() const { return impl_->db.path(); }
 
 basil::Result<std::unique_ptr<Store>> Store::open(const std::string& path, StoreOptions options) {
   if (!options.clock) options.clock = [] { return WallClock::now(); };
+  const auto lock_wait = options.lock_wait;
   auto impl = std::make_unique<Impl>(path, std::move(options));
-  auto lock = LockFile::acquire(path);
+  auto lock = LockFile::acquire(path, lock_wait);
   if (!lock) return lock.status();
   impl->lock = std::move(*lock);
 

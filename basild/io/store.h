@@ -66,6 +66,9 @@ struct StoreOptions {
   std::function<bool(std::string_view sql)> fail_statement;
   // Open a database file that exists but is empty as a new one.
   bool accept_empty = false;
+  // How long open() waits for the lock of a basild that is gone but whose
+  // child still holds it (LockFile::acquire); a live holder is refused at once.
+  std::chrono::milliseconds lock_wait{10'000};
 };
 
 // What open() found and did, for the daemon to log.

@@ -8,6 +8,7 @@
 
 #include <sqlite3.h>
 
+#include <chrono>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -64,7 +65,10 @@ class LockFile {
   LockFile& operator=(const LockFile&) = delete;
   ~LockFile() { reset(); }
 
-  static basil::Result<LockFile> acquire(const std::string& db_path);
+  // Takes `db_path`.lock. Held by a live process: refused at once (kBusy,
+  // naming its pid). Held while the pid it names is gone (a child of that
+  // basild, not yet through its exec): waited for up to `orphan_wait`.
+  static basil::Result<LockFile> acquire(const std::string& db_path, std::chrono::milliseconds orphan_wait);
 
  private:
   void reset();

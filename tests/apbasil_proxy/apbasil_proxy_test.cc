@@ -133,7 +133,8 @@ class ProxyTest : public ::testing::Test {
     basild = basil_test::Subprocess({std::string(BASIL_BINARY_DIR) + "/basild/basild", "--config", config},
                                     {.err = basil_test::Redirect::file(dir + "/basild.log", /*append=*/true)});
     ASSERT_TRUE(basild.started()) << basild.error();
-    EXPECT_TRUE(basil_test::wait_until([&] { return conduit_state() == "up"; }, 10s, 50ms))
+    EXPECT_EQ(basil_test::wait_while_running(basild, [&] { return conduit_state() == "up"; }, 10s, 50ms),
+              basil_test::Awaited::kReady)
         << "basild did not come up: " << basil_test::read_file(dir + "/basild.log");
   }
 

@@ -137,13 +137,10 @@ class MariaDb {
       error_ = "cannot start mariadbd: " + server_.error();
       return false;
     }
-    bool exited = false;
-    if (wait_until([&] { return (port_accepts(port_) && ::access(socket().c_str(), F_OK) == 0) ||
-                                (exited = server_.try_wait().has_value()); },
-                   budget) &&
-        !exited)
-      return true;
-    if (exited) {
+    const auto up = wait_while_running(
+        server_, [&] { return port_accepts(port_) && ::access(socket().c_str(), F_OK) == 0; }, budget);
+    if (up == Awaited::kReady) return true;
+    if (up == Awaited::kEnded) {
       server_ = Subprocess();
       error_ = "mariadbd exited at start: " + log_tail();
     } else {

@@ -114,7 +114,8 @@ bool SlurmCluster::start_munge() {
                         "--pid-file=" + dir() + "/munge/munged.pid", "--seed-file=" + dir() + "/munge/seed",
                         "--log-file=" + dir() + "/log/munged.log"},
                        {.err = Redirect::file(dir() + "/log/munged.out")});
-  if (!munged_.started() || !wait_until([&] { return ::access(socket.c_str(), F_OK) == 0; }, 20s)) {
+  if (!munged_.started() ||
+      wait_while_running(munged_, [&] { return ::access(socket.c_str(), F_OK) == 0; }, 20s) != Awaited::kReady) {
     error_ = "munged did not start: " + read_file(dir() + "/log/munged.out");
     return false;
   }
@@ -124,11 +125,15 @@ bool SlurmCluster::start_munge() {
 bool SlurmCluster::start_controller() {
   slurmctld_ = Subprocess({"/usr/sbin/slurmctld", "-D", "-i", "-f", conf()},
                           {.err = Redirect::file(dir() + "/log/slurmctld.out", true), .env = env()});
-  const bool up = slurmctld_.started() &&
-                  wait_until([&] { return client({"scontrol", "ping"}, 10s).exit_code == 0; },
-                             options_.controller_budget, 100ms);
-  if (!up) error_ = "slurmctld did not come up: " + controller_log();
-  return up;
+  const auto up = slurmctld_.started()
+                      ? wait_while_running(
+                            slurmctld_, [&] { return client({"scontrol", "ping"}, 10s).exit_code == 0; },
+                            options_.controller_budget, 100ms)
+                      : Awaited::kEnded;
+  if (up != Awaited::kReady)
+    error_ = std::string(up == Awaited::kEnded ? "slurmctld exited at start-up: " : "slurmctld did not come up: ") +
+             controller_log();
+  return up == Awaited::kReady;
 }
 
 void SlurmCluster::stop_controller(int sig) {
@@ -153,8 +158,12 @@ bool SlurmCluster::start_slurmds() {
 
 bool SlurmCluster::wait_nodes_idle(std::chrono::milliseconds limit) {
   std::string last;
+  std::string ended;  // a slurmd that exited: no need to wait out the limit
   const bool idle = wait_until(
       [&] {
+        for (std::size_t i = 0; i < slurmds_.size() && ended.empty(); ++i)
+          if (slurmds_[i].try_wait()) ended = options_.nodes[i];
+        if (!ended.empty()) return true;
         Ran r = client({"sinfo", "-h", "-N", "-o", "%N %t"}, 10s);
         last = r.out + r.err;
         std::istringstream in(r.out);
@@ -164,6 +173,10 @@ bool SlurmCluster::wait_nodes_idle(std::chrono::milliseconds limit) {
         return n == options_.nodes.size();
       },
       limit, 100ms);
+  if (!ended.empty()) {
+    error_ = "slurmd -N " + ended + " exited at start-up:\n" + slurmd_log(ended);
+    return false;
+  }
   if (!idle) {
     error_ = "the nodes did not all become idle: " + last + "\n" + controller_log();
     // The log of each node that is not idle: why its slurmd did not register.

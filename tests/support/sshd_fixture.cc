@@ -69,10 +69,9 @@ bool TestSshd::Start() {
     error_ = "cannot start sshd: " + sshd_.error();
     return false;
   }
-  bool exited = false;
-  if (wait_until([&] { return port_accepts(port_) || (exited = sshd_.try_wait().has_value()); }, 5s) && !exited)
-    return true;
-  error_ = exited ? "sshd exited: " + read_file(log_path)
+  const auto up = wait_while_running(sshd_, [&] { return port_accepts(port_); }, 5s);
+  if (up == Awaited::kReady) return true;
+  error_ = up == Awaited::kEnded ? "sshd exited: " + read_file(log_path)
                   : "sshd does not accept connections on port " + std::to_string(port_);
   return false;
 }

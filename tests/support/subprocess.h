@@ -127,4 +127,21 @@ Ran run(const std::vector<std::string>& argv, std::string_view input = {}, Spawn
 Ran run_shell(const std::string& command, std::string_view input = {}, SpawnOptions options = {},
               std::chrono::milliseconds limit = kRunLimit);
 
+// Waiting for a server a test started to be ready: `ready()` looked at
+// every `every` until it is true, the server has ended (seen at once: a
+// server that exits at start-up says why in its own log, and no deadline is
+// waited out) or `limit` has passed.
+enum class Awaited { kReady, kEnded, kTimedOut };
+template <typename Ready>
+Awaited wait_while_running(Subprocess& server, Ready ready, std::chrono::milliseconds limit,
+                           std::chrono::milliseconds every = std::chrono::milliseconds(10)) {
+  const auto until = std::chrono::steady_clock::now() + limit;
+  for (;;) {
+    if (server.try_wait()) return Awaited::kEnded;
+    if (ready()) return Awaited::kReady;
+    if (std::chrono::steady_clock::now() >= until) return Awaited::kTimedOut;
+    server.wait_for(every);
+  }
+}
+
 }  // namespace basil_test

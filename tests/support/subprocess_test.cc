@@ -119,6 +119,24 @@ TEST(SubprocessTest, WaitForGivesUpAtItsDeadlineAndASignalEndsTheChild) {
   EXPECT_EQ(p.wait().status, e->status) << "remembered once reaped";
 }
 
+// A server that exits at start-up is seen at once: the wait does not run
+// out its deadline (an hour here); a server that comes up is ready.
+TEST(SubprocessTest, WaitingForAServerEndsAtOnceWhenItExitsAndWhenItIsReady) {
+  Subprocess quitter({"/bin/sh", "-c", "exit 3"});
+  ASSERT_TRUE(quitter.started()) << quitter.error();
+  const auto before = std::chrono::steady_clock::now();
+  EXPECT_EQ(wait_while_running(quitter, [] { return false; }, std::chrono::hours(1)), Awaited::kEnded);
+  EXPECT_LT(std::chrono::steady_clock::now() - before, 30s);
+  EXPECT_EQ(quitter.wait().code(), 3);
+
+  TempDir dir("subprocess-ready");
+  const std::string flag = dir.path() + "/up";
+  Subprocess server({"/bin/sh", "-c", "touch " + flag + "; exec sleep 30"});
+  ASSERT_TRUE(server.started()) << server.error();
+  EXPECT_EQ(wait_while_running(server, [&] { return ::access(flag.c_str(), F_OK) == 0; }, 30s), Awaited::kReady);
+  EXPECT_EQ(wait_while_running(server, [] { return false; }, 50ms), Awaited::kTimedOut);
+}
+
 TEST(SubprocessTest, WritingToAChildThatClosedItsStdinFailsWithoutSigpipe) {
   Subprocess p({"/bin/true"}, {.in = Redirect::pipe()});
   ASSERT_TRUE(p.started()) << p.error();

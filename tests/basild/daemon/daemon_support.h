@@ -84,13 +84,15 @@ class Daemon {
          .env = start_env(xml_log)});
     EXPECT_TRUE(basild_.started()) << basild_.error();
     if (wait) {
-      const bool up = wait_until(
+      const auto up = basil_test::wait_while_running(
+          basild_,
           [&] {
             auto h = get("/v1/health");
             return h.is_object() && h.value("alps_reachable", false) && !h["inventory_age_s"].is_null();
           },
           20s);
-      EXPECT_TRUE(up) << "basild did not come up with ALPS reachable: " << log();
+      EXPECT_NE(up, basil_test::Awaited::kEnded) << "basild exited at start-up: " << log();
+      EXPECT_NE(up, basil_test::Awaited::kTimedOut) << "basild did not come up with ALPS reachable: " << log();
     }
     return basild_.pid();
   }

@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -105,6 +106,81 @@ TEST_F(StoreTest, SecondProcessIsRefusedWithTheHoldersPid) {
   // The holder is gone, and its lock with it.
   auto now_mine = Store::open(path_, options());
   EXPECT_TRUE(now_mine) << now_mine.status().message();
+}
+
+// A basild killed -9 while it was starting a program: the lock's descriptor
+// lives on in that child until its exec (here: until the test lets it go).
+// The next basild waits for it, and names the gone holder when it does not
+// come free.
+class OrphanLock {
+ public:
+  // A "basild" (a child) takes the store and forks a grandchild that keeps
+  // the lock's descriptor, then dies.
+  explicit OrphanLock(const std::string& path) {
+    EXPECT_EQ(::pipe(held_), 0);
+    EXPECT_EQ(::pipe(release_), 0);
+    basild_ = ::fork();
+    if (basild_ == 0) {
+      auto s = Store::open(path);
+      if (!s) ::_exit(1);
+      if (::fork() == 0) {
+        ::close(release_[1]);
+        (void)!::write(held_[1], "y", 1);
+        char c = 0;
+        (void)!::read(release_[0], &c, 1);  // until released (end of file)
+        ::_exit(0);
+      }
+      ::_exit(0);  // no destructor: the lock's descriptor is the grandchild's now
+    }
+    ::close(held_[1]);
+    int st = 0;
+    EXPECT_EQ(::waitpid(basild_, &st, 0), basild_);
+    EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    char c = 0;
+    EXPECT_EQ(::read(held_[0], &c, 1), 1);
+  }
+  ~OrphanLock() {
+    release();
+    for (int fd : {held_[0], release_[0]}) ::close(fd);
+  }
+  OrphanLock(const OrphanLock&) = delete;
+  OrphanLock& operator=(const OrphanLock&) = delete;
+  pid_t basild() const { return basild_; }
+  void release() {
+    if (release_[1] < 0) return;
+    ::close(release_[1]);
+    release_[1] = -1;
+  }
+
+ private:
+  int held_[2] = {-1, -1}, release_[2] = {-1, -1};
+  pid_t basild_ = -1;
+};
+
+TEST_F(StoreTest, ALockHeldByTheChildOfAKilledBasildIsWaitedFor) {
+  OrphanLock orphan(path_);
+  // Let go a little later, while open() waits (on a basild that waits): the
+  // outcome does not depend on when; only a basild that does not wait fails.
+  std::thread releaser([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    orphan.release();
+  });
+  auto o = options();
+  o.lock_wait = std::chrono::seconds(30);
+  auto s = Store::open(path_, o);
+  releaser.join();
+  EXPECT_TRUE(s) << s.status().message();
+}
+
+TEST_F(StoreTest, ALockHeldByTheChildOfAKilledBasildThatStaysIsRefusedNamingTheGoneHolder) {
+  OrphanLock orphan(path_);
+  auto o = options();
+  o.lock_wait = std::chrono::milliseconds(200);
+  auto s = Store::open(path_, o);
+  ASSERT_FALSE(s);
+  EXPECT_EQ(s.status().code(), basil::Code::kBusy);
+  EXPECT_NE(s.status().message().find("(pid " + std::to_string(orphan.basild()) + ", gone)"), std::string::npos)
+      << s.status().message();
 }
 
 // ---------------------------------------------------------------- failures
