@@ -35,12 +35,18 @@
 // by some half a millisecond from round to round, which a single p50 over
 // all runs does not show.
 //
-//   build/bench/slurm_pass_bench [--jobs N] [--runs R] [--step-ms S] [--preset NAME] [--json FILE] [--hold FILE]
+//   build/bench/slurm_pass_bench [--jobs N] [--runs R] [--step-ms S] [--preset NAME] [--cscs-model on|off]
+//                                [--engine asked|pinned] [--json FILE] [--hold FILE]
 //     N jobs per run (default 50), R runs per path (default 5), each job
 //     running S ms between its CONFIRM and its end (default 5: the calls
 //     back to back, the chain's overhead at its heaviest; a real Slurm
 //     adds its own time per job, see below), the emulator's preset
-//     (default xc30-2256); the report also as JSON. --hold FILE measures
+//     (default xc30-2256); --cscs-model on gives the emulator the latency
+//     model calibrated on the CSCS paper's XC30 (RESERVE ~108 ms, CONFIRM
+//     ~300-500 ms, INVENTORY ~200 ms): what a site sees at ALPS's real
+//     latency; --engine pinned plays a controller whose cray.conf pins
+//     AlpsEngine (no QUERY ENGINE at its start nor around each step's
+//     CONFIRM and RELEASE); the report also as JSON. --hold FILE measures
 //     nothing: it sets both paths up, writes their apbasil commands to FILE
 //     and waits until FILE is removed (for perf or strace by hand).
 //
@@ -100,6 +106,8 @@ struct Options {
   int runs = 5;
   int step_ms = 5;  // a job's run time between CONFIRM and its end
   std::string preset = "xc30-2256";
+  bool cscs_model = false;  // the emulator's latency model of a real XC30
+  bool engine_pinned = false;  // cray.conf pins AlpsEngine: no QUERY ENGINE at all
   std::string json;
   std::string hold;
 };
@@ -121,7 +129,11 @@ std::optional<Options> parse_options(int argc, char** argv) {
     if (arg == "--jobs" && positive(value, o.jobs)) continue;
     if (arg == "--runs" && positive(value, o.runs)) continue;
     if (arg == "--step-ms" && positive(value, o.step_ms)) continue;
-    if (arg == "--preset" && !value.empty()) {
+    if (arg == "--cscs-model" && (value == "on" || value == "off")) {
+      o.cscs_model = value == "on";
+    } else if (arg == "--engine" && (value == "asked" || value == "pinned")) {
+      o.engine_pinned = value == "pinned";
+    } else if (arg == "--preset" && !value.empty()) {
       o.preset = value;
     } else if (arg == "--json" && !value.empty()) {
       o.json = value;
@@ -262,13 +274,14 @@ void release(Path& path, std::uint64_t rid) {
   }
 }
 
-// The job step on the front-end node (slurmstepd).
-void step(Path& path, const Job& job, std::uint64_t rid, int step_ms) {
+// The job step on the front-end node (slurmstepd); it asks QUERY ENGINE
+// around CONFIRM and RELEASE unless AlpsEngine is pinned.
+void step(Path& path, const Job& job, std::uint64_t rid, const Options& o) {
   const std::string engine = encode(Dialect::k1_0, basil::EngineQuery{});
-  call(path, kEngine, engine);
+  if (!o.engine_pinned) call(path, kEngine, engine);
   call(path, kConfirm, confirm_request(job, rid));
-  std::this_thread::sleep_for(std::chrono::milliseconds(step_ms));
-  call(path, kEngine, engine);
+  std::this_thread::sleep_for(std::chrono::milliseconds(o.step_ms));
+  if (!o.engine_pinned) call(path, kEngine, engine);
   release(path, rid);
 }
 
@@ -294,9 +307,9 @@ void inventory(Path& path, const std::string& request, const std::set<std::uint6
 }
 
 // One run of the workload on `path`; its throughput goes into the record.
-void run_workload(Path& path, const std::vector<Job>& jobs, const Machine& m, int step_ms) {
+void run_workload(Path& path, const std::vector<Job>& jobs, const Machine& m, const Options& o) {
   const std::string inventory_req = encode(Dialect::k1_3, basil::InventoryQuery{});
-  call(path, kEngine, encode(Dialect::k1_0, basil::EngineQuery{}));  // slurmctld starts
+  if (!o.engine_pinned) call(path, kEngine, encode(Dialect::k1_0, basil::EngineQuery{}));  // slurmctld starts
   Running running;
   std::vector<std::thread> steps;
   std::set<std::uint64_t> made;  // reservation ids, read by this thread only
@@ -317,8 +330,8 @@ void run_workload(Path& path, const std::vector<Job>& jobs, const Machine& m, in
       made.insert(res->reservation_id);
       std::lock_guard lock(running.mu);
       ++running.count;
-      steps.emplace_back([&path, &running, job, rid = res->reservation_id, step_ms] {
-        step(path, job, rid, step_ms);
+      steps.emplace_back([&path, &running, job, rid = res->reservation_id, &o] {
+        step(path, job, rid, o);
         std::lock_guard done(running.mu);
         --running.count;
         running.changed.notify_all();
@@ -470,9 +483,10 @@ void print_report(const Options& o, const Machine& m, const std::array<Path, 2>&
   const auto& d = paths[0].record;
   const auto& c = paths[1].record;
   std::printf("slurm_pass_bench: %s, %llu nodes of %llu CPUs; %d jobs per run, %d runs per path alternating"
-              " (D C, C D, ...); at most %d jobs running, steps of %d ms\n",
+              " (D C, C D, ...); at most %d jobs running, steps of %d ms; CSCS latency model %s; ENGINE %s\n",
               o.preset.c_str(), static_cast<unsigned long long>(m.nodes),
-              static_cast<unsigned long long>(m.cpus_per_node), o.jobs, o.runs, kMaxRunning, o.step_ms);
+              static_cast<unsigned long long>(m.cpus_per_node), o.jobs, o.runs, kMaxRunning, o.step_ms,
+              o.cscs_model ? "on" : "off", o.engine_pinned ? "pinned" : "asked");
   std::printf("full INVENTORY (1.3): %zu bytes (%.2f MB), %zu per run\n", m.inventory_bytes,
               static_cast<double>(m.inventory_bytes) / 1e6, d.ms[kInventory].size() / static_cast<std::size_t>(o.runs));
   std::printf("\n%-8s %16s   %s\n", "path", "jobs/min median", "each run");
@@ -525,6 +539,7 @@ nlohmann::json to_json(const Options& o, const Machine& m, const std::array<Path
   nlohmann::json j{{"preset", o.preset},       {"jobs", o.jobs},
                    {"runs", o.runs},           {"max_running", kMaxRunning},
                    {"step_ms", o.step_ms},        {"inventory_bytes", m.inventory_bytes},
+                   {"cscs_model", o.cscs_model}, {"engine", o.engine_pinned ? "pinned" : "asked"},
                    {"nodes", m.nodes},         {"cpus_per_node", m.cpus_per_node},
                    {"order", "alternating, direct first in even rounds"},
                    {"ratio_chain_direct", median_ratio(paths[1].record, paths[0].record)}};
@@ -557,7 +572,9 @@ nlohmann::json to_json(const Options& o, const Machine& m, const std::array<Path
 int main(int argc, char** argv) {
   const auto opts = parse_options(argc, argv);
   if (!opts) {
-    std::fprintf(stderr, "usage: slurm_pass_bench [--jobs N] [--runs R] [--step-ms S] [--preset NAME] [--json FILE] [--hold FILE]\n");
+    std::fprintf(stderr,
+                 "usage: slurm_pass_bench [--jobs N] [--runs R] [--step-ms S] [--preset NAME] [--cscs-model on|off]\n"
+                 "                        [--engine asked|pinned] [--json FILE] [--hold FILE]\n");
     return 2;
   }
   ::signal(SIGPIPE, SIG_IGN);  // an apbasil that exits before reading its request
@@ -565,7 +582,11 @@ int main(int argc, char** argv) {
   const std::string& state = state_dir.path();
   if (run({g_emulator, "init", "--preset", opts->preset, "--state", state, "--force"}).exit_code != 0)
     return 1;
+  // The model after the probe, which needs no latency.
   const auto machine = probe(state);
+  if (machine && opts->cscs_model &&
+      run({g_emulator, "fault", "--cscs-model", "on", "--state", state}).exit_code != 0)
+    return 1;
   if (!machine) {
     std::fprintf(stderr, "no inventory from the emulator (preset %s)\n", opts->preset.c_str());
     return 1;
@@ -586,7 +607,7 @@ int main(int argc, char** argv) {
   for (int round = 0; round < opts->runs; ++round) {
     for (int k = 0; k < 2; ++k) {
       Path& p = paths[static_cast<std::size_t>((k + round) % 2)];
-      run_workload(p, make_jobs(opts->jobs, *machine, job_id), *machine, opts->step_ms);
+      run_workload(p, make_jobs(opts->jobs, *machine, job_id), *machine, *opts);
       job_id += static_cast<std::uint64_t>(opts->jobs);
       check_clean(state, p);
     }
