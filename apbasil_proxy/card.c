@@ -39,8 +39,10 @@ static void set_identity(struct basil_card* c, const struct stat* st) {
 static int terminated(const char* s, size_t n) { return memchr(s, '\0', n) != NULL; }
 
 enum basil_card_verdict basil_card_load(const char* path, const char* config, uid_t euid, struct basil_card* card) {
-  const int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-  if (fd < 0) return errno == ELOOP ? BASIL_CARD_UNTRUSTED : BASIL_CARD_NONE;
+  /* O_NONBLOCK: a FIFO another user put here must not hold the open (nor a
+   * read) up; only a regular file of ours is read, see below. */
+  const int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+  if (fd < 0) return errno == ELOOP || errno == ENXIO ? BASIL_CARD_UNTRUSTED : BASIL_CARD_NONE;
   struct stat st;
   enum basil_card_verdict v = BASIL_CARD_OK;
   if (fstat(fd, &st) != 0) {
