@@ -42,9 +42,9 @@ basil::Result<ApkillOrder> parse_apkill_args(const std::vector<std::string>& arg
   bool signal_given = false;
   for (std::size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
-    if (a == "--config") {
-      if (i + 1 == args.size()) return bad("--config needs a file");
-      o.config = args[++i];
+    if (a == "--socket") {
+      if (i + 1 == args.size()) return bad("--socket needs a path");
+      o.socket = args[++i];
     } else if (a.size() > 1 && a[0] == '-' && o.apids.empty() && !signal_given) {
       auto s = signal_of(std::string_view(a).substr(1));
       if (!s) return bad("unknown signal '" + a + "' (a number 1 to 64 or a name such as KILL)");

@@ -1,7 +1,7 @@
 // The command line of apkill, as a scheduler runs it (Slurm: `apkill -9
 // 230893`): an optional signal, `-N` or `-NAME` (`-KILL`, `-SIGKILL`,
 // default TERM as with kill), then one or more aprun application ids; and
-// `--config FILE` for apkill_proxy's own configuration. Pure.
+// `--socket PATH` for basild's control socket. Pure.
 #pragma once
 
 #include <cstdint>
@@ -16,7 +16,7 @@ namespace apbasil_proxy {
 struct ApkillOrder {
   int signal = 15;                    // SIGTERM unless the command line says
   std::vector<std::uint64_t> apids;   // at least one
-  std::optional<std::string> config;  // --config FILE
+  std::optional<std::string> socket;  // --socket PATH
 };
 
 // `args` without argv[0]. A signal outside 1..64, an unknown signal name, an

@@ -6,9 +6,7 @@
 // 1 otherwise with the reason on standard error, 2 for a bad command line.
 // See apbasil_proxy(8).
 #include <cstdlib>
-#include <fstream>
 #include <iostream>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -16,7 +14,7 @@
 
 #include "apbasil_proxy/apkill_args.h"
 #include "basild/control_client/client.h"
-#include "basild/config/config.h"
+#include "basild/control_client/published.h"
 
 namespace {
 
@@ -30,22 +28,18 @@ int fail(const std::string& why, int code = 1) {
 int main(int argc, char** argv) {
   auto order = apbasil_proxy::parse_apkill_args(std::vector<std::string>(argv + 1, argv + argc));
   if (!order) return fail(order.status().message(), 2);
-  std::string path = "/etc/basild/basild.conf";
-  if (const char* e = std::getenv("APBASIL_PROXY_CONFIG"); e != nullptr && *e != '\0') path = e;
-  if (order->config) path = *order->config;
-  std::ifstream in(path);
-  if (!in) return fail("cannot read the configuration " + path);
-  std::stringstream text;
-  text << in.rdbuf();
-  const auto config = basild::parse_config(text.str(), path);
-  if (!config) return fail("bad configuration: " + config.status().message());
+  // basild's socket as apbasil_proxy finds it: --socket, $APBASIL_PROXY_SOCKET, basild's default.
+  std::string socket(basild::control::kDefaultSocket);
+  if (const char* e = std::getenv("APBASIL_PROXY_SOCKET"); e != nullptr && *e != '\0') socket = e;
+  if (order->socket) socket = *order->socket;
+  basild::control::Published settings;
+  if (auto p = basild::control::read_published(socket)) settings = *p;
 
-  basild::control::Client client(config->control.socket);
+  basild::control::Client client(socket);
   int failed = 0;
   for (const auto apid : order->apids) {
     const nlohmann::json body = {{"apid", apid}, {"signal", order->signal}};
-    const auto r = client.request("POST", "/v1/apkill", body.dump(), "application/json",
-                                  config->apbasil.timeout * 2 + std::chrono::seconds(5));
+    const auto r = client.request("POST", "/v1/apkill", body.dump(), "application/json", settings.wait);
     if (!r.ok()) {
       ++failed;
       fail("basild is not reachable: " + r.message);

@@ -1,13 +1,10 @@
 // apbasil_proxy-fallback: the part of apbasil_proxy that needs libssh and
-// libxml2. apbasil_proxy (front.cc) runs it, with the request on stdin, when
-// the local basild did not answer the call: it writes a BASIL FAILURE
-// (TRANSIENT, SYSTEM) naming the cause, or sends the call over its own ssh
-// session ([conduit] of the same basild.conf) when basild could not be
-// reached at all. Run by hand without --socket-outcome, it is the whole
-// proxy: control socket first, then its own session. See apbasil_proxy(8).
-#include <unistd.h>
-
-#include <cstdlib>
+// basild.conf. apbasil_proxy (front.cc) runs it, with the request on stdin,
+// when the local basild could not be reached at all (nothing was sent):
+// with an ssh conduit in the configuration it sends the call over its own
+// ssh session ([conduit] of the same basild.conf), else it writes a BASIL
+// FAILURE (TRANSIENT, SYSTEM) naming the cause. See apbasil_proxy(8).
+//   apbasil_proxy-fallback --config FILE --why TEXT   (request on stdin)
 #include <cstring>
 #include <fstream>
 #include <iostream>
@@ -15,36 +12,31 @@
 #include <sstream>
 #include <string>
 
-
+#include "apbasil_proxy/exchange.h"
+#include "apbasil_proxy/proxy.h"
 #include "basild/conduit/from_config.h"
 #include "basild/config/config.h"
-#include "apbasil_proxy/proxy.h"
 
 namespace {
 
 using namespace std::chrono_literals;
-using apbasil_proxy::Next;
-using apbasil_proxy::SocketOutcome;
-
-int answer(const std::string& xml) {
-  // Longer than a pipe holds by default (64 KiB): the scheduler's pipe is
-  // grown first, as the front does for an answer basild streams.
-  if (xml.size() > (std::size_t{64} << 10)) (void)apbasil_proxy::grow_pipe(1);
-  return apbasil_proxy::write_all(1, xml) ? 0 : 1;
-}
 
 int fail(const std::string& request, bool transient, const std::string& why) {
   std::cerr << "apbasil_proxy: " << why << "\n";
-  return answer(apbasil_proxy::failure_response(request, transient, "apbasil_proxy: " + why));
+  return apbasil_proxy::write_all(1, apbasil_proxy::failure_response(request, transient, "apbasil_proxy: " + why))
+             ? 0
+             : 1;
 }
 
 // [conduit] as basild uses it, for one call: no keepalives, never writing
-// known_hosts.
+// known_hosts, and not under basild's identity (a helper started under it
+// would end basild's own).
 basild::conduit::SshTransportOptions ssh_options(const basild::Config& c) {
   auto o = basild::ssh_transport_options(c);
   o.ssh.accept_new_host_key = false;
   o.ssh.keepalive_interval = 0ms;
   o.max_concurrent = 1;
+  o.identity.clear();
   return o;
 }
 
@@ -67,51 +59,24 @@ basild::CallOutcome via_own_session(const basild::Config& c, const std::string& 
 int main(int argc, char** argv) {
   // The request first: every answer, even to bad arguments, is in its protocol.
   const auto request = apbasil_proxy::read_request(0);
-  const auto handover = apbasil_proxy::parse_fallback_args(std::vector<std::string>(argv, argv + argc));
-  if (!handover) return fail(request.value_or(""), false, handover.status().message());
-  apbasil_proxy::Handover h = *handover;
-  if (h.config_path == apbasil_proxy::Handover{}.config_path) {
-    if (const char* e = std::getenv("APBASIL_PROXY_CONFIG"); e != nullptr && *e != '\0') h.config_path = e;
+  std::string config_path = "/etc/basild/basild.conf", why = "basild is not reachable";
+  for (int i = 1; i + 1 < argc; i += 2) {
+    const std::string a = argv[i];
+    if (a == "--config") config_path = argv[i + 1];
+    if (a == "--why") why = argv[i + 1];
   }
   if (!request || request->size() > apbasil_proxy::kMaxRequestBytes)
     return fail(request.value_or(""), false, "the request on stdin is unreadable or over 1 MiB");
-  if (h.outcome == SocketOutcome::kNotTried) return fail(*request, h.transient, h.why);
-
-  std::ifstream in(h.config_path);
-  if (!in) return fail(*request, false, "cannot read the configuration " + h.config_path + ": " + std::strerror(errno));
+  std::ifstream in(config_path);
+  if (!in) return fail(*request, false, why + "; cannot read the configuration " + config_path + ": " + std::strerror(errno));
   std::stringstream text;
   text << in.rdbuf();
-  const auto config = basild::parse_config(text.str(), h.config_path);
-  if (!config) return fail(*request, false, "bad configuration: " + config.status().message());
-
-  const bool ssh = config->conduit.mode != basild::ConduitMode::kLocal;
-  apbasil_proxy::Attempt tried;
-  if (h.outcome) {
-    // apbasil_proxy tried the socket already; never send twice.
-    tried.outcome = *h.outcome;
-    tried.why = h.why;
-    tried.transient = h.transient;
-  } else {
-    tried = apbasil_proxy::try_basild(*config, *request, 1);
-    if (tried.cut()) {
-      apbasil_proxy::write_all(2, apbasil_proxy::broke_off_message(tried));
-      return 1;
-    }
-  }
-  switch (apbasil_proxy::after_socket(tried.outcome, ssh)) {
-    case Next::kWriteAnswer:
-      return answer(tried.body);
-    case Next::kWriteFailure:
-      if (tried.outcome == SocketOutcome::kUnreachable)
-        return fail(*request, true, "basild is not reachable (" + tried.why + ") and no ssh conduit is configured");
-      return fail(*request, tried.transient, tried.why);
-    case Next::kOwnSession:
-      break;
-  }
+  const auto config = basild::parse_config(text.str(), config_path);
+  if (!config) return fail(*request, false, why + "; bad configuration: " + config.status().message());
+  if (config->conduit.mode == basild::ConduitMode::kLocal)
+    return fail(*request, true, "basild is not reachable (" + why + ") and no ssh conduit is configured");
   const auto out = via_own_session(*config, *request);
-  if (!out.status) {
-    return fail(*request, true, "basild is not reachable (" + tried.why + "); own ssh session: " +
-                                    out.status.message());
-  }
-  return answer(out.response);
+  if (!out.status)
+    return fail(*request, true, "basild is not reachable (" + why + "); own ssh session: " + out.status.message());
+  return apbasil_proxy::write_all(1, out.response) ? 0 : 1;
 }

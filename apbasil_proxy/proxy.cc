@@ -15,18 +15,4 @@ std::string failure_response(std::string_view request, bool transient, std::stri
   return plain ? *plain : std::string();
 }
 
-Next after_socket(SocketOutcome outcome, bool ssh_configured) {
-  switch (outcome) {
-    case SocketOutcome::kAnswered:
-      return Next::kWriteAnswer;
-    case SocketOutcome::kUnreachable:
-      return ssh_configured ? Next::kOwnSession : Next::kWriteFailure;
-    case SocketOutcome::kRefusedCall:
-    case SocketOutcome::kBroken:
-    case SocketOutcome::kNotTried:
-      break;
-  }
-  return Next::kWriteFailure;
-}
-
 }  // namespace apbasil_proxy

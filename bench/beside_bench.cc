@@ -138,11 +138,10 @@ int main(int argc, char** argv) {
   basil::bench::BenchBasild basild;
   if (!basil::bench::start_basild(basild, sshd, "ssh-gateway", g_emulator, state, g_bin)) return 1;
   GatewayCaller gateway(sshd, state);
-  const std::string proxy = g_bin + "/apbasil_proxy/apbasil_proxy";
   const std::vector<std::pair<const char*, Caller>> paths{
       {"direct", [&](const std::string& r) { return run({g_emulator, "--state", state}, r).out; }},
       {"gateway", [&](const std::string& r) { return gateway.call(r); }},
-      {"proxy+gateway", [&](const std::string& r) { return run({proxy, "--config", basild.config}, r).out; }},
+      {"proxy+gateway", [&](const std::string& r) { return run(basild.proxy_argv(g_bin), r).out; }},
   };
   std::printf("beside_bench: xc30-2256, %d of each small call per path, quiet and beside INVENTORY after "
               "INVENTORY on the same path; times in ms\n",

@@ -150,7 +150,6 @@ int main(int argc, char** argv) {
           .exit_code != 0)
     return 1;
   int seq = 0;
-  const std::string proxy = g_bin + "/apbasil_proxy/apbasil_proxy";
   basil::bench::BenchBasild exec_basild, gateway_basild;
   if (!basil::bench::start_basild(exec_basild, sshd, "ssh-exec", g_emulator, state, g_bin) ||
       !basil::bench::start_basild(gateway_basild, sshd, "ssh-gateway", g_emulator, state, g_bin))
@@ -165,9 +164,9 @@ int main(int argc, char** argv) {
   const auto so = sshd.options();
   const std::vector<Path> paths{
       {"direct", [&](const std::string& r) { return run({g_emulator, "--state", state}, r).out; }},
-      {"proxy+exec", [&](const std::string& r) { return run({proxy, "--config", exec_basild.config}, r).out; }},
+      {"proxy+exec", [&](const std::string& r) { return run(exec_basild.proxy_argv(g_bin), r).out; }},
       {"proxy+gateway",
-       [&](const std::string& r) { return run({proxy, "--config", gateway_basild.config}, r).out; }},
+       [&](const std::string& r) { return run(gateway_basild.proxy_argv(g_bin), r).out; }},
       {"gateway",
        [&](const std::string& r) {
          std::optional<basild::CallOutcome> out;

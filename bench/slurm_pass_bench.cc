@@ -2,7 +2,7 @@
 // two apbasil programs in one run:
 //   direct  the emulator as apbasil (basil-emulator --state DIR), as on the
 //           main system
-//   chain   apbasil_proxy --config basild.conf: proxy -> basild -> ssh-gateway
+//   chain   apbasil_proxy --socket S: proxy -> basild -> ssh-gateway
 //           conduit -> helper -> emulator, as on an external login node
 // against one emulated system and a real sshd on 127.0.0.1 started here.
 //
@@ -599,7 +599,7 @@ int main(int argc, char** argv) {
   basil::bench::BenchBasild gateway;
   if (!basil::bench::start_basild(gateway, sshd, "ssh-gateway", g_emulator, state, g_bin)) return 1;
   std::array<Path, 2> paths{Path{"direct", {g_emulator, "--state", state}, {}},
-                            Path{"chain", {g_bin + "/apbasil_proxy/apbasil_proxy", "--config", gateway.config}, {}}};
+                            Path{"chain", gateway.proxy_argv(g_bin), {}}};
   if (!opts->hold.empty()) return hold(opts->hold, paths);
   const std::string warm = encode(Dialect::k1_3, basil::InventoryQuery{});
   for (auto& p : paths) run(p.argv, warm, kQuiet);

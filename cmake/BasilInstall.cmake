@@ -6,8 +6,8 @@
 #                       conf/basild.service and conf/cray.conf name),
 #                       basil-slurm (conf/basil-slurm.conf)
 #   bin/                basilctl, basil-emulator
-#   libexec/basild/     apbasil_proxy-full and apbasil_proxy-fallback
-#                       (apbasil_proxy looks in ../libexec/basild/),
+#   libexec/basild/     apbasil_proxy-fallback (apbasil_proxy looks in
+#                       ../libexec/basild/),
 #                       basil_gateway built here
 #   share/man/          the manual pages (apkill_proxy.8 a link to
 #                       apbasil_proxy.8)
@@ -25,10 +25,9 @@
 #                       basild (BASIL_SYSTEMD_UNITDIR, relative to the prefix
 #                       unless absolute; the Debian build sets /lib/systemd/system)
 
-# apbasil_proxy finds apbasil_proxy-full and the fallback at ../libexec/basild/
-# from its own folder.
+# apbasil_proxy finds its fallback at ../libexec/basild/ from its own folder.
 if(NOT CMAKE_INSTALL_SBINDIR STREQUAL "sbin" OR NOT CMAKE_INSTALL_LIBEXECDIR STREQUAL "libexec")
-  message(WARNING "apbasil_proxy looks for apbasil_proxy-full and apbasil_proxy-fallback beside it and in ../libexec/basild/: "
+  message(WARNING "apbasil_proxy looks for apbasil_proxy-fallback beside it and in ../libexec/basild/: "
                   "with CMAKE_INSTALL_SBINDIR=${CMAKE_INSTALL_SBINDIR} and "
                   "CMAKE_INSTALL_LIBEXECDIR=${CMAKE_INSTALL_LIBEXECDIR} it will not find it")
 endif()

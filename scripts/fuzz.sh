@@ -16,8 +16,7 @@ set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 seconds=${1:-10}
 shift || true
-all=(fuzz_decode_response fuzz_decode_request fuzz_nidlist fuzz_config fuzz_control_request fuzz_gateway_frames
-     fuzz_lean_answer)
+all=(fuzz_decode_response fuzz_decode_request fuzz_nidlist fuzz_config fuzz_control_request fuzz_gateway_frames)
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=("${all[@]}")
 "$top/scripts/setup.sh" fuzz
@@ -35,7 +34,6 @@ for target in "${targets[@]}"; do
     fuzz_config) cp "$top/conf/basild.conf" "$top"/fuzz/seeds/config/*.conf "$corpus/" ;;
     fuzz_control_request) cp "$top"/fuzz/seeds/control_request/*.http "$corpus/" ;;
     fuzz_gateway_frames) cp "$top"/fuzz/seeds/gateway_frames/*.bin "$corpus/" ;;
-    fuzz_lean_answer) cp "$top"/fuzz/seeds/lean_answer/*.http "$corpus/" ;;
     *) find "$top/tests/data/basil" -name '*.xml' -exec cp {} "$corpus/" \; 2>/dev/null || true ;;
   esac
   args=(-max_total_time="$seconds" -rss_limit_mb=2048 -timeout=10 -print_final_stats=1

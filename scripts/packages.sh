@@ -85,7 +85,7 @@ for p in "${packages[@]}"; do
   dpkg -L "$p" >"$log/$p.files"
 done
 # The per-call programs are fully static by design (README): no interpreter.
-for f in /usr/bin/basil-emulator /usr/sbin/apbasil_proxy /usr/libexec/basild/apbasil_proxy-full /usr/sbin/apkill_proxy; do
+for f in /usr/bin/basil-emulator /usr/sbin/apbasil_proxy /usr/sbin/apkill_proxy; do
   ! readelf -l "$f" | grep -q INTERP || fail "$f is not statically linked"
 done
 unit=/lib/systemd/system/basild.service

@@ -10,7 +10,7 @@ packages=(
   g++ cmake ninja-build pkg-config git
   libxml2-dev libxml2-utils
   libboost-dev libboost-program-options-dev
-  libssh-dev liblz4-dev libsqlite3-dev sqlite3 libhttp-parser-dev musl-tools
+  libssh-dev liblz4-dev libsqlite3-dev sqlite3
   libgtest-dev libgmock-dev libbenchmark-dev nlohmann-json3-dev libtomlplusplus-dev libsystemd-dev
   openssh-server openssh-client procps curl
   mariadb-server mariadb-client

@@ -43,38 +43,24 @@ constexpr basil::Method method_of_body() {
   else return basil::Method::kQuery;
 }
 
-// Adapts the callback port to an awaitable (any completion token).
+// Adapts the callback port to an awaitable (any completion token); with
+// `on_chunk`, Transport::async_stream.
 template <typename Token>
-auto async_transport_call(Transport& transport, std::string request,
-                          std::chrono::milliseconds timeout, Token&& token) {
+auto async_transport_call(Transport& transport, std::string request, CallSpec spec,
+                          Transport::ChunkHandler on_chunk, Token&& token) {
   return asio::async_initiate<Token, void(CallOutcome)>(
-      [&transport](auto handler, std::string req, std::chrono::milliseconds to) {
+      [&transport](auto handler, std::string req, CallSpec s, Transport::ChunkHandler chunks) {
         auto shared = std::make_shared<decltype(handler)>(std::move(handler));
-        transport.async_call(std::move(req), to, [shared](CallOutcome outcome) {
+        auto done = [shared](CallOutcome outcome) {
           auto ex = asio::get_associated_executor(*shared);
           asio::dispatch(ex, [shared, o = std::move(outcome)]() mutable { (*shared)(std::move(o)); });
-        });
+        };
+        if (chunks)
+          transport.async_stream(std::move(req), s, std::move(chunks), std::move(done));
+        else
+          transport.async_call(std::move(req), s, std::move(done));
       },
-      token, std::move(request), timeout);
-}
-
-// The same for Transport::async_stream.
-template <typename Token>
-auto async_transport_stream(Transport& transport, std::string request, std::chrono::milliseconds timeout,
-                            Transport::ChunkHandler on_chunk, StreamTake take, Token&& token) {
-  return asio::async_initiate<Token, void(CallOutcome)>(
-      [&transport, take](auto handler, std::string req, std::chrono::milliseconds to,
-                             Transport::ChunkHandler chunks) {
-        auto shared = std::make_shared<decltype(handler)>(std::move(handler));
-        transport.async_stream(
-            std::move(req), to, std::move(chunks),
-            [shared](CallOutcome outcome) {
-              auto ex = asio::get_associated_executor(*shared);
-              asio::dispatch(ex, [shared, o = std::move(outcome)]() mutable { (*shared)(std::move(o)); });
-            },
-            take);
-      },
-      token, std::move(request), timeout, std::move(on_chunk));
+      token, std::move(request), spec, std::move(on_chunk));
 }
 
 }  // namespace
@@ -110,8 +96,10 @@ Awaitable<CallOutcome> Client::transport_call(CallKind kind, std::string xml, st
                                               Caller caller) {
   call_id = next_call_id_++;
   observe(CallEvent::Phase::kRequest, call_id, kind, caller, xml, nullptr);
-  CallOutcome outcome =
-      co_await async_transport_call(transport_, std::move(xml), options_.call_timeout, asio::use_awaitable);
+  const bool query = kind == CallKind::kEngine || kind == CallKind::kInventory || kind == CallKind::kSummary ||
+                     kind == CallKind::kStatus;
+  CallOutcome outcome = co_await async_transport_call(transport_, std::move(xml), CallSpec(options_.call_timeout, query),
+                                                      {}, asio::use_awaitable);
   observe(CallEvent::Phase::kResponse, call_id, kind, caller, outcome.response, &outcome);
   if (!outcome.status && options_.engine_memory != nullptr) options_.engine_memory->unsettle();
   co_return outcome;
@@ -158,7 +146,7 @@ Awaitable<Result<basil::Response>> Client::exchange(CallKind kind, const basil::
   }
   if (timings_) timings_->record(kind, outcome.elapsed, decode_time, false);
   if (kind == CallKind::kEngine && options_.engine_memory != nullptr)
-    options_.engine_memory->learn(request.protocol, outcome.response, std::chrono::steady_clock::now());
+    options_.engine_memory->learn(request.protocol, outcome.response, response, std::chrono::steady_clock::now());
   co_return std::move(response);
 }
 
@@ -329,30 +317,28 @@ Awaitable<Result<basil::Switched>> Client::switch_state(basil::SwitchRequest req
   co_return r;
 }
 
-Awaitable<Result<std::uint64_t>> Client::forward_stream(std::string request_xml, Transport::ChunkHandler on_chunk,
-                                                        std::function<void(const basil::Status&)> on_end,
-                                                        StreamTake take) {
-  static_assert(kStreamHeadBytes >= 4096, "the head holds ResponseData's start tag");
-  const RequestKind kind = classify_request(request_xml);
+Awaitable<Result<std::uint64_t>> Client::forward_stream(std::string request_xml, RequestKind kind,
+                                                        Transport::ChunkHandler on_chunk,
+                                                        std::function<void(const basil::Status&)> on_end) {
+  constexpr std::size_t kHead = 4096;  // holds ResponseData's start tag
   const std::uint64_t call_id = next_call_id_++;
   observe(CallEvent::Phase::kRequest, call_id, kind.call, Caller::kForwarded, request_xml, nullptr);
-  // The answer's head, to count a FAILURE; all of it only for the XML log,
-  // which then needs the plain copy of a packed answer as well.
+  // The answer's head, to count a FAILURE; all of it only for the XML log.
   auto seen = std::make_shared<std::string>();
   auto bytes = std::make_shared<std::uint64_t>(0);
   const bool keep_all = static_cast<bool>(observer_);
-  take.plain = take.plain || keep_all;
-  auto relay = [seen, bytes, keep_all, on_chunk = std::move(on_chunk)](StreamChunk chunk) {
-    *bytes += chunk.size();
+  auto relay = [seen, bytes, keep_all, on_chunk = std::move(on_chunk)](std::string piece) {
+    *bytes += piece.size();
     if (keep_all) {
-      seen->append(chunk.plain);
-    } else if (seen->size() < kStreamHeadBytes) {
-      seen->append(chunk.plain, 0, kStreamHeadBytes - seen->size());
+      seen->append(piece);
+    } else if (seen->size() < kHead) {
+      seen->append(piece, 0, kHead - seen->size());
     }
-    on_chunk(std::move(chunk));
+    on_chunk(std::move(piece));
   };
-  CallOutcome outcome = co_await async_transport_stream(transport_, std::move(request_xml), options_.call_timeout,
-                                                        std::move(relay), take, asio::use_awaitable);
+  CallOutcome outcome = co_await async_transport_call(transport_, std::move(request_xml),
+                                                      CallSpec(options_.call_timeout, kind.query), std::move(relay),
+                                                      asio::use_awaitable);
   const Status ended = outcome.status ? Status::ok()
                                       : Status(outcome.status.code(),
                                                with_diagnostics(outcome.status.message(), outcome.diagnostics));
@@ -380,26 +366,40 @@ std::optional<std::string> Client::reuse_engine_answer(const RequestKind& kind, 
   return kept;
 }
 
-Awaitable<Result<std::string>> Client::forward(std::string request_xml) {
+std::optional<std::string> Client::engine_after(const RequestKind& kind, const CallOutcome& outcome,
+                                                const Result<basil::Response>& decoded) {
+  if (!kind.engine || options_.engine_memory == nullptr) return std::nullopt;
+  const bool good = outcome.status && decoded && decoded->ok() && std::holds_alternative<basil::EngineInfo>(decoded->body);
+  if (good) {
+    options_.engine_memory->learn(kind.protocol, outcome.response, *decoded, std::chrono::steady_clock::now());
+    return std::nullopt;
+  }
+  return options_.engine_memory->recall(kind.protocol);
+}
+
+Awaitable<Result<Forwarded>> Client::forward(std::string request_xml, RequestKind kind) {
+  if (auto kept = reuse_engine_answer(kind, request_xml)) co_return Forwarded{std::move(*kept), std::nullopt};
   std::uint64_t call_id = 0;
-  const RequestKind kind = classify_request(request_xml);
-  if (auto kept = reuse_engine_answer(kind, request_xml)) co_return std::move(*kept);
   CallOutcome outcome = co_await transport_call(kind.call, std::move(request_xml), call_id, Caller::kForwarded);
+  co_return forwarded(kind, std::move(outcome));
+}
+
+Result<Forwarded> Client::forwarded(const RequestKind& kind, CallOutcome outcome) {
+  // Decoded once, here, for the timings, the engine memory and the caller;
+  // a request that did not decode has an answer nobody learns from.
+  Result<basil::Response> decoded = Status(Code::kInvalidValue, "not decoded");
+  if (outcome.status && kind.valid) decoded = basil::decode_response(outcome.response, options_.decode);
   if (timings_) {
-    const bool failed = !outcome.status || !is_success_answer(outcome.response);
+    const bool failed =
+        !outcome.status || (kind.valid ? !decoded || !decoded->ok() : !is_success_answer(outcome.response));
     timings_->record(kind.call, outcome.elapsed, {}, failed, Caller::kForwarded);
   }
-  if (kind.engine && options_.engine_memory != nullptr) {
-    if (outcome.status) options_.engine_memory->learn(kind.protocol, outcome.response, std::chrono::steady_clock::now());
-    if (!outcome.status || !is_good_engine_answer(outcome.response)) {
-      if (auto kept = options_.engine_memory->recall(kind.protocol)) co_return std::move(*kept);
-    }
-  }
-  if (!outcome.status) {
-    co_return Status(outcome.status.code(),
-                     with_diagnostics(outcome.status.message(), outcome.diagnostics));
-  }
-  co_return std::move(outcome.response);
+  if (auto kept = engine_after(kind, outcome, decoded)) return Forwarded{std::move(*kept), std::nullopt};
+  if (!outcome.status)
+    return Status(outcome.status.code(), with_diagnostics(outcome.status.message(), outcome.diagnostics));
+  Forwarded out{std::move(outcome.response), std::nullopt};
+  if (decoded) out.decoded = std::move(*decoded);
+  return out;
 }
 
 }  // namespace basild

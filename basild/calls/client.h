@@ -89,6 +89,14 @@ struct ReleaseOutcome {
   std::optional<std::uint64_t> last_claims;
 };
 
+// A forwarded call's answer: its bytes as ALPS (or the engine memory) gave
+// them, and, when the request was a BASIL request other than INVENTORY, the
+// answer decoded (once, here) for whoever learns from it.
+struct Forwarded {
+  std::string xml;
+  std::optional<basil::Response> decoded;
+};
+
 // Why a SWITCH answer does not mean done: the first item whose status is
 // not SUCCESS ("SWITCH of reservation 7 did not happen: FAILURE"); nullopt
 // when every item switched.
@@ -130,30 +138,29 @@ class Client {
   // status is SUCCESS: an item that did not switch (FAILURE, INVALID, ...) is
   // kAlpsPermanent naming it, whatever ResponseData said.
   Awaitable<basil::Result<basil::Switched>> switch_state(basil::SwitchRequest request);
-  // Request XML in, response XML out, untouched; logged and timed as a
+  // Request XML in, response XML out, untouched; `kind` is what the caller
+  // made of the request (core/request_kind.h). Logged and timed as a
   // forwarded call of its method and query type (RAW when it is no BASIL
-  // request), counted as an error when ALPS answers FAILURE.
+  // request), counted as an error when ALPS answers FAILURE; answered as
+  // one when the engine memory answered it.
   // Only the transport's errors are errors; a BASIL FAILURE is a response.
   // A QUERY ENGINE that fails, or is answered with anything but an Engine,
   // is answered from the engine memory when it has an answer for the
   // request's protocol; one asked while that answer is fresh is answered
   // from it at once, logged with the transport "memory" and not timed (see
   // core/engine_memory.h).
-  Awaitable<basil::Result<std::string>> forward(std::string request_xml);
+  Awaitable<basil::Result<Forwarded>> forward(std::string request_xml, RequestKind kind);
   // forward() for a long answer passed on while it arrives (a scheduler's
   // INVENTORY): its bytes go to `on_chunk` as they come, then `on_end` is
   // told how the call ended (an error after some bytes: what was passed on
   // is no good answer), before the XML log's record is written, so that the
   // caller has its answer's end without waiting for the log. The result is
-  // how many bytes, or that error. Timed as forward() is; the XML log gets
-  // the whole answer, gathered only while the log is on. `take`: whether
-  // the pieces may come packed too and whether the caller needs their whole
-  // plain copy (Transport::async_stream); the XML log, when on, takes it
-  // all the same. The result counts the answer's bytes as apbasil wrote
-  // them.
-  Awaitable<basil::Result<std::uint64_t>> forward_stream(std::string request_xml, Transport::ChunkHandler on_chunk,
-                                                         std::function<void(const basil::Status&)> on_end,
-                                                         StreamTake take = {});
+  // how many bytes, or that error. Timed as forward() is, its FAILURE told
+  // by the answer's head; the XML log gets the whole answer, gathered only
+  // while the log is on.
+  Awaitable<basil::Result<std::uint64_t>> forward_stream(std::string request_xml, RequestKind kind,
+                                                         Transport::ChunkHandler on_chunk,
+                                                         std::function<void(const basil::Status&)> on_end);
 
   const ClientOptions& options() const { return options_; }
   Transport& transport() { return transport_; }
@@ -164,6 +171,12 @@ class Client {
   Awaitable<basil::Result<basil::Response>> exchange(CallKind kind, const basil::Request& request);
   Awaitable<CallOutcome> transport_call(CallKind kind, std::string xml, std::uint64_t& call_id,
                                         Caller caller = Caller::kBasild);
+  // The engine memory's part in a forwarded ENGINE's answer: learnt when
+  // good, recalled when ALPS did not answer it well.
+  std::optional<std::string> engine_after(const RequestKind& kind, const CallOutcome& outcome,
+                                          const basil::Result<basil::Response>& decoded);
+  // forward()'s answer once the transport has it.
+  basil::Result<Forwarded> forwarded(const RequestKind& kind, CallOutcome outcome);
   // The observer's request (outcome null) or response event; `via` names
   // what answered when it was not the transport.
   void observe(CallEvent::Phase phase, std::uint64_t call_id, CallKind kind, Caller caller, std::string_view xml,

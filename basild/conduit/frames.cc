@@ -2,10 +2,9 @@
 
 #include <algorithm>
 #include <charconv>
-#include <span>
 #include <vector>
 
-#include "basild/core/lz4_stream.h"
+#include "basild/conduit/lz4_stream.h"
 
 namespace basild::conduit {
 
@@ -24,15 +23,12 @@ std::string encode_apkill_frame(std::uint64_t id, int signal, std::uint64_t apid
   return "A " + std::to_string(id) + " " + std::to_string(signal) + " " + std::to_string(apid) + "\n";
 }
 
-std::string encode_window_frame(std::uint64_t bytes) { return "W " + std::to_string(bytes) + "\n"; }
-
-std::string encode_spare_frame(unsigned spares) { return "S " + std::to_string(spares) + "\n"; }
+std::string encode_identity_frame(std::string_view identity) {
+  identity = identity.substr(0, kMaxIdentityBytes);
+  return "I " + std::to_string(identity.size()) + "\n" + std::string(identity);
+}
 
 std::string encode_lz4_frame() { return "Z lz4\n"; }
-
-std::string encode_credit_frame(std::uint64_t id, std::uint64_t bytes) {
-  return "C " + std::to_string(id) + " " + std::to_string(bytes) + "\n";
-}
 
 namespace {
 
@@ -84,10 +80,8 @@ std::optional<GatewayHello> parse_hello(std::string_view s) {
   }
 }
 
-// Decompressed in steps of this size (four of the helper's 64-KiB blocks).
-constexpr std::size_t kInflateStep = 256 * 1024;
 // Calls whose answers are on their way at once: the helper runs at most
-// 256 (its MAX_SLOTS); more is a helper gone wrong, not memory to spend.
+// 256 (its MAX_CALLS); more is a helper gone wrong, not memory to spend.
 constexpr std::size_t kMaxStreamingCalls = 1024;
 
 }  // namespace
@@ -98,38 +92,19 @@ GatewayReader::~GatewayReader() = default;
 GatewayReader::GatewayReader(GatewayReader&&) noexcept = default;
 GatewayReader& GatewayReader::operator=(GatewayReader&&) noexcept = default;
 
-basil::Result<GatewayReader::Stdout> GatewayReader::stdout_bytes(std::uint64_t id, Call& call, std::string_view wire,
-                                                                 bool last) {
-  Stdout got;
+basil::Result<std::string> GatewayReader::stdout_bytes(std::uint64_t id, Call& call, std::string_view wire,
+                                                      bool last) {
   if (!lz4_) {
     call.raw += wire.size();
-    got.bytes.assign(wire);
-    return got;
+    return std::string(wire);
   }
   if (!call.lz4) call.lz4 = std::make_unique<Lz4Stream>();
   Lz4Stream& z = *call.lz4;
   const std::string who = "call " + std::to_string(id) + "'s answer";
-  if (!scratch_) scratch_ = std::make_unique_for_overwrite<char[]>(kInflateStep);
-  std::string& out = got.bytes;
-  std::size_t size = 0;  // what the frame decompressed to
-  // Room for as much as the call's last frame brought: a long answer's
-  // frames are alike (the helper's 1 MiB of stdout), and a string grown
-  // step by step copied three quarters of each again. A sampled call keeps
-  // the answer's head and the frame's last bytes (`ring`, trimmed to
-  // kSampleBytes once it holds twice that).
-  std::string ring;
-  if (!call.sampled) out.reserve(call.last_raw);
-  const auto fed = z.feed(wire, std::span<char>(scratch_.get(), kInflateStep), [&](std::string_view piece) {
-    if (call.raw + size + piece.size() > max_out_) return false;
-    size += piece.size();
-    if (!call.sampled) {
-      out.append(piece);
-      return true;
-    }
-    const std::size_t at = call.raw + size - piece.size();  // the piece's place in the answer
-    if (at < kSampleBytes) out.append(piece.substr(0, kSampleBytes - at));
-    ring.append(piece.substr(piece.size() > kSampleBytes ? piece.size() - kSampleBytes : 0));
-    if (ring.size() > 2 * kSampleBytes) ring.erase(0, ring.size() - kSampleBytes);
+  std::string out;
+  const auto fed = z.feed(wire, [&](std::string_view piece) {
+    if (call.raw + out.size() + piece.size() > max_out_) return false;
+    out.append(piece);
     return true;
   });
   switch (fed) {
@@ -140,19 +115,9 @@ basil::Result<GatewayReader::Stdout> GatewayReader::stdout_bytes(std::uint64_t i
     case Lz4Stream::Fed::kRefused: return fail(who + " is over the limit of " + std::to_string(max_out_) + " bytes");
   }
   if (last && !z.ended()) return fail(who + " ends inside its LZ4 frame");
-  if (call.sampled) {
-    // The frame's last bytes past the answer's head: none of them twice.
-    const std::size_t keep = std::min(size - out.size(), kSampleBytes);
-    got.sample.sampled = true;
-    got.sample.size = size;
-    got.sample.tail.assign(ring, ring.size() - keep, keep);
-  }
-  call.raw += size;
-  call.last_raw = size;
-  return got;
+  call.raw += out.size();
+  return out;
 }
-
-void GatewayReader::sample(std::uint64_t id) { calls_[id].sampled = true; }
 
 Status GatewayReader::fail(std::string why) {
   error_ = Status(Code::kTransport, "gateway helper protocol: " + std::move(why));
@@ -182,15 +147,12 @@ basil::Result<std::optional<GatewayFrame>> GatewayReader::next() {
     if (calls_.size() >= kMaxStreamingCalls && !calls_.contains(id))
       return fail("more than " + std::to_string(kMaxStreamingCalls) + " answers on their way at once");
     Call& call = calls_[id];
-    if (len > max_out_ || call.wire > max_out_ - len)
+    if (len > max_out_ || (!lz4_ && call.raw + len > max_out_))
       return fail("answer of call " + std::to_string(id) + " is over the limit");
     if (rest.size() - used < len) return std::optional<GatewayFrame>{};
     auto bytes = stdout_bytes(id, call, rest.substr(used, len), false);
     if (!bytes) return bytes.status();
-    call.wire += len;
-    GatewayData d{id, std::move(bytes->bytes), len, std::nullopt, std::move(bytes->sample)};
-    if (lz4_) d.packed.emplace(rest.substr(used, len));
-    frame = std::move(d);
+    frame = GatewayData{id, std::move(*bytes)};
     used += len;
   } else if (line.size() >= 2 && line[0] == 'R' && line[1] == ' ') {
     const auto n = numbers(line.substr(2));
@@ -198,8 +160,8 @@ basil::Result<std::optional<GatewayFrame>> GatewayReader::next() {
       return fail("bad answer header \"" + printable(line) + "\"");
     const std::uint64_t outlen = (*n)[3], errlen = (*n)[4];
     const auto it = calls_.find((*n)[0]);
-    const std::size_t before = it == calls_.end() ? 0 : it->second.wire;
-    if (outlen > max_out_ - std::min(before, max_out_))
+    const std::size_t before = it == calls_.end() ? 0 : it->second.raw;
+    if (outlen > max_out_ || (!lz4_ && before + outlen > max_out_))
       return fail("answer of " + std::to_string(before + outlen) + " bytes is over the limit");
     if (errlen > max_err_) return fail("stderr of " + std::to_string(errlen) + " bytes is over the limit");
     if (rest.size() - used < outlen + errlen) return std::optional<GatewayFrame>{};
@@ -213,9 +175,7 @@ basil::Result<std::optional<GatewayFrame>> GatewayReader::next() {
       Call none;
       auto bytes = stdout_bytes(a.id, it == calls_.end() ? none : it->second, out, true);
       if (!bytes) return bytes.status();
-      a.out = std::move(bytes->bytes);
-      a.out_sample = std::move(bytes->sample);
-      if (lz4_) a.out_packed.emplace(out);
+      a.out = std::move(*bytes);
     } else if (!out.empty()) {
       return fail("answer of call " + std::to_string(a.id) + " that did not run carries stdout");
     }

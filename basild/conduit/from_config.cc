@@ -1,6 +1,14 @@
 #include "basild/conduit/from_config.h"
 
+#include <unistd.h>
+
 namespace basild {
+
+std::string conduit_identity(const Config& c) {
+  char host[256] = {};
+  if (::gethostname(host, sizeof host - 1) != 0) host[0] = '\0';
+  return std::string(host) + ":" + c.state.database;
+}
 
 conduit::SshTransportOptions ssh_transport_options(const Config& c) {
   conduit::SshTransportOptions o;
@@ -22,8 +30,7 @@ conduit::SshTransportOptions ssh_transport_options(const Config& c) {
   o.remote_apkill.insert(o.remote_apkill.end(), k.remote_apkill_args.begin(), k.remote_apkill_args.end());
   o.gateway_helper = k.gateway_helper;
   o.gateway_fallback_exec = k.gateway_fallback_exec;
-  o.gateway_spare = k.gateway_spare_apbasil;
-  o.gateway_compress = k.gateway_compress;
+  o.identity = conduit_identity(c);
   o.max_concurrent = c.apbasil.max_concurrent;
   o.max_output_bytes = static_cast<std::size_t>(c.apbasil.max_output_bytes);
   o.reconnect_min = k.reconnect_min;

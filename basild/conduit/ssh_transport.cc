@@ -52,10 +52,7 @@ void SshTransport::Impl::take_inbox() {
     std::lock_guard lock(mu);
     got.swap(inbox);
   }
-  for (auto& j : got) {
-    if (!j.apkill) j.kind = classify_request(j.request);
-    waiting.push_back(std::move(j));
-  }
+  for (auto& j : got) waiting.push_back(std::move(j));
   // A caller is waiting while the link is down: try again now rather than
   // at the end of a backoff that may have grown to reconnect_max, but never
   // sooner than reconnect_min after the last failed attempt, so that a dead
@@ -101,18 +98,10 @@ void SshTransport::Impl::run() {
       if (::poll(&p, 1, t) > 0) drain_eventfd(efd, 0, nullptr);
     }
   }
-  // Shutting down: everything still here fails. A remote apbasil still
-  // running on an exec channel is sent SIGKILL first: sshd closing a
-  // channel without a terminal does not end its command (in gateway mode
-  // the helper kills its children when its channel closes, below).
-  for (auto& [id, a] : active) {
-    if (a.channel) {
-      ssh_channel_request_send_signal(a.channel.get(), "KILL");
-      ssh_channel_close(a.channel.get());
-      a.channel.reset();
-    }
-    complete(a.job, Status(Code::kTransport, "transport shut down"), {}, {});
-  }
+  // Shutting down: everything still here fails, once every remote call
+  // still running has been killed (say_goodbye).
+  say_goodbye();
+  for (auto& [id, a] : active) complete(a.job, Status(Code::kTransport, "transport shut down"), {}, {});
   active.clear();
   for (auto& j : waiting) complete(j, Status(Code::kTransport, "transport shut down"), {}, {});
   waiting.clear();
@@ -123,6 +112,33 @@ void SshTransport::Impl::run() {
   if (session) {
     ssh_event_remove_session(event.get(), session.get());
     session.reset();
+  }
+}
+
+// Before the session closes: the helper is told to kill each call still
+// running (a K frame; a helper of version 6 kills them anyway when its
+// channel closes, an older one waits for them), then its channel is
+// closed; a remote apbasil on an exec channel is sent SIGKILL (sshd closing
+// a channel without a terminal does not end its command). Each write is
+// bounded by the session's own time-outs, and skipped on a dead session.
+void SshTransport::Impl::say_goodbye() {
+  if (!session_alive()) return;
+  for (auto& [id, a] : active) kill_remote(id, a);
+  if (helper) {
+    ssh_channel_send_eof(helper.get());
+    ssh_channel_close(helper.get());
+  }
+}
+
+// A running call's remote process killed: an exec channel's apbasil is
+// sent SIGKILL and its channel closed; the helper is told (its K frame).
+void SshTransport::Impl::kill_remote(std::uint64_t id, Active& a) {
+  if (a.channel) {
+    ssh_channel_request_send_signal(a.channel.get(), "KILL");
+    ssh_channel_close(a.channel.get());
+    a.channel.reset();
+  } else if (helper) {
+    (void)write_all(helper.get(), encode_cancel_frame(id));
   }
 }
 
@@ -146,7 +162,6 @@ int SshTransport::Impl::poll_timeout_ms() const {
   for (const auto& j : waiting) {
     if (j.deadline) until = std::min(until, *j.deadline);
   }
-  for (const auto& [id, at] : lingering) until = std::min(until, at);
   if (up && use_gateway && !helper_ready) until = std::min(until, std::max(helper_deadline, next_helper_attempt));
   if (up && options.ssh.keepalive_interval.count() > 0) until = std::min(until, next_keepalive);
   const auto ms = std::chrono::ceil<milliseconds>(until - now).count();
@@ -232,7 +247,6 @@ std::vector<SshTransport::Impl::Job> SshTransport::Impl::take_active() {
     jobs.push_back(std::move(a.job));
   }
   active.clear();
-  lingering.clear();  // a helper that goes away kills its children
   running_count.store(0);
   return jobs;
 }
@@ -241,7 +255,7 @@ std::vector<SshTransport::Impl::Job> SshTransport::Impl::take_active() {
 void SshTransport::Impl::lost(Job job, const std::string& why) {
   if (job.resendable() && !job.retried) {
     job.retried = true;
-    if (job.kind.query) {
+    if (job.query) {
       std::lock_guard lock(mu);
       ++st.retried_queries;
     }
@@ -340,25 +354,10 @@ void SshTransport::Impl::check_deadlines() {
     Active a = std::move(it->second);
     active.erase(it);
     running_count.fetch_sub(1);
-    if (a.channel) {
-      ssh_channel_request_send_signal(a.channel.get(), "KILL");
-      ssh_channel_close(a.channel.get());
-      a.channel.reset();
-    } else if (helper) {
-      (void)write_all(helper.get(), encode_cancel_frame(id));
-    }
+    kill_remote(id, a);
     complete(a.job, Status(Code::kTimeout, "remote " + std::string(a.job.program()) + " timed out after " +
                                                std::to_string(a.job.timeout.count()) + " ms (killed)"),
              std::move(a.out), a.err.empty() ? std::string() : "stderr: " + stderr_shown(a.err));
-  }
-  // An apbasil that answered early and hangs since: killed, as any call past its deadline.
-  for (auto it = lingering.begin(); it != lingering.end();) {
-    if (now < it->second) {
-      ++it;
-      continue;
-    }
-    if (helper) (void)write_all(helper.get(), encode_cancel_frame(it->first));
-    it = lingering.erase(it);
   }
   // Waiting calls (e.g. while the helper restarts) time out too.
   std::deque<Job> keep;
@@ -398,13 +397,12 @@ SshTransport::SshTransport(asio::io_context& io, SshTransportOptions options)
 
 SshTransport::~SshTransport() { impl_->stop(); }
 
-void SshTransport::async_call(std::string request, milliseconds timeout, Handler done) {
-  impl_->submit(std::move(request), timeout, std::move(done));
+void SshTransport::async_call(std::string request, CallSpec spec, Handler done) {
+  impl_->submit(std::move(request), spec, std::move(done));
 }
 
-void SshTransport::async_stream(std::string request, milliseconds timeout, ChunkHandler on_chunk, Handler done,
-                                StreamTake take) {
-  impl_->submit(std::move(request), timeout, std::move(done), {}, std::move(on_chunk), take);
+void SshTransport::async_stream(std::string request, CallSpec spec, ChunkHandler on_chunk, Handler done) {
+  impl_->submit(std::move(request), spec, std::move(done), {}, std::move(on_chunk));
 }
 
 void SshTransport::async_apkill(std::uint64_t apid, int signal, milliseconds timeout, Handler done) {
@@ -417,7 +415,7 @@ void SshTransport::async_apkill(std::uint64_t apid, int signal, milliseconds tim
     impl_->refuse(std::move(done), Status(Code::kInternal, "no remote apkill configured"));
     return;
   }
-  impl_->submit({}, timeout, std::move(done), Impl::ApkillOrder{apid, signal});
+  impl_->submit({}, CallSpec(timeout), std::move(done), Impl::ApkillOrder{apid, signal});
 }
 
 std::string_view SshTransport::name() const {

@@ -7,7 +7,11 @@
 //            session, speaking the frames of conduit/frames.h on a single
 //            channel and spawning apbasil there for each request, several at
 //            once. A helper that dies is restarted; a missing one is
-//            reported, with a fall back to exec when configured.
+//            reported, with a fall back to exec when configured. The
+//            helper is told the conduit's identity (`identity`), so that a
+//            new helper ends one this conduit left behind; a helper built
+//            with LZ4 sends its answers compressed, and the transport
+//            hands them on as apbasil wrote them.
 //
 // Threading: all libssh work runs on one worker thread owned by the
 // transport (libssh is not used from the io_context's thread at all, so a
@@ -69,19 +73,13 @@ struct SshTransportOptions {
   std::vector<std::string> remote_apkill{"/usr/bin/apkill"};    // argv there, before "-SIGNAL APID"
   std::string gateway_helper = "/usr/local/libexec/basil_gateway";  // path on the main system
   bool gateway_fallback_exec = false;  // helper missing or failing to start: use exec
-  bool gateway_spare = true;           // version 4 helpers: keep an apbasil started ahead
-  bool gateway_compress = true;        // version 5 helpers built with LZ4: compressed answers
+  // Who this conduit is, for the helper (frames.h, the I frame): basild's
+  // host and state database. Empty: none is sent.
+  std::string identity;
   std::size_t max_concurrent = 4;
   std::size_t max_output_bytes = std::size_t{256} << 20;
   std::size_t max_request_bytes = std::size_t{1} << 20;
   std::size_t max_stderr_bytes = 64 * 1024;
-  // Gateway helpers of version 3: how much of one long answer may be on its
-  // way (in the helper's output, sshd and the channel) at any moment. What
-  // a short answer of another call waits behind; a long answer's pace is
-  // this much per round trip: 512 KiB made an 8.9 MB INVENTORY about 6 ms
-  // slower than 4 MiB (bench/slurm_pass_bench), with no gain for small calls.
-  // basild credits what it took in batches of an eighth of this.
-  std::size_t stream_window = std::size_t{4} << 20;
   std::chrono::milliseconds reconnect_min{1'000};
   std::chrono::milliseconds reconnect_max{60'000};
 };
@@ -98,8 +96,7 @@ struct ConduitStatus {
   std::uint64_t helper_starts = 0;     // gateway helpers started (restarts = starts - connects)
   std::uint64_t retried_queries = 0;   // QUERY calls sent again after a drop
   std::uint64_t lost_calls = 0;        // calls failed by a drop: non-QUERY, or streamed and partly passed on
-  std::uint64_t early_answers = 0;     // gateway calls answered once whole, before remote apbasil's exit
-  unsigned helper_version = 0;         // the gateway helper's protocol (2 streams, 3 with a flow window); 0: none yet
+  unsigned helper_version = 0;         // the gateway helper's protocol (frames.h); 0: none yet
   std::string compression;             // how the helper's answers come: "lz4", "none"; "" before the first
   std::string cipher;                  // the session's cipher from the login node; "" before the first
   std::optional<std::chrono::system_clock::time_point> since;  // state entered at
@@ -108,22 +105,19 @@ struct ConduitStatus {
 class SshTransport final : public Transport {
  public:
   SshTransport(boost::asio::io_context& io, SshTransportOptions options);
-  // Stops the worker: calls still queued or running complete with kTransport
-  // "transport shut down" (posted to the io_context).
+  // Stops the worker: calls still running are killed on the main system
+  // (the helper's K frame, an exec channel's KILL signal) before the session
+  // closes, and every call still queued or running completes with
+  // kTransport "transport shut down" (posted to the io_context).
   ~SshTransport() override;
   SshTransport(const SshTransport&) = delete;
   SshTransport& operator=(const SshTransport&) = delete;
 
-  void async_call(std::string request, std::chrono::milliseconds timeout, Handler done) override;
+  void async_call(std::string request, CallSpec spec, Handler done) override;
   // Streams as apbasil writes: an exec channel's stdout as it is read, a
-  // version 2 gateway helper's D frames (a version 1 helper's answer comes
-  // whole, as one chunk).
-  // With `take.lz4`, a call answered through a helper that compresses
-  // (gateway_compress) delivers its pieces packed as well (StreamChunk);
-  // without `take.plain` too, their plain copy is only the answer's head
-  // (the reader unpacks and checks the rest without keeping it).
-  void async_stream(std::string request, std::chrono::milliseconds timeout, ChunkHandler on_chunk,
-                    Handler done, StreamTake take) override;
+  // gateway helper's D frames (a version 1 helper's answer comes whole, as
+  // one piece).
+  void async_stream(std::string request, CallSpec spec, ChunkHandler on_chunk, Handler done) override;
   // Runs apkill -`signal` `apid` on the main system (see the top of this
   // file); `signal` must be 1..64. `done` is called once, on the io_context.
   void async_apkill(std::uint64_t apid, int signal, std::chrono::milliseconds timeout, Handler done);

@@ -51,10 +51,6 @@ void SshTransport::Impl::start_gateway_call(Job job) {
   const auto id = job.id;
   const auto frame = job.apkill ? encode_apkill_frame(id, job.apkill->signal, job.apkill->apid)
                                 : encode_request_frame(id, job.request);
-  // A streamed answer whose caller passes the packed bytes on and reads
-  // only its head: the reader keeps no plain copy of it (a no-op unless the
-  // answers come compressed).
-  if (job.on_chunk && job.take.lz4 && !job.take.plain) reader->sample(id);
   Active a;
   a.job = std::move(job);
   active.emplace(id, std::move(a));
@@ -88,63 +84,17 @@ Status SshTransport::Impl::take_frames() {
     if (!f) return f.status();
     if (!*f) return {};
     if (const auto* hello = std::get_if<GatewayHello>(&**f)) {
-      // Compression first: the calls started below already come compressed.
-      const bool lz4 = hello->lz4 && options.gateway_compress;
-      if (lz4) {
-        if (auto z = write_all(helper.get(), encode_lz4_frame()); !z) return z;
-        reader->expect_lz4();
-      }
-      {
-        std::lock_guard lock(mu);
-        st.helper_version = hello->version;
-        st.compression = lz4 ? "lz4" : "none";
-      }
-      helper_ready = true;
-      helper_version = hello->version;
-      if (helper_version >= 3) {
-        if (auto w = write_all(helper.get(), encode_window_frame(options.stream_window)); !w) return w;
-      }
-      if (helper_version >= 4 && options.gateway_spare) {
-        if (auto s = write_all(helper.get(), encode_spare_frame(1)); !s) return s;
-      }
-      helper_delay = milliseconds(0);
-      down_error.clear();
-      set_state("up");
+      if (auto g = greeted(*hello); !g) return g;
       continue;
     }
     if (auto* e = std::get_if<GatewayError>(&**f)) return Status(Code::kTransport, "gateway helper failed: " + e->message);
     if (auto* d = std::get_if<GatewayData>(&**f)) {
-      const std::size_t len = d->wire;
-      auto it = active.find(d->id);
-      if (it == active.end()) {
-        // A call that timed out: its bytes are credited at once, so that the
-        // helper's window does not stay taken by what nobody reads.
-        if (helper_version >= 3) {
-          if (auto c = write_all(helper.get(), encode_credit_frame(d->id, len)); !c) return c;
-        }
-        continue;
-      }
-      take_output(it->second.job, std::move(d->bytes), it->second.out, d->packed ? &*d->packed : nullptr, &d->sample);
-      if (answer_early(it)) continue;
-      // Credits go back in batches of an eighth of the window, not per D
-      // frame: each is a packet through sshd to the helper, and a long
-      // answer's 64-KiB pieces made some 140 of them per 8.9 MB. What basild
-      // holds back uncredited is under an eighth of the window, so at least
-      // seven eighths of it stay for the bytes on their way.
-      auto& pending = it->second.uncredited;
-      pending += len;
-      if (helper_version >= 3 && pending >= credit_batch()) {
-        if (auto c = write_all(helper.get(), encode_credit_frame(d->id, pending)); !c) return c;
-        pending = 0;
-      }
-      continue;
+      if (auto it = active.find(d->id); it != active.end()) take_output(it->second.job, std::move(d->bytes), it->second.out);
+      continue;  // else a call that timed out
     }
     auto& ans = std::get<GatewayAnswer>(**f);
     auto it = active.find(ans.id);
-    if (it == active.end()) {  // answer to a call that timed out, or was answered early
-      lingering.erase(ans.id);
-      continue;
-    }
+    if (it == active.end()) continue;  // answer to a call that timed out
     Active a = std::move(it->second);
     active.erase(it);
     running_count.fetch_sub(1);
@@ -166,7 +116,7 @@ Status SshTransport::Impl::take_frames() {
         break;
     }
     // The end of stdout: after what D frames brought (version 2 helpers).
-    take_output(a.job, std::move(ans.out), a.out, ans.out_packed ? &*ans.out_packed : nullptr, &ans.out_sample);
+    take_output(a.job, std::move(ans.out), a.out);
     if (status.is_ok())
       status = a.job.apkill ? judge_apkill(static_cast<int>(ans.value), a.out, ans.err)
                             : judge_apbasil_output("remote apbasil", output_of(a.job, a.out), static_cast<int>(ans.value),
@@ -176,27 +126,27 @@ Status SshTransport::Impl::take_frames() {
   }
 }
 
-// A short answer the helper sent before apbasil's exit (its early D
-// frame): when it is a whole BASIL response, its caller has it now, and the
-// R frame that follows only ends the call's lingering. What the R frame
-// could still say changes nothing: a whole answer is taken whatever the
-// exit status (judge_apbasil_output), and apbasil writes it once ALPS has
-// acted. Streamed calls and apkill (judged by its exit status) wait.
-bool SshTransport::Impl::answer_early(std::map<std::uint64_t, Active>::iterator it) {
-  constexpr std::size_t kMaxEarly = std::size_t{64} << 10;  // the helper's STREAM_BYTES
-  Active& a = it->second;
-  if (a.job.on_chunk || a.job.apkill || a.out.size() > kMaxEarly || !is_whole_answer(a.out)) return false;
-  const auto id = it->first;
-  Active done = std::move(a);
-  active.erase(it);
-  running_count.fetch_sub(1);
-  lingering.emplace(id, done.job.deadline.value_or(Clock::now() + done.job.timeout));
+// The helper's greeting: it is told who this conduit is (version 6 on),
+// and to compress its answers when it can; then calls may start.
+Status SshTransport::Impl::greeted(const GatewayHello& hello) {
+  if (hello.version >= 6 && !options.identity.empty()) {
+    if (auto w = write_all(helper.get(), encode_identity_frame(options.identity)); !w) return w;
+  }
+  // Compression before any request: the calls started below come compressed.
+  if (hello.lz4) {
+    if (auto z = write_all(helper.get(), encode_lz4_frame()); !z) return z;
+    reader->expect_lz4();
+  }
   {
     std::lock_guard lock(mu);
-    ++st.early_answers;
+    st.helper_version = hello.version;
+    st.compression = hello.lz4 ? "lz4" : "none";
   }
-  complete(done.job, Status::ok(), std::move(done.out), "answered before remote apbasil's exit");
-  return true;
+  helper_ready = true;
+  helper_delay = milliseconds(0);
+  down_error.clear();
+  set_state("up");
+  return Status::ok();
 }
 
 void SshTransport::Impl::service_helper() {
@@ -209,8 +159,8 @@ void SshTransport::Impl::service_helper() {
     if (helper_err.size() < options.max_stderr_bytes) helper_err.append(buf.data(), static_cast<std::size_t>(n));
   }
   // Each read's frames are taken before the next read: a long answer's
-  // pieces go on (and are credited) as they come, and a short answer
-  // behind them is not held up by more of the long one.
+  // pieces go on as they come, and a short answer behind them is not held
+  // up by more of the long one.
   bool eof = false;
   Status broken;
   for (;;) {

@@ -20,7 +20,6 @@
 
 #include "basild/conduit/frames.h"
 #include "basild/conduit/ssh_transport.h"
-#include "basild/core/request_kind.h"
 
 namespace basild::conduit {
 
@@ -57,20 +56,19 @@ struct SshTransport::Impl {
     milliseconds timeout{0};
     Handler done;
     std::optional<ApkillOrder> apkill;      // an apkill, not a BASIL request
-    RequestKind kind;
+    bool query = false;                     // a QUERY (CallSpec::query)
     bool retried = false;                   // sent again after a drop (only once)
     std::optional<Clock::time_point> deadline;  // set when it first starts running
     Clock::time_point started{};
     Clock::time_point submitted = Clock::now();
     ChunkHandler on_chunk;      // a streamed call (async_stream)
-    StreamTake take;            // packed pieces, and their whole plain copy
     std::size_t streamed = 0;   // bytes handed to on_chunk
     std::string probe;          // streamed: its first and (rolling) last bytes, for judging it
 
     // Safe to send again after a drop: a QUERY, or an apkill (signalling
     // the same application twice does no harm), whose answer is not half
     // with its caller already.
-    bool resendable() const { return (kind.query || apkill.has_value()) && streamed == 0; }
+    bool resendable() const { return (query || apkill.has_value()) && streamed == 0; }
     const char* program() const { return apkill ? "apkill" : "apbasil"; }
     const char* what() const { return apkill ? "apkill" : "QUERY"; }  // of a resendable job
   };
@@ -79,7 +77,6 @@ struct SshTransport::Impl {
     ChannelPtr channel;  // exec mode
     std::string out, err;
     bool out_eof = false, err_eof = false, overflow = false;
-    std::size_t uncredited = 0;  // gateway mode: D bytes taken but not yet credited to the helper
   };
 
   Impl(asio::io_context& io_, SshTransportOptions o) : io(io_), options(std::move(o)) {
@@ -131,8 +128,8 @@ struct SshTransport::Impl {
     if (efd >= 0) [[maybe_unused]] auto n = ::write(efd, &one, sizeof one);
   }
 
-  void submit(std::string request, milliseconds timeout, Handler done, std::optional<ApkillOrder> apkill = {},
-              ChunkHandler on_chunk = {}, StreamTake take = {}) {
+  void submit(std::string request, CallSpec spec, Handler done, std::optional<ApkillOrder> apkill = {},
+              ChunkHandler on_chunk = {}) {
     {
       std::lock_guard lock(mu);
       if (!stopping) {
@@ -140,11 +137,11 @@ struct SshTransport::Impl {
         j.work = std::make_unique<Work>(io.get_executor());
         j.id = next_id++;
         j.request = std::move(request);
-        j.timeout = timeout;
+        j.timeout = spec.timeout;
+        j.query = spec.query;
         j.done = std::move(done);
         j.apkill = apkill;
         j.on_chunk = std::move(on_chunk);
-        j.take = take;
         inbox.push_back(std::move(j));
         queued_count.fetch_add(1);
         wake();
@@ -162,47 +159,27 @@ struct SshTransport::Impl {
   }
 
   // Stdout of `job`: to its caller at once when streamed (and kept as a
-  // probe of its first and last bytes), else appended to `into`. `packed`:
-  // the same bytes as the helper sent them compressed (GatewayReader), for
-  // a caller that takes them; nullptr when they did not come compressed.
-  // `sample`: what they stood for when the reader kept only a sample of
-  // them (GatewayReader::sample; `bytes` then holds their head part).
-  void take_output(Job& job, std::string bytes, std::string& into, std::string* packed = nullptr,
-                   StdoutSample* sample = nullptr) {
+  // probe of its first and last bytes, for judging it), else appended to
+  // `into`.
+  void take_output(Job& job, std::string bytes, std::string& into) {
     if (!job.on_chunk) {
-      if (into.empty()) {
-        into = std::move(bytes);
-      } else {
-        into.append(bytes);
-      }
+      into.append(bytes);
       return;
     }
-    const bool sampled = sample != nullptr && sample->sampled;
-    const std::size_t size = sampled ? sample->size : bytes.size();
-    // The probe: the first kProbe bytes, then the last kProbe of the rest
-    // (of a sampled piece, its tail: its last bytes past the head).
-    constexpr std::size_t kProbe = 4096;
-    static_assert(kProbe == kSampleBytes);
+    constexpr std::size_t kProbe = 4096;  // the head holds ResponseData's start tag
     std::string_view rest = bytes;
     if (job.streamed < kProbe) {
       const std::size_t head = std::min(rest.size(), kProbe - job.streamed);
       job.probe.append(rest.substr(0, head));
       rest.remove_prefix(head);
     }
-    if (sampled) rest = sample->tail;
     if (!rest.empty()) {
       job.probe.append(rest.substr(rest.size() > kProbe ? rest.size() - kProbe : 0));
       if (job.probe.size() > 2 * kProbe) job.probe.erase(kProbe, job.probe.size() - 2 * kProbe);
     }
-    job.streamed += size;
-    if (size == 0 && (packed == nullptr || packed->empty())) return;  // nothing to pass on
-    StreamChunk chunk{std::move(bytes), {}, false, {}};
-    if (sampled) chunk.plain_size = size;
-    if (packed != nullptr && job.take.lz4) {
-      chunk.lz4 = std::move(*packed);
-      chunk.packed = true;
-    }
-    asio::post(io, [h = job.on_chunk, chunk = std::move(chunk)]() mutable { h(std::move(chunk)); });
+    job.streamed += bytes.size();
+    if (bytes.empty()) return;
+    asio::post(io, [h = job.on_chunk, b = std::move(bytes)]() mutable { h(std::move(b)); });
   }
 
   // What a finished call's stdout looks like for judging it: the output, or
@@ -241,18 +218,19 @@ struct SshTransport::Impl {
   void service_exec();
   void service_helper();
   basil::Status take_frames();
+  basil::Status greeted(const GatewayHello& hello);
   void watch(ssh_channel ch);
   void check_deadlines();
   void keepalive();
   void complete(Job& job, Status status, std::string response, std::string diagnostics);
-  bool answer_early(std::map<std::uint64_t, Active>::iterator it);
+  void say_goodbye();
+  void kill_remote(std::uint64_t id, Active& a);
   void finish_exec(Active& a);
   void lost(Job job, const std::string& why);
   std::vector<Job> take_active();
   void set_state(const char* s, std::string error = {});
   bool session_alive() const;
   int poll_timeout_ms() const;
-  std::size_t credit_batch() const { return std::max<std::size_t>(options.stream_window / 8, 1); }
 
   asio::io_context& io;
   SshTransportOptions options;
@@ -273,7 +251,6 @@ struct SshTransport::Impl {
   bool up = false;
   bool use_gateway = false;   // this session uses the helper
   bool helper_ready = false;
-  unsigned helper_version = 0;  // the running helper's greeting
   ChannelPtr helper;
   // Set by libssh's channel callbacks when a packet for a channel came in;
   // cleared before service() reads (see watch()).
@@ -287,11 +264,6 @@ struct SshTransport::Impl {
   milliseconds helper_delay{0};
   std::deque<Job> waiting;
   std::map<std::uint64_t, Active> active;
-  // Gateway calls answered from a whole answer before the helper's R frame
-  // (answer_early), their apbasil still exiting: id -> when the helper is
-  // told to kill it, should it hang after its answer. Not in `active` or
-  // running_count any more; their frames are credited and dropped.
-  std::map<std::uint64_t, Clock::time_point> lingering;
   Clock::time_point next_attempt{};
   Clock::time_point last_failed_attempt{};
   milliseconds delay{0};

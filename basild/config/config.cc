@@ -138,6 +138,8 @@ bool speaks_for_scheduler(const ReconcileConfig& c) {
 
 std::vector<std::string> config_warnings(const Config& c) {
   std::vector<std::string> w;
+  for (const auto& k : c.retired_keys)
+    w.push_back(k + " no longer does anything (a setting of an older basild): remove it");
   if (!speaks_for_scheduler(c.reconcile)) {
     w.push_back("reconcile: no job-table source that speaks for the scheduler (a [[reconcile.source]] of type "
                 "command or sqlite): jobs that reserved through basild are not the whole job table, so orphans are reported and never released (dry run)");

@@ -71,8 +71,6 @@ struct ConduitConfig {
   std::vector<std::string> remote_apkill_args;          // before "-SIGNAL APID"
   std::string gateway_helper = "/usr/local/libexec/basil_gateway";  // on the login node
   bool gateway_fallback_exec = false;  // helper missing: use ssh-exec for that session
-  bool gateway_spare_apbasil = true;   // the helper keeps an apbasil started ahead
-  bool gateway_compress = true;        // a helper built with LZ4 compresses the answers
   Duration connect_timeout = std::chrono::seconds(10);
   Duration keepalive_interval = std::chrono::seconds(30);  // 0: none
   std::uint32_t keepalive_count = 3;
@@ -206,6 +204,9 @@ struct Config {
   ReconcileConfig reconcile;
   GeometryConfig geometry;
   SlurmConfig slurm;
+  // Keys an older basild read and this one ignores ("conduit.gateway_compress"):
+  // a site's edited conffile keeps them, so they are accepted, with a warning.
+  std::vector<std::string> retired_keys;
   bool operator==(const Config&) const = default;
 };
 

@@ -132,6 +132,13 @@ class Section {
   // Marks a key as known without reading it here (a sub-table read elsewhere).
   void known(std::string_view k) { handled_.insert(std::string(k)); }
 
+  // A key an older basild read: accepted whatever its value and listed in
+  // `into` (dotted), so that a warning says it no longer does anything.
+  void retired(std::string_view k, std::vector<std::string>& into) {
+    handled_.insert(std::string(k));
+    if (table_.get(k) != nullptr) into.push_back(name_ + "." + std::string(k));
+  }
+
   void finish() const {
     for (auto&& [k, v] : table_) {
       if (handled_.count(std::string(k.str()))) continue;

@@ -84,7 +84,7 @@ void read_basil(const toml::table& t, BasilConfig& c, Errors& errors) {
   s.finish();
 }
 
-void read_conduit(const toml::table& t, ConduitConfig& c, Errors& errors) {
+void read_conduit(const toml::table& t, ConduitConfig& c, std::vector<std::string>& retired, Errors& errors) {
   Section s("conduit", t, errors);
   s.key("mode", [&](const Field& f) { assign(c.mode, read_enum(f, kConduitModes)); });
   s.key("host", [&](const Field& f) { assign(c.host, read_string(f)); });
@@ -99,8 +99,10 @@ void read_conduit(const toml::table& t, ConduitConfig& c, Errors& errors) {
   s.key("remote_apkill_args", [&](const Field& f) { assign(c.remote_apkill_args, read_string_list(f, false)); });
   s.key("gateway_helper", [&](const Field& f) { assign(c.gateway_helper, read_absolute_path(f)); });
   s.key("gateway_fallback_exec", [&](const Field& f) { assign(c.gateway_fallback_exec, read_bool(f)); });
-  s.key("gateway_spare_apbasil", [&](const Field& f) { assign(c.gateway_spare_apbasil, read_bool(f)); });
-  s.key("gateway_compress", [&](const Field& f) { assign(c.gateway_compress, read_bool(f)); });
+  // The spare apbasil and the compression switch of the helper's protocol 4
+  // and 5: gone with protocol 6 (a helper built with LZ4 always compresses).
+  s.retired("gateway_spare_apbasil", retired);
+  s.retired("gateway_compress", retired);
   s.key("connect_timeout", [&](const Field& f) { assign(c.connect_timeout, read_duration(f, 100ms, 10min)); });
   s.key("keepalive_interval", [&](const Field& f) { assign(c.keepalive_interval, read_duration(f, 0ms, 1h)); });
   s.key("keepalive_count", [&](const Field& f) { assign(c.keepalive_count, read_u32(f, 1, 100)); });
@@ -403,7 +405,7 @@ void read_sections(const toml::table& root, Config& c, Errors& errors, std::span
   static constexpr SectionReader kSections[] = {
       {"apbasil", [](const toml::table& t, Config& cf, Errors& e) { read_apbasil(t, cf.apbasil, e); }},
       {"basil", [](const toml::table& t, Config& cf, Errors& e) { read_basil(t, cf.basil, e); }},
-      {"conduit", [](const toml::table& t, Config& cf, Errors& e) { read_conduit(t, cf.conduit, e); }},
+      {"conduit", [](const toml::table& t, Config& cf, Errors& e) { read_conduit(t, cf.conduit, cf.retired_keys, e); }},
       {"state", [](const toml::table& t, Config& cf, Errors& e) { read_state(t, cf.state, e); }},
       {"control", [](const toml::table& t, Config& cf, Errors& e) { read_control(t, cf.control, e); }},
       {"log", [](const toml::table& t, Config& cf, Errors& e) { read_log(t, cf.log, e); }},

@@ -118,8 +118,6 @@ std::string format_config(const Config& c) {
     << "remote_apkill_args = " << quote_list(c.conduit.remote_apkill_args) << "\n"
     << "gateway_helper = " << quote(c.conduit.gateway_helper) << "\n"
     << "gateway_fallback_exec = " << boolean(c.conduit.gateway_fallback_exec) << "\n"
-    << "gateway_spare_apbasil = " << boolean(c.conduit.gateway_spare_apbasil) << "\n"
-    << "gateway_compress = " << boolean(c.conduit.gateway_compress) << "\n"
     << "connect_timeout = " << dur(c.conduit.connect_timeout) << "\n"
     << "keepalive_interval = " << dur(c.conduit.keepalive_interval) << "\n"
     << "keepalive_count = " << c.conduit.keepalive_count << "\n"

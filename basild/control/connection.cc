@@ -270,11 +270,10 @@ void Connection::route() {
           conn->send(std::move(response));
         });
       },
-      [weak = weak_from_this(), seq](ResultCode result, std::string content_type,
-                                     std::string content_encoding) -> std::shared_ptr<BodyStream> {
+      [weak = weak_from_this(), seq](ResultCode result, std::string content_type) -> std::shared_ptr<BodyStream> {
         auto conn = weak.lock();
         if (conn && seq == conn->request_seq_ && conn->phase_ == Phase::kHandling)
-          conn->start_stream(result, content_type, content_encoding);
+          conn->start_stream(result, content_type);
         return std::make_shared<Streamed>(weak, seq);
       });
   server_->registry.dispatch(std::move(request), std::move(reply));
@@ -284,7 +283,7 @@ void Connection::route() {
 
 
 // The headers of a chunked response now; the pieces as they are written.
-void Connection::start_stream(ResultCode result, const std::string& content_type, const std::string& content_encoding) {
+void Connection::start_stream(ResultCode result, const std::string& content_type) {
   phase_ = Phase::kStreaming;
   if (server_->stopping) keep_alive_ = false;
   const unsigned status = http_status(result);
@@ -294,7 +293,6 @@ void Connection::start_stream(ResultCode result, const std::string& content_type
   stream_head_.result(status);
   stream_head_.set(http::field::server, "basild");
   stream_head_.set(http::field::content_type, content_type);
-  if (!content_encoding.empty()) stream_head_.set(http::field::content_encoding, content_encoding);
   stream_head_.keep_alive(keep_alive_);
   stream_head_.chunked(true);
   stream_serializer_.emplace(stream_head_);

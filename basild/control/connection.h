@@ -55,7 +55,7 @@ class Connection : public std::enable_shared_from_this<Connection> {
   // The handler's side of a streamed response (connection.cc).
   class Streamed;
 
-  void start_stream(ResultCode result, const std::string& content_type, const std::string& content_encoding);
+  void start_stream(ResultCode result, const std::string& content_type);
   bool stream_write(std::string piece);
   void stream_finish(std::function<void(bool)> on_sent);
   void stream_pump();

@@ -62,26 +62,9 @@ std::variant<Request, Response> to_request(http::request<http::string_body>&& me
   request.query = std::move(target->query);
   auto ct = message[http::field::content_type];
   request.content_type.assign(ct.data(), ct.size());
-  auto ae = message[http::field::accept_encoding];
-  request.accept_encoding.assign(ae.data(), ae.size());
   request.body = std::move(message.body());
   request.peer = peer;
   return request;
-}
-
-bool accepts_coding(std::string_view accept_encoding, std::string_view coding) {
-  const http::ext_list list(boost::beast::string_view(accept_encoding.data(), accept_encoding.size()));
-  for (const auto& ext : list) {
-    if (!boost::beast::iequals(ext.first, boost::beast::string_view(coding.data(), coding.size()))) continue;
-    bool weighed_zero = false;
-    for (const auto& param : ext.second) {
-      if (!boost::beast::iequals(param.first, "q")) continue;
-      const std::string_view q(param.second.data(), param.second.size());
-      weighed_zero = !q.empty() && q.find_first_not_of("0.") == std::string_view::npos;
-    }
-    if (!weighed_zero) return true;
-  }
-  return false;
 }
 
 std::variant<std::monostate, Request, Response> parse_request_bytes(

@@ -40,11 +40,6 @@ std::variant<Request, Response> to_request(
     boost::beast::http::request<boost::beast::http::string_body>&& message,
     const PeerCredentials& peer);
 
-// Whether an Accept-Encoding header's value takes `coding` (compared
-// without regard to case): listed with no weight, or a weight above 0.
-// The list is read up to its first malformed item.
-bool accepts_coding(std::string_view accept_encoding, std::string_view coding);
-
 // All of the above over an in-memory buffer: a Request; a Response (refused
 // before routing); or std::monostate when the bytes end before the request
 // does (the server would wait for more).

@@ -102,10 +102,8 @@ namespace {
 // The pieces gathered into one Response, for a channel that cannot stream.
 class GatheredStream final : public BodyStream {
  public:
-  GatheredStream(Responder::Sink sink, ResultCode result, std::string content_type, std::string content_encoding)
-      : sink_(std::move(sink)), response_(Response::text({}, std::move(content_type), result)) {
-    if (!content_encoding.empty()) response_.headers.emplace_back("Content-Encoding", std::move(content_encoding));
-  }
+  GatheredStream(Responder::Sink sink, ResultCode result, std::string content_type)
+      : sink_(std::move(sink)), response_(Response::text({}, std::move(content_type), result)) {}
   bool write(std::string piece) override {
     response_.body += piece;
     return true;
@@ -126,12 +124,11 @@ class GatheredStream final : public BodyStream {
 
 }  // namespace
 
-std::shared_ptr<BodyStream> Responder::stream(std::string content_type, ResultCode result,
-                                              std::string content_encoding) const {
+std::shared_ptr<BodyStream> Responder::stream(std::string content_type, ResultCode result) const {
   if (state_->done) return nullptr;
   state_->done = true;
-  if (state_->stream_sink) return state_->stream_sink(result, std::move(content_type), std::move(content_encoding));
-  return std::make_shared<GatheredStream>(state_->sink, result, std::move(content_type), std::move(content_encoding));
+  if (state_->stream_sink) return state_->stream_sink(result, std::move(content_type));
+  return std::make_shared<GatheredStream>(state_->sink, result, std::move(content_type));
 }
 
 bool Responder::replied() const { return state_->done; }

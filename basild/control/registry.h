@@ -63,7 +63,6 @@ struct Request {
   std::map<std::string, std::string> query;  // decoded query parameters (last one wins)
   std::string body;                          // raw body as received
   std::string content_type;
-  std::string accept_encoding;               // the Accept-Encoding header, as sent
   nlohmann::json json;                       // parsed body for BodyKind::kJson routes, else null
   PeerCredentials peer;
 };
@@ -117,18 +116,15 @@ class BodyStream {
 class Responder {
  public:
   using Sink = std::function<void(Response)>;
-  using StreamSink =
-      std::function<std::shared_ptr<BodyStream>(ResultCode, std::string content_type, std::string content_encoding)>;
+  using StreamSink = std::function<std::shared_ptr<BodyStream>(ResultCode, std::string content_type)>;
   explicit Responder(Sink sink, StreamSink stream_sink = {});
 
   void operator()(Response response) const;
   // Replies with a body written in pieces (a response of `result` whose
   // headers go out now). Where the channel cannot stream (a registry used
   // without a server, in tests), the pieces are gathered and sent as one
-  // response at finish(). A `content_encoding` (say "lz4") is sent as the
-  // Content-Encoding header: the pieces are the body so encoded.
-  std::shared_ptr<BodyStream> stream(std::string content_type, ResultCode result = ResultCode::kOk,
-                                     std::string content_encoding = {}) const;
+  // response at finish().
+  std::shared_ptr<BodyStream> stream(std::string content_type, ResultCode result = ResultCode::kOk) const;
   bool replied() const;
 
  private:

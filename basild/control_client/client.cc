@@ -180,12 +180,9 @@ class Exchange {
   // at most the piece buffer, which goes to the sink at once. 256 KiB, not
   // 64: the proxy passed an 8.9 MB INVENTORY on with 6.2 ms of CPU in
   // 64-KiB pieces, 4.6 ms in these (fewer reads, deadlines and writes);
-  // what a piece holds back is under a millisecond of such a stream. An
-  // encoded body (LZ4: a hundredth of the bytes) goes on with each read,
-  // whatever it brought: 256 KiB of it is most of a long answer, and
-  // waiting for them held the whole of an INVENTORY back until its end.
+  // what a piece holds back is under a millisecond of such a stream.
   ClientReply read_streamed(http::response_parser<http::buffer_body>& head, ClientReply reply, const BodySink& sink,
-                            bool encoded, bool keep, const error_code& wec) {
+                            bool keep, const error_code& wec) {
     std::string piece(std::size_t{256} << 10, '\0');
     auto broken = [&reply](ClientReply r) {
       r.streamed = reply.streamed;
@@ -195,10 +192,7 @@ class Exchange {
       head.get().body().data = piece.data();
       head.get().body().size = piece.size();
       head.get().body().more = true;
-      auto rec = read_with([&](auto h) {
-        if (encoded) return http::async_read_some(*socket_, buffer_, head, h);
-        http::async_read(*socket_, buffer_, head, h);
-      });
+      auto rec = read_with([&](auto h) { http::async_read(*socket_, buffer_, head, h); });
       if (!rec) {
         reply = broken(timeout_reply());
         break;
@@ -265,8 +259,7 @@ class Exchange {
 };
 
 http::request<http::string_body> make_request(std::string_view method, std::string_view target,
-                                              std::string_view body, std::string_view content_type,
-                                              const BodySink* sink) {
+                                              std::string_view body, std::string_view content_type) {
   http::request<http::string_body> req;
   req.version(11);
   req.method_string(beast::string_view(method.data(), method.size()));
@@ -276,7 +269,6 @@ http::request<http::string_body> make_request(std::string_view method, std::stri
   if (!content_type.empty()) {
     req.set(http::field::content_type, beast::string_view(content_type.data(), content_type.size()));
   }
-  if (sink != nullptr && !sink->accept_encoding.empty()) req.set(http::field::accept_encoding, sink->accept_encoding);
   req.keep_alive(true);
   req.body().assign(body.data(), body.size());
   req.prepare_payload();
@@ -292,7 +284,7 @@ ClientReply Client::request_unguarded(std::string_view method, std::string_view 
   Exchange x(s.io, s.socket, s.buffer, path_, timeout);
   bool reused = x.connected();
   const bool idempotent = method == "GET";
-  const auto req = make_request(method, target, body, content_type, sink);
+  const auto req = make_request(method, target, body, content_type);
   for (int attempt = 0; attempt < 2; ++attempt) {
     if (!x.connected()) {
       reused = false;
@@ -316,11 +308,9 @@ ClientReply Client::request_unguarded(std::string_view method, std::string_view 
     reply.status = head.get().result_int();
     const auto ct = head.get()[http::field::content_type];
     reply.content_type.assign(ct.data(), ct.size());
-    const auto ce = head.get()[http::field::content_encoding];
-    const std::string_view encoding(ce.data(), ce.size());
     const bool keep = head.get().keep_alive() && !*wec;
-    if (sink != nullptr && sink->accept && sink->accept(reply.status, reply.content_type, head.chunked(), encoding))
-      return x.read_streamed(head, std::move(reply), *sink, !encoding.empty(), keep, *wec);
+    if (sink != nullptr && sink->accept && sink->accept(reply.status, reply.content_type, head.chunked()))
+      return x.read_streamed(head, std::move(reply), *sink, keep, *wec);
     return x.read_whole(std::move(head), std::move(reply), keep, *wec);
   }
   return fail(ClientErrc::kClosed, "basild on " + path_ + " closed the connection twice");

@@ -43,13 +43,9 @@ struct ClientReply {
 // Where a long answer's body goes as it arrives, instead of into
 // ClientReply::body.
 struct BodySink {
-  // Sent as the request's Accept-Encoding header when not empty ("lz4").
-  std::string accept_encoding;
   // Called once the response's header is read; true to take the body in
-  // pieces. `chunked`: the server sends it as it comes (no length known);
-  // `content_encoding`: its Content-Encoding header, empty when none.
-  std::function<bool(unsigned status, std::string_view content_type, bool chunked, std::string_view content_encoding)>
-      accept;
+  // pieces. `chunked`: the server sends it as it comes (no length known).
+  std::function<bool(unsigned status, std::string_view content_type, bool chunked)> accept;
   // A piece of the body, in order; false stops the call (the sink failed).
   std::function<bool(std::string_view piece)> piece;
 };

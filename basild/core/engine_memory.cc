@@ -2,15 +2,16 @@
 
 #include <utility>
 
-#include "basild/core/request_kind.h"
+#include <variant>
 
 namespace basild {
 
 EngineMemory::EngineMemory(Answers known, Remember remember)
     : answers_(std::move(known)), remember_(std::move(remember)) {}
 
-void EngineMemory::learn(const std::string& protocol, const std::string& xml, Time now) {
-  if (!is_good_engine_answer(xml)) return;
+void EngineMemory::learn(const std::string& protocol, const std::string& xml, const basil::Response& answer,
+                         Time now) {
+  if (!answer.ok() || !std::holds_alternative<basil::EngineInfo>(answer.body)) return;
   learnt_at_[protocol] = now;
   auto& kept = answers_[protocol];
   if (kept == xml) return;

@@ -24,6 +24,8 @@
 #include <optional>
 #include <string>
 
+#include "basil_proto/model.h"
+
 namespace basild {
 
 class EngineMemory {
@@ -37,10 +39,10 @@ class EngineMemory {
   // `known`: answers a basild that ran earlier remembered (none fresh).
   EngineMemory(Answers known, Remember remember);
 
-  // `xml` answered an ENGINE request of `protocol` at `now`: kept, and fresh
-  // from `now` (remembered when it changed), if it is a SUCCESS Engine
-  // answer; anything else is ignored.
-  void learn(const std::string& protocol, const std::string& xml, Time now);
+  // `xml` (decoded: `answer`) answered an ENGINE request of `protocol` at
+  // `now`: kept, and fresh from `now` (remembered when it changed), if it is
+  // a SUCCESS Engine answer; anything else is ignored.
+  void learn(const std::string& protocol, const std::string& xml, const basil::Response& answer, Time now);
   // The last good answer for `protocol`, counted as answered from memory
   // (ALPS could not answer).
   std::optional<std::string> recall(const std::string& protocol);

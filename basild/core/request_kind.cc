@@ -29,23 +29,15 @@ CallKind call_kind_of(const basil::Request& r) {
 
 }  // namespace
 
-RequestKind classify_request(std::string_view xml) {
+RequestKind request_kind(const basil::Request* r) {
   RequestKind k;
-  basil::DecodeOptions o;
-  o.max_document_bytes = std::size_t{1} << 20;
-  const auto r = basil::decode_request(xml, o);
-  if (!r) return k;
+  if (r == nullptr) return k;
   k.valid = true;
   k.query = r->method() == basil::Method::kQuery;
   k.engine = k.query && r->query_type() == basil::QueryType::kEngine;
   k.call = call_kind_of(*r);
   k.protocol = r->protocol;
   return k;
-}
-
-bool is_good_engine_answer(std::string_view xml) {
-  const auto r = basil::decode_response(xml);
-  return r && r->ok() && std::holds_alternative<basil::EngineInfo>(r->body);
 }
 
 bool is_success_answer(std::string_view xml) {

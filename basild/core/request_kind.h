@@ -3,13 +3,15 @@
 // RELEASE or SWITCH whose answer was lost may have been carried out), what
 // kind of call it is (for the timings of forwarded calls), and whether it is
 // a QUERY ENGINE that can be answered from the last good answer while the
-// main system is unreachable. Pure.
+// main system is unreachable. Read off the request its caller decoded
+// (the forwarder decodes each once). Pure.
 #pragma once
 
 #include <optional>
 #include <string>
 #include <string_view>
 
+#include "basil_proto/model.h"
 #include "basild/core/timings.h"
 
 namespace basild {
@@ -22,13 +24,12 @@ struct RequestKind {
   std::string protocol;               // the request's protocol attribute
 };
 
-RequestKind classify_request(std::string_view xml);
-
-// True when `xml` decodes as a SUCCESS answer to QUERY ENGINE.
-bool is_good_engine_answer(std::string_view xml);
+// `request` null: no BASIL request (it did not decode).
+RequestKind request_kind(const basil::Request* request);
 
 // True when `xml` reads as a BASIL answer whose ResponseData says SUCCESS
-// (only its head is read: cheap for an answer of any size).
+// (only its head is read: for an answer passed on as it came, never decoded
+// whole on the loop).
 bool is_success_answer(std::string_view xml);
 
 }  // namespace basild

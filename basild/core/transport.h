@@ -7,9 +7,7 @@
 #pragma once
 
 #include <chrono>
-#include <cstddef>
 #include <functional>
-#include <optional>
 #include <string>
 #include <string_view>
 
@@ -22,6 +20,16 @@ namespace basild {
 // wait for apbasil forever.
 inline constexpr std::chrono::milliseconds kDefaultCallTimeout{60'000};
 
+// What a transport needs to know of a call besides its bytes.
+struct CallSpec {
+  CallSpec() = default;
+  template <typename Rep, typename Period>
+  CallSpec(std::chrono::duration<Rep, Period> t, bool q = false)  // NOLINT: a timeout is a CallSpec
+      : timeout(std::chrono::duration_cast<std::chrono::milliseconds>(t)), query(q) {}
+  std::chrono::milliseconds timeout = kDefaultCallTimeout;  // counts from when the call starts running
+  bool query = false;  // a QUERY: safe to send again after a lost connection (its caller decoded it)
+};
+
 struct CallOutcome {
   basil::Status status;           // ok, or kTransport / kTimeout (always transient)
   std::string response;           // stdout of apbasil (may be partial on error)
@@ -29,67 +37,30 @@ struct CallOutcome {
   std::chrono::nanoseconds elapsed{0};  // wall time of the call on the transport
 };
 
-// A piece of a streamed answer (Transport::async_stream), in order.
-struct StreamChunk {
-  // Its bytes as apbasil wrote them; of a packed piece for a caller that
-  // takes no plain copy (StreamTake::plain false), only those among the
-  // answer's first kStreamHeadBytes (plain_size then says how many the
-  // piece stands for).
-  std::string plain;
-  // Only for a caller that takes LZ4, from a transport that received the
-  // answer compressed (the ssh gateway with gateway_compress): this piece's
-  // part of the answer's one LZ4 frame, which the first packed piece
-  // starts and the last ends. Either of plain and lz4 may be empty while
-  // the other is not (a frame's header, its end mark).
-  std::string lz4;
-  bool packed = false;  // lz4 carries this piece
-  std::optional<std::size_t> plain_size;  // set when plain may hold fewer bytes than the piece: how many it had
-  std::size_t size() const { return plain_size.value_or(plain.size()); }
-};
-
-// The answer's head that a streamed piece's plain always carries: enough
-// for the start tags that say SUCCESS or FAILURE.
-inline constexpr std::size_t kStreamHeadBytes = 4096;
-
-// What the caller of a streamed call takes (Transport::async_stream).
-struct StreamTake {
-  // Packed pieces (StreamChunk::lz4) where the transport has them.
-  bool lz4 = false;
-  // With lz4: every byte unpacked as well. False for a caller that passes
-  // the packed bytes on and reads only the answer's head: the transport
-  // still checks what it unpacks (limits, the frame), but a packed piece's
-  // plain keeps only the head, and the answer costs no copy in memory.
-  bool plain = true;
-};
-
 class Transport {
  public:
   using Handler = std::function<void(CallOutcome)>;
-  using ChunkHandler = std::function<void(StreamChunk chunk)>;
+  // A piece of a streamed answer (async_stream), as apbasil wrote it.
+  using ChunkHandler = std::function<void(std::string piece)>;
   virtual ~Transport() = default;
 
   // Sends `request` and calls `done` exactly once with the outcome. Calls
-  // beyond the transport's concurrency limit queue (FIFO); `timeout` counts
-  // from when the call starts running, not from when it was queued.
-  virtual void async_call(std::string request, std::chrono::milliseconds timeout, Handler done) = 0;
+  // beyond the transport's concurrency limit queue (FIFO).
+  virtual void async_call(std::string request, CallSpec spec, Handler done) = 0;
 
   // async_call for a long answer that its caller passes on: the answer's
   // bytes go to `on_chunk` as they arrive (on the io_context, in order, all
   // before `done`), and the outcome given to `done` has an empty response.
   // When `done` reports an error, what was delivered is a part of no good
   // answer. A call that delivered anything is not sent again after a lost
-  // connection. This default delivers the whole answer as one chunk, after
-  // it is complete, and nothing on an error. `take`: whether the caller
-  // takes packed pieces and a whole plain copy of them (StreamTake); this
-  // default has no packed pieces, so its plain is always whole.
-  virtual void async_stream(std::string request, std::chrono::milliseconds timeout, ChunkHandler on_chunk,
-                            Handler done, [[maybe_unused]] StreamTake take) {
-    async_call(std::move(request), timeout,
-               [on_chunk = std::move(on_chunk), done = std::move(done)](CallOutcome o) {
-                 if (o.status && !o.response.empty()) on_chunk(StreamChunk{std::move(o.response), {}, false, {}});
-                 o.response.clear();
-                 done(std::move(o));
-               });
+  // connection. This default delivers the whole answer as one piece, after
+  // it is complete, and nothing on an error.
+  virtual void async_stream(std::string request, CallSpec spec, ChunkHandler on_chunk, Handler done) {
+    async_call(std::move(request), spec, [on_chunk = std::move(on_chunk), done = std::move(done)](CallOutcome o) {
+      if (o.status && !o.response.empty()) on_chunk(std::move(o.response));
+      o.response.clear();
+      done(std::move(o));
+    });
   }
 
   // "local", "ssh-exec", "ssh-gateway", "fake".

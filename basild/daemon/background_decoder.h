@@ -61,44 +61,4 @@ class BackgroundDecoder {
   std::thread thread_;
 };
 
-// Decodes whole documents on a thread of its own, in the order given, and
-// delivers each result on the io_context: a large request or answer does
-// not hold the event loop (health, every other client) while libxml2
-// reads it. A document under `inline_bytes` is decoded at once on the
-// caller's thread (the hop would cost more); its result is posted all the
-// same, so `done` never runs inside decode().
-class OffLoopDecoder {
- public:
-  using Done = std::function<void(basil::Result<basil::Decoded>)>;
-  static constexpr std::size_t kInlineBytes = std::size_t{64} << 10;
-
-  explicit OffLoopDecoder(boost::asio::io_context& io, std::size_t inline_bytes = kInlineBytes);
-  ~OffLoopDecoder();  // drops the documents not yet decoded and joins the thread
-  OffLoopDecoder(const OffLoopDecoder&) = delete;
-  OffLoopDecoder& operator=(const OffLoopDecoder&) = delete;
-
-  void decode(std::shared_ptr<const std::string> xml, basil::DecodeOptions options, basil::Decoder::Expect expect,
-              Done done);
-
-  std::uint64_t decoded_off_loop() const;  // documents decoded on the thread, since start
-
- private:
-  struct Job {
-    std::shared_ptr<const std::string> xml;
-    basil::DecodeOptions options;
-    basil::Decoder::Expect expect;
-    Done done;
-  };
-  void run();
-
-  boost::asio::io_context& io_;
-  const std::size_t inline_bytes_;
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<Job> queue_;
-  bool stopping_ = false;
-  std::uint64_t decoded_ = 0;
-  std::thread thread_;
-};
-
 }  // namespace basild

@@ -14,7 +14,7 @@ void release_stray(ReconcileRunner& runner, const ReservationRecord& rec) {
                                    "the forwarded RESERVE's answer never reached its caller, who will reserve again"));
 }
 
-Forwarder::Forwarder(CallParts parts, bool strict_decode) : parts_(parts), learner_(parts.io), decoder_(parts.io) {
+Forwarder::Forwarder(CallParts parts, bool strict_decode) : parts_(parts), learner_(parts.io) {
   decode_options_.strict = strict_decode;
 }
 
@@ -40,11 +40,12 @@ void Forwarder::learn_from_forward(const basil::Request& req, const basil::Respo
 // the caller (basild killed mid-call, the caller gone) leaves a stray,
 // released as one: the caller was told the call failed and reserves again.
 //
-// Requests and answers are decoded off the event loop (OffLoopDecoder):
-// a large one does not hold health and the other clients meanwhile. A
-// request over the decoder's limits (size, depth, attributes per element)
-// is refused here; one that does not decode otherwise goes on untouched,
-// and apbasil says what is wrong with it.
+// The request is decoded once, here, on the loop (it is at most
+// [apbasil] max_request_bytes, and the decoder's limits on depth and
+// attributes per element refuse a hostile one at once); the answer is
+// decoded once, by the client. A request over the decoder's limits is
+// refused here; one that does not decode otherwise goes on untouched, and
+// apbasil says what is wrong with it.
 void Forwarder::forward(const control::Request& req, control::Responder reply) {
   const auto f = req.query.find("failures");
   const bool basil_failures = f != req.query.end() && f->second == "basil";
@@ -52,71 +53,54 @@ void Forwarder::forward(const control::Request& req, control::Responder reply) {
   Fail fail = [body, basil_failures](const basil::Status& s) {
     return basil_failures ? basil_failure_reply(*body, s) : error_reply(s);
   };
-  const bool take_lz4 = control::accepts_coding(req.accept_encoding, "lz4");
-  auto self = shared_from_this();
-  decoder_.decode(body, {}, basil::Decoder::Expect::kRequest,
-                  [self, body, reply, fail, take_lz4](basil::Result<basil::Decoded> decoded) {
-                    if (!decoded && decoded.status().code() == basil::Code::kLimitExceeded)
-                      return reply(fail(decoded.status()));
-                    std::shared_ptr<const basil::Request> request;
-                    if (decoded) request = std::make_shared<const basil::Request>(std::move(decoded->request()));
-                    self->forward_decoded(body, std::move(request), reply, fail, take_lz4);
-                  });
-}
-
-// The forwarded call once its request is decoded (`request` null when it
-// did not decode).
-void Forwarder::forward_decoded(std::shared_ptr<const std::string> body, std::shared_ptr<const basil::Request> request,
-                                control::Responder reply, Fail fail, bool take_lz4) {
+  auto decoded = basil::decode_request(*body, basil::DecodeOptions{});
+  if (!decoded && decoded.status().code() == basil::Code::kLimitExceeded) return reply(fail(decoded.status()));
+  std::shared_ptr<const basil::Request> request;
+  if (decoded) request = std::make_shared<const basil::Request>(std::move(*decoded));
+  const RequestKind kind = request_kind(request.get());
+  if (kind.call == CallKind::kInventory) return forward_streamed(*body, kind, reply, fail);
   std::optional<std::int64_t> intent;  // set only for a RESERVE with a batch id
-  if (request) {
-    if (request->query_type() == basil::QueryType::kInventory) return forward_streamed(*body, reply, fail, take_lz4);
-    const auto* r = std::get_if<basil::ReserveRequest>(&request->body);
-    if (r != nullptr && r->batch_id && !r->batch_id->empty()) {
-      auto id = parts_.store.record_intent(*r->batch_id, r->user_name, *body, /*forwarded=*/true);
-      if (!id) return reply(fail(basil::Status(basil::Code::kBusy, "the state database cannot record the RESERVE: " +
-                                                                       id.status().to_string())));
-      intent = *id;
-      parts_.poller.order().intent_started(*id);
-    }
+  const auto* reserve = request ? std::get_if<basil::ReserveRequest>(&request->body) : nullptr;
+  if (reserve != nullptr && reserve->batch_id && !reserve->batch_id->empty()) {
+    auto id = parts_.store.record_intent(*reserve->batch_id, reserve->user_name, *body, /*forwarded=*/true);
+    if (!id) return reply(fail(basil::Status(basil::Code::kBusy, "the state database cannot record the RESERVE: " +
+                                                                     id.status().to_string())));
+    intent = *id;
+    parts_.poller.order().intent_started(*id);
   }
   auto self = shared_from_this();
-  co_spawn_result<std::string>(parts_.io.get_executor(), parts_.client.forward(*body), [self, reply, request, intent,
-                                                 fail](basil::Result<std::string> r) {
-    if (intent) self->parts_.poller.order().intent_ended(*intent);
-    if (!r) return reply(fail(r.status()));  // a pending intent: the next INVENTORY settles it
-    auto answer = std::make_shared<const std::string>(std::move(*r));
-    if (intent) {
-      // The decoder calls back after this handler has returned: the
-      // callback holds `request` itself, whose RESERVE it reads.
-      return self->decoder_.decode(answer, {}, basil::Decoder::Expect::kResponse,
-                                   [self, reply, request, intent, fail, answer](basil::Result<basil::Decoded> decoded) {
-                                     self->reserve_answered(std::get<basil::ReserveRequest>(request->body), *intent,
-                                                            *answer, decoded, reply, fail);
-                                   });
-    }
-    reply(control::Response::text(*answer, "application/xml"));
-    // A CONFIRM or RELEASE: its caller has heard first (its answer does not
-    // depend on the record); basild learns in a handler posted behind the
-    // reply's, so the answer leaves before the database is written.
-    if (!request || !(std::holds_alternative<basil::ConfirmRequest>(request->body) ||
-                      std::holds_alternative<basil::ReleaseRequest>(request->body)))
-      return;
-    boost::asio::post(self->parts_.io, [self, request, answer] {
-      self->decoder_.decode(answer, {}, basil::Decoder::Expect::kResponse,
-                            [self, request](basil::Result<basil::Decoded> decoded) {
-                              if (decoded && !decoded->is_request()) self->learn_from_forward(*request, decoded->response());
-                            });
-    });
+  co_spawn_result<Forwarded>(parts_.io.get_executor(), parts_.client.forward(*body, kind),
+                             [self, reply, request, intent, fail](basil::Result<Forwarded> r) {
+                               self->answered(std::move(r), request, intent, reply, fail);
+                             });
+}
+
+// A forwarded call's answer (`request` null when it did not decode).
+void Forwarder::answered(basil::Result<Forwarded> r, std::shared_ptr<const basil::Request> request,
+                         std::optional<std::int64_t> intent, control::Responder reply, Fail fail) {
+  if (intent) parts_.poller.order().intent_ended(*intent);
+  if (!r) return reply(fail(r.status()));  // a pending intent: the next INVENTORY settles it
+  if (intent)
+    return reserve_answered(std::get<basil::ReserveRequest>(request->body), *intent, r->xml,
+                            r->decoded ? &*r->decoded : nullptr, reply, fail);
+  reply(control::Response::text(std::move(r->xml), "application/xml"));
+  // A CONFIRM or RELEASE: its caller has heard first (its answer does not
+  // depend on the record); basild learns in a handler posted behind the
+  // reply's, so the answer leaves before the database is written.
+  if (!request || !r->decoded ||
+      !(std::holds_alternative<basil::ConfirmRequest>(request->body) ||
+        std::holds_alternative<basil::ReleaseRequest>(request->body)))
+    return;
+  boost::asio::post(parts_.io, [self = shared_from_this(), request, answer = std::move(*r->decoded)] {
+    self->learn_from_forward(*request, answer);
   });
 }
 
-// A forwarded RESERVE's answer, decoded: the grant recorded before its
-// caller hears of it, then the answer passed on untouched.
+// A forwarded RESERVE's answer: the grant recorded before its caller hears
+// of it, then the answer passed on untouched.
 void Forwarder::reserve_answered(const basil::ReserveRequest& reserve, std::int64_t intent, const std::string& answer,
-                                 basil::Result<basil::Decoded>& decoded, control::Responder reply, Fail fail) {
+                                 const basil::Response* resp, control::Responder reply, Fail fail) {
   control::Response out = control::Response::text(answer, "application/xml");
-  const basil::Response* resp = decoded && !decoded->is_request() ? &decoded->response() : nullptr;
   auto granted = record_forwarded_reserve(intent, reserve, resp);
   if (!granted) return reply(fail(granted.status()));  // unrecorded: a stray at the next INVENTORY
   if (*granted) {
@@ -130,22 +114,14 @@ void Forwarder::reserve_answered(const basil::ReserveRequest& reserve, std::int6
 // A forwarded INVENTORY, the longest answer a scheduler asks for (8.9 MB
 // on a 2256-node XC30, before every scheduling pass): passed on as it
 // arrives (chunked), so that the caller has it a moment after ALPS wrote
-// it, and decoded beside the stream for basild's own view. An error after
-// a part went out cuts the response: the caller sees an answer that
-// broke, never a shorter one that looks whole.
-//
-// A caller that accepts LZ4 (apbasil_proxy) gets the answer as the
-// gateway helper compressed it, when it came so: one LZ4 frame, a
-// hundredth of the bytes for basild's loop to write and the caller to
-// read; basild's own copy (the answer's head, the learner, the XML log)
-// is the conduit's decompressed one, kept whole only when the learner or
-// the XML log reads it (StreamTake::plain): otherwise the conduit checks
-// the frame as it unpacks it and keeps the head. The first piece decides
-// the response's encoding; a later piece that does not match cuts it.
-void Forwarder::forward_streamed(const std::string& request, control::Responder reply, Fail fail, bool take_lz4) {
+// it, and decoded beside the stream for basild's own view when that is due
+// (the learner, on a thread of its own). An error after a part went out
+// cuts the response: the caller sees an answer that broke, never a
+// shorter one that looks whole.
+void Forwarder::forward_streamed(const std::string& request, const RequestKind& kind, control::Responder reply,
+                                 Fail fail) {
   struct Relay {
     std::shared_ptr<control::BodyStream> out;
-    bool packed = false;
     bool learning = false;
   };
   auto relay = std::make_shared<Relay>();
@@ -163,15 +139,11 @@ void Forwarder::forward_streamed(const std::string& request, control::Responder 
         self->parts_.poller.learn_inventory(std::move(*inv), started, node.mapped());
   });
   if (relay->learning) learning_.emplace(key, parts_.poller.order().inventory_sent());
-  auto on_chunk = [self, relay, reply](StreamChunk chunk) {
-    if (!relay->out) {
-      relay->packed = chunk.packed;
-      relay->out = reply.stream("application/xml", control::ResultCode::kOk, chunk.packed ? "lz4" : "");
-    }
-    if (relay->learning) self->learner_.feed(chunk.plain);
-    if (chunk.packed != relay->packed) return relay->out->abort();
+  auto on_chunk = [self, relay, reply](std::string piece) {
+    if (!relay->out) relay->out = reply.stream("application/xml");
+    if (relay->learning) self->learner_.feed(piece);
     // A caller gone: the call still ends, and is learnt.
-    relay->out->write(chunk.packed ? std::move(chunk.lz4) : std::move(chunk.plain));
+    relay->out->write(std::move(piece));
   };
   auto on_end = [self, relay, reply, fail, key](const basil::Status& st) {
     if (!st) {
@@ -186,10 +158,8 @@ void Forwarder::forward_streamed(const std::string& request, control::Responder 
     if (!relay->out) relay->out = reply.stream("application/xml");
     relay->out->finish();
   };
-  // The plain copy of a packed answer only for the learner (the client adds
-  // the XML log's need): passing it on takes the packed bytes alone.
-  const StreamTake take{take_lz4, relay->learning};
-  co_spawn_result<std::uint64_t>(parts_.io.get_executor(), parts_.client.forward_stream(request, on_chunk, on_end, take),
+  co_spawn_result<std::uint64_t>(parts_.io.get_executor(),
+                                 parts_.client.forward_stream(request, kind, on_chunk, on_end),
                                  [](basil::Result<std::uint64_t>) {});
 }
 

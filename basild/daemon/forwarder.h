@@ -4,6 +4,7 @@
 // intent first; a forwarded CONFIRM or RELEASE updates the reservation's
 // record; a forwarded INVENTORY is streamed to the caller as it arrives and
 // decoded beside the stream when basild's own node data is due a refresh.
+// Each request and answer is decoded once.
 #pragma once
 
 #include <cstdint>
@@ -29,16 +30,14 @@ class Forwarder : public std::enable_shared_from_this<Forwarder> {
   void forward(const control::Request& req, control::Responder reply);
   void apkill(const nlohmann::json& body, control::Responder reply);
   std::uint64_t inventories_decoded() const { return learner_.decoded(); }
-  std::uint64_t decoded_off_loop() const { return decoder_.decoded_off_loop(); }
 
  private:
   using Fail = std::function<control::Response(const basil::Status&)>;
-  // `take_lz4`: the caller accepts an answer in LZ4 (Accept-Encoding).
-  void forward_streamed(const std::string& request, control::Responder reply, Fail fail, bool take_lz4);
-  void forward_decoded(std::shared_ptr<const std::string> body, std::shared_ptr<const basil::Request> request,
-                       control::Responder reply, Fail fail, bool take_lz4);
+  void answered(basil::Result<Forwarded> r, std::shared_ptr<const basil::Request> request,
+                std::optional<std::int64_t> intent, control::Responder reply, Fail fail);
+  void forward_streamed(const std::string& request, const RequestKind& kind, control::Responder reply, Fail fail);
   void reserve_answered(const basil::ReserveRequest& reserve, std::int64_t intent, const std::string& answer,
-                        basil::Result<basil::Decoded>& decoded, control::Responder reply, Fail fail);
+                        const basil::Response* resp, control::Responder reply, Fail fail);
   void learn_from_forward(const basil::Request& req, const basil::Response& resp);
   basil::Result<std::optional<ReservationRecord>> record_forwarded_reserve(std::int64_t intent,
                                                                           const basil::ReserveRequest& reserve,
@@ -54,7 +53,6 @@ class Forwarder : public std::enable_shared_from_this<Forwarder> {
   std::map<std::uint64_t, ChangeOrder::Ticket> learning_;
   std::uint64_t learning_key_ = 0;
   BackgroundDecoder learner_;
-  OffLoopDecoder decoder_;
   basil::DecodeOptions decode_options_;
 };
 

@@ -10,6 +10,7 @@
 #include <boost/program_options.hpp>
 #include <cstdlib>
 #include <fstream>
+#include <filesystem>
 #include <iostream>
 #include <sstream>
 
@@ -102,6 +103,8 @@ int main(int argc, char** argv) {
   boost::asio::io_context io;
   basild::ServiceFlags flags;
   flags.accept_empty_state = vm.count("accept-empty-state") != 0;
+  std::error_code absolute_failed;  // the path as given then
+  flags.config_path = std::filesystem::absolute(config_path, absolute_failed).string();
   basild::Service service(io, *parsed, log, flags);
   if (auto s = service.start(); !s) {
     log.error("B0001", "cannot start: " + s.to_string());

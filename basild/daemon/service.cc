@@ -11,6 +11,7 @@
 #include "basild/daemon/views.h"
 #include "basild/io/child_groups.h"
 #include "basild/io/job_sources.h"
+#include "basild/control_client/published.h"
 #include "basild/io/scontrol.h"
 #include "basild/core/change_order.h"
 #include "basild/core/ordered_store.h"
@@ -222,6 +223,12 @@ struct Service::Impl : std::enable_shared_from_this<Impl> {
     register_routes(registry, parts);
     if (auto s = server->start(); !s) return s;
     log.info("B0103", "control socket " + config.control.socket + " listening");
+    // What apbasil_proxy and apkill_proxy, which read no basild.conf, need.
+    control::Published pub;
+    if (!flags.config_path.empty()) pub.config = flags.config_path;
+    pub.wait = std::chrono::duration_cast<std::chrono::milliseconds>(config.apbasil.timeout * 2 + std::chrono::seconds(5));
+    pub.max_output_bytes = config.apbasil.max_output_bytes;
+    if (auto s = control::write_published(config.control.socket, pub); !s) log.warning("B0119", s.message());
     return {};
   }
 
@@ -278,7 +285,9 @@ struct Service::Impl : std::enable_shared_from_this<Impl> {
   // pending; the next start settles it from the first INVENTORY), and what
   // still waits at kStopLimit is dropped with the control connections.
   void stop(std::function<void()> done) {
-    static constexpr std::chrono::milliseconds kCallGrace{1000}, kStopLimit{2000};
+    // basild(8): it exits within 2 s of SIGTERM, the calls still running
+    // killed where they run (the conduit's shutdown) after the grace.
+    static constexpr std::chrono::milliseconds kCallGrace{1000}, kStopLimit{1500};
     if (stopping) return;
     stopping = true;
     if (poller) poller->stop();

@@ -20,6 +20,7 @@ namespace basild {
 // What the command line says besides the configuration.
 struct ServiceFlags {
   bool accept_empty_state = false;  // --accept-empty-state: an empty state.db starts as a new one
+  std::string config_path;          // published for apbasil_proxy (control_client/published.h)
 };
 
 class Service {

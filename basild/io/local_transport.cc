@@ -422,8 +422,8 @@ LocalTransport::LocalTransport(asio::io_context& io, LocalTransportOptions optio
 
 LocalTransport::~LocalTransport() { impl_->shutdown(); }
 
-void LocalTransport::async_call(std::string request, milliseconds timeout, Handler done) {
-  impl_->submit(std::move(request), timeout, std::move(done));
+void LocalTransport::async_call(std::string request, CallSpec spec, Handler done) {
+  impl_->submit(std::move(request), spec.timeout, std::move(done));
 }
 
 std::size_t LocalTransport::running() const { return impl_->running_; }

@@ -62,7 +62,7 @@ class LocalTransport final : public Transport {
   LocalTransport(const LocalTransport&) = delete;
   LocalTransport& operator=(const LocalTransport&) = delete;
 
-  void async_call(std::string request, std::chrono::milliseconds timeout, Handler done) override;
+  void async_call(std::string request, CallSpec spec, Handler done) override;
   std::string_view name() const override { return "local"; }
   std::size_t running() const override;
   std::size_t queued() const override;

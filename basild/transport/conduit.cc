@@ -52,7 +52,6 @@ class SshConduit final : public Conduit {
                         {"helper_starts", s.helper_starts},
                         {"retried_queries", s.retried_queries},
                         {"lost_calls", s.lost_calls},
-                        {"early_answers", s.early_answers},
                         {"helper_version", s.helper_version},
                         {"compression", s.compression},
                         {"cipher", s.cipher}};
@@ -73,8 +72,6 @@ class SshConduit final : public Conduit {
               "QUERY calls sent again after their session was lost");
     m.counter("basild_conduit_lost_calls_total", s.lost_calls,
               "calls other than QUERY whose session was lost before they were answered");
-    m.counter("basild_conduit_early_answers_total", s.early_answers,
-              "calls answered as soon as their answer was whole, before remote apbasil had exited");
   }
 
  private:

@@ -2,9 +2,9 @@
 // directory (config, state database, control socket, log), an ssh conduit
 // in `mode` ("ssh-exec" or "ssh-gateway") to the fixture's sshd with
 // `emulator --state STATE` as the main system's apbasil, polling hourly so
-// that its own polls stay out of the measurements. Its basild.conf also
-// serves apbasil_proxy --config. Stopped (SIGTERM, reaped) and its
-// directory removed with the object.
+// that its own polls stay out of the measurements. proxy_argv() is
+// apbasil_proxy told its socket (and basild.conf, for the fallback).
+// Stopped (SIGTERM, reaped) and its directory removed with the object.
 #pragma once
 
 #include <signal.h>
@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -29,21 +30,17 @@ namespace basil::bench {
 struct BenchBasild {
   basil_test::TempDir dir{"basild-cbench"};
   std::string config = dir.path() + "/basild.conf";
+  std::string socket = dir.path() + "/control.sock";
   basil_test::Subprocess process;
+  std::vector<std::string> proxy_argv(const std::string& bin) const {
+    return {bin + "/apbasil_proxy/apbasil_proxy", "--socket", socket, "--config", config};
+  }
   BenchBasild() = default;
   ~BenchBasild() {
     process.signal(SIGTERM);
     process.wait();
   }
 };
-
-// apbasil_proxy's cards (apbasil_proxy/card.h) for this run go into a
-// folder of its own, removed at exit, not into /dev/shm: every run's
-// basild.conf is a new file with a card of its own.
-inline void keep_proxy_cards_here() {
-  static const basil_test::TempDir cards{"basild-cbench-cards"};
-  ::setenv("APBASIL_PROXY_CARD_DIR", cards.path().c_str(), 1);
-}
 
 // Starts `bin`/basild/basild and waits (up to a minute) until its conduit
 // is up and it holds an inventory; false, with basild's log on stderr, if
@@ -52,11 +49,10 @@ inline bool start_basild(BenchBasild& b, const basil_test::TestSshd& sshd, const
                          const std::string& emulator, const std::string& state, const std::string& bin) {
   using namespace std::chrono_literals;
   const std::string& dir = b.dir.path();
-  keep_proxy_cards_here();
   std::ofstream(b.config) << "[apbasil]\ntimeout = \"60s\"\n"
                           << basil_test::conduit_conf(sshd, mode, emulator, state, bin)
                           << "[state]\ndatabase = \"" << dir << "/state.db\"\n"
-                          << "[control]\nsocket = \"" << dir << "/control.sock\"\n"
+                          << "[control]\nsocket = \"" << b.socket << "\"\n"
                           << "[log]\ndirectory = \"" << dir << "\"\n"
                           << "[poll]\ninterval = \"1h\"\ninventory_max_age = \"1h\"\norphan_check_interval = \"1h\"\n";
   b.process = basil_test::Subprocess({bin + "/basild/basild", "--config", b.config},

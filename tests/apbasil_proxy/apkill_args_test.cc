@@ -21,15 +21,15 @@ TEST(ApkillArgsTest, ReadsTheSignalAndTheApplicationsAsSlurmWritesThem) {
   auto plain = parse_apkill_args({"12"});
   ASSERT_TRUE(plain);
   EXPECT_EQ(plain->signal, 15) << "TERM unless told, as kill";
-  auto conf = parse_apkill_args({"--config", "/etc/x.conf", "-2", "5"});
+  auto conf = parse_apkill_args({"--socket", "/run/x.sock", "-2", "5"});
   ASSERT_TRUE(conf);
-  EXPECT_EQ(conf->config, "/etc/x.conf");
+  EXPECT_EQ(conf->socket, "/run/x.sock");
 }
 
 TEST(ApkillArgsTest, RefusesWhatItCannotCarryOutExactlyNamingIt) {
   for (const auto& args : std::vector<std::vector<std::string>>{
            {}, {"-9"}, {"-0", "5"}, {"-65", "5"}, {"-NOPE", "5"}, {"abc"}, {"-9", "5x"}, {"5", "-9"},
-           {"--config"}, {"-9", "-15", "5"}, {"18446744073709551616"}}) {
+           {"--socket"}, {"-9", "-15", "5"}, {"18446744073709551616"}}) {
     auto o = parse_apkill_args(args);
     std::string joined;
     for (const auto& a : args) joined += a + " ";

@@ -4,7 +4,8 @@
 // request kind in every dialect, through the real front and fallback, for
 // each failure path: basild refused the call, basild unreachable, the
 // connection broken mid-call, the configuration missing, the fallback
-// missing; and basild's own FAILURE (failures=basil) in judge_reply.
+// missing (with the FAILURE of a request over 1 MiB, written by the front
+// itself, in tests/apbasil_proxy/apbasil_proxy_test.cc).
 #include <gtest/gtest.h>
 #include <poll.h>
 #include <sys/socket.h>
@@ -19,7 +20,6 @@
 #include "basil_proto/codec.h"
 #include "tests/basild/control/test_server.h"
 #include "tests/basild/io/emulator_support.h"
-#include "apbasil_proxy/handover.h"
 #include "tests/support/request_kinds.h"
 #include "tests/support/subprocess.h"
 #include "tests/support/unix_socket.h"
@@ -92,7 +92,8 @@ class ProxyFailureProtocolTest : public ::testing::Test {
     const auto kinds = basil::testing::every_request_kind();
     ASSERT_GE(kinds.size(), 30u);
     for (const auto& k : kinds) {
-      const auto r = basil_test::run({program, "--config", conf.empty() ? config : conf}, k.xml);
+      const auto r =
+          basil_test::run({program, "--socket", dir + "/control.sock", "--config", conf.empty() ? config : conf}, k.xml);
       EXPECT_EQ(r.exit_code, 0) << path << ", " << k.name;
       const auto d = basil::decode_response(r.out);
       ASSERT_TRUE(d) << path << ", " << k.name << ": " << d.status().to_string() << "\n" << r.out;
@@ -137,24 +138,11 @@ TEST_F(ProxyFailureProtocolTest, ConfigurationMissing) {
 }
 
 TEST_F(ProxyFailureProtocolTest, FallbackMissing) {
-  // The two fronts, without the fallback.
+  // The front without its fallback.
   const std::string alone = dir + "/bin/apbasil_proxy";
   ASSERT_EQ(::mkdir((dir + "/bin").c_str(), 0755), 0);
-  ASSERT_EQ(testing::run_command("cp " + front() + " " + front() + "-full " + dir + "/bin/").exit_code, 0);
+  ASSERT_EQ(testing::run_command("cp " + front() + " " + dir + "/bin/").exit_code, 0);
   every_kind_fails_in_its_protocol("fallback missing", "cannot run apbasil_proxy-fallback", alone);
-}
-
-TEST(ProxyJudgeTest, BasildsOwnBasilFailureIsPassedOnAsTheAnswer) {
-  control::ClientReply r;
-  r.status = 503;
-  r.content_type = "application/xml";
-  r.body = "<BasilResponse protocol=\"1.3\"/>";
-  const auto a = apbasil_proxy::judge_reply(r);
-  EXPECT_EQ(a.outcome, apbasil_proxy::SocketOutcome::kAnswered);
-  EXPECT_EQ(a.body, r.body);
-  r.content_type = "application/json";
-  r.body = R"({"error":"busy","transient":true})";
-  EXPECT_EQ(apbasil_proxy::judge_reply(r).outcome, apbasil_proxy::SocketOutcome::kRefusedCall);
 }
 
 }  // namespace

@@ -1,7 +1,9 @@
 // What other local users can leave where apbasil_proxy once kept its card
 // (/dev/shm/apbasil_proxy.<euid>.<hash of the configuration's path>, a
 // name anyone can compute): a FIFO, or a file of theirs. Neither may hold
-// up a call, root's included: the call goes to basild and finishes.
+// up a call, root's included: the call goes to basild and finishes. (The
+// proxy keeps no card any more; what basild publishes beside its socket
+// is guarded the same way: front_paths_test.cc.)
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -47,8 +49,8 @@ class ProxySquatterTest : public ::testing::Test {
   // An ENGINE query through the proxy: its answer, within 30 s.
   basil_test::Ran call() {
     const auto request = *basil::encode_request(basil::make_request(basil::Dialect::k1_0, basil::EngineQuery{}));
-    return basil_test::run({std::string(BASIL_BINARY_DIR) + "/apbasil_proxy/apbasil_proxy", "--config",
-                            basild_.dir() + "/basild.conf"},
+    return basil_test::run({std::string(BASIL_BINARY_DIR) + "/apbasil_proxy/apbasil_proxy", "--socket",
+                            basild_.socket(), "--config", basild_.dir() + "/basild.conf"},
                            request, {.err = basil_test::Redirect::pipe()}, 30s);
   }
   void expect_answered(const basil_test::Ran& r) {

@@ -49,7 +49,7 @@ class FakeAlps final : public Transport {
   using Answer = std::function<CallOutcome(const basil::Request&)>;
   FakeAlps(boost::asio::io_context& io, Answer answer) : io_(io), answer_(std::move(answer)) {}
 
-  void async_call(std::string request, std::chrono::milliseconds, Handler done) override {
+  void async_call(std::string request, CallSpec, Handler done) override {
     CallOutcome o;
     auto decoded = basil::decode_request(request);
     if (!decoded) {

@@ -26,7 +26,7 @@ class FakeTransport final : public Transport {
   std::deque<std::function<CallOutcome(const basil::Request&)>> script;
   std::vector<std::string> requests;
 
-  void async_call(std::string request, std::chrono::milliseconds, Handler done) override {
+  void async_call(std::string request, CallSpec, Handler done) override {
     requests.push_back(request);
     CallOutcome o;
     auto decoded = basil::decode_request(request);

@@ -58,9 +58,17 @@ inline CallOutcome run_until_done(boost::asio::io_context& io, Start start) {
   return std::move(*out);
 }
 
+// What a caller tells the transport of `request`: a QUERY may be sent again
+// after a drop. Read off the decoded request, as basild's callers do.
+inline CallSpec spec_of(const std::string& request, std::chrono::milliseconds timeout) {
+  const auto decoded = basil::decode_request(request);
+  return CallSpec(timeout, request_kind(decoded ? &*decoded : nullptr).query);
+}
+
 inline CallOutcome call(boost::asio::io_context& io, Transport& t, std::string request,
                  std::chrono::milliseconds timeout = 20s) {
-  return run_until_done(io, [&](Transport::Handler h) { t.async_call(std::move(request), timeout, std::move(h)); });
+  const auto spec = spec_of(request, timeout);
+  return run_until_done(io, [&](Transport::Handler h) { t.async_call(std::move(request), spec, std::move(h)); });
 }
 
 inline CallOutcome apkill(boost::asio::io_context& io, SshTransport& t, std::uint64_t apid) {
@@ -103,8 +111,9 @@ inline std::optional<CallOutcome> run_while_sshd_restarts(boost::asio::io_contex
 inline std::optional<CallOutcome> call_while_sshd_restarts(boost::asio::io_context& io, Transport& t, TestSshd& sshd,
                                                            const std::string& state, std::string request) {
   const auto before = emulator_requests(state);
+  const auto spec = spec_of(request, 30s);
   return run_while_sshd_restarts(
-      io, sshd, [&](Transport::Handler h) { t.async_call(std::move(request), 30s, std::move(h)); },
+      io, sshd, [&](Transport::Handler h) { t.async_call(std::move(request), spec, std::move(h)); },
       [&] { return emulator_requests(state) > before; });
 }
 

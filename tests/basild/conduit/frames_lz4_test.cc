@@ -1,4 +1,4 @@
-// The gateway protocol's compressed answers (version 5, the Z frame): what
+// The gateway protocol's compressed answers (the Z frame): what
 // the reader gives back is what apbasil wrote, and bytes that are not the
 // LZ4 frame the helper promised are errors, never output.
 #include <lz4frame.h>
@@ -42,7 +42,6 @@ std::string inventory_like(std::size_t nodes) {
 
 struct Read {
   std::string out;
-  std::size_t wire = 0;
   std::optional<GatewayAnswer> end;
   std::string error;
 };
@@ -59,7 +58,6 @@ Read read_all(GatewayReader& r, std::string_view stream) {
     if (!*f) return got;
     if (auto* d = std::get_if<GatewayData>(&**f)) {
       got.out += d->bytes;
-      got.wire += d->wire;
     } else if (auto* a = std::get_if<GatewayAnswer>(&**f)) {
       got.out += a->out;
       got.end = *a;
@@ -112,11 +110,9 @@ TEST(GatewayLz4Test, ACompressedAnswerInPiecesComesOutAsApbasilWroteItAtEveryCut
     Read rest = read_all(r, std::string_view(stream).substr(cut));
     ASSERT_EQ(rest.error, "") << cut;
     got.out += rest.out;
-    got.wire += rest.wire;
     if (rest.end) got.end = rest.end;
     ASSERT_TRUE(got.end) << cut;
     EXPECT_EQ(got.out, text) << cut;
-    EXPECT_EQ(got.wire, c) << "credits count the bytes the D frames carried";
     EXPECT_EQ(got.end->err, "warn");
   }
 }
@@ -176,97 +172,6 @@ TEST(GatewayLz4Test, TheLimitCountsTheBytesApbasilWroteNotTheFewerThatTravelled)
     EXPECT_NE(got.error.find("over the limit"), std::string::npos) << got.error;
     EXPECT_LT(got.out.size(), text.size());
   }
-}
-
-// A call sampled (GatewayReader::sample) for a caller that passes the
-// packed bytes on: its frames keep the answer's first kSampleBytes and each
-// frame's last kSampleBytes past those, say how many bytes each stood for,
-// and still carry the packed bytes whole; another call beside it is whole.
-TEST(GatewayLz4Test, ASampledCallKeepsTheAnswersHeadAndEachFramesTailAndCountsEveryByte) {
-  const std::string text = inventory_like(3000);
-  const std::string z = lz4(text);
-  const std::size_t a = z.size() / 5, b = z.size() / 2;
-  GatewayReader r(text.size());
-  r.expect_lz4();
-  r.sample(4);
-  r.feed(data(4, z.substr(0, a)) + data(7, lz4("beside")) + data(4, z.substr(a, b - a)) + answer(4, 0, 0, z.substr(b), "") +
-         answer(7, 0, 0, "", ""));
-  std::string head, packed, beside;
-  std::size_t at = 0, sampled = 0;
-  for (;;) {
-    auto f = r.next();
-    ASSERT_TRUE(f) << f.status().message();
-    if (!*f) break;
-    std::uint64_t id = 0;
-    std::string bytes, more;
-    StdoutSample sample;
-    if (auto* d = std::get_if<GatewayData>(&**f)) {
-      id = d->id;
-      bytes = d->bytes;
-      more = d->packed.value_or("");
-      sample = d->sample;
-    } else {
-      auto& e = std::get<GatewayAnswer>(**f);
-      id = e.id;
-      bytes = e.out;
-      more = e.out_packed.value_or("");
-      sample = e.out_sample;
-    }
-    if (id == 7) {
-      beside += bytes;
-      EXPECT_FALSE(sample.sampled);
-      continue;
-    }
-    packed += more;
-    ASSERT_TRUE(sample.sampled);
-    ++sampled;
-    EXPECT_EQ(bytes, at < kSampleBytes ? text.substr(at, std::min(kSampleBytes - at, sample.size)) : "")
-        << "only the answer's head";
-    head += bytes;
-    at += sample.size;
-    const std::size_t keep = std::min(sample.size - bytes.size(), kSampleBytes);
-    EXPECT_EQ(sample.tail, text.substr(at - keep, keep)) << "the frame's last bytes past the head";
-  }
-  EXPECT_EQ(at, text.size()) << "every byte counted";
-  EXPECT_EQ(head, text.substr(0, kSampleBytes));
-  EXPECT_GE(sampled, 2u);
-  EXPECT_EQ(packed, z) << "the packed bytes pass whole";
-  EXPECT_EQ(beside, "beside");
-}
-
-TEST(GatewayLz4Test, ASampledCallIsCheckedAndLimitedAsAnyAndAShortOneIsAllHead) {
-  const std::string text = inventory_like(2000);
-  const std::string z = lz4(text);
-  std::string corrupt = lz4(inventory_like(200));  // cut where LZ4 itself sees it (no checksum)
-  corrupt[corrupt.size() / 2] = static_cast<char>(corrupt[corrupt.size() / 2] ^ 0x5a);
-  corrupt[corrupt.size() / 2 + 1] = static_cast<char>(0xff);
-  struct Case {
-    std::string stream;
-    std::size_t limit;
-    std::string error;
-  };
-  for (const auto& c : std::vector<Case>{{answer(1, 0, 0, corrupt, ""), 1 << 20, "call 1's answer"},
-                                         {answer(1, 0, 0, z.substr(0, z.size() - 4), ""), 1 << 20, "ends inside"},
-                                         {data(1, z) + data(1, "x"), 1 << 20, "goes on after"},
-                                         {answer(1, 0, 0, z, ""), text.size() - 1, "over the limit"}}) {
-    GatewayReader r(c.limit);
-    r.expect_lz4();
-    r.sample(1);
-    const Read got = read_all(r, c.stream);
-    EXPECT_NE(got.error.find(c.error), std::string::npos) << c.error << " / " << got.error;
-    EXPECT_FALSE(got.end) << c.error;
-  }
-  GatewayReader r(1 << 20);
-  r.expect_lz4();
-  r.sample(1);
-  const std::string answer_text = "<?xml version=\"1.0\"?>\n<BasilResponse protocol=\"1.0\"/>\n";
-  const Read got = read_all(r, answer(1, 0, 0, lz4(answer_text), ""));
-  ASSERT_EQ(got.error, "");
-  ASSERT_TRUE(got.end);
-  EXPECT_TRUE(got.end->out_sample.sampled);
-  EXPECT_EQ(got.end->out_sample.size, answer_text.size());
-  EXPECT_EQ(got.end->out_sample.tail, "") << "nothing past the head, nothing twice";
-  EXPECT_EQ(got.out, answer_text);
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "basild/conduit/ssh_session.h"
+#include "basil_proto/codec.h"
 #include "basild/core/request_kind.h"
 #include "tests/basild/conduit/frames_support.h"
 
@@ -79,11 +80,12 @@ TEST(GatewayFramesTest, RejectsMalformedHeadersAndOversizedAnswers) {
   EXPECT_FALSE(endless.next());
 }
 
-TEST(GatewayFramesTest, WindowCreditAndSpareFramesCarryTheirNumbers) {
-  EXPECT_EQ(encode_window_frame(4194304), "W 4194304\n");
-  EXPECT_EQ(encode_credit_frame(7, 65536), "C 7 65536\n");
-  EXPECT_EQ(encode_spare_frame(1), "S 1\n");
-  EXPECT_EQ(encode_spare_frame(0), "S 0\n");
+TEST(GatewayFramesTest, TheIdentityFrameCarriesItsLengthAndIsBounded) {
+  EXPECT_EQ(encode_identity_frame("login1:/var/lib/basild/state.db"), "I 31\nlogin1:/var/lib/basild/state.db");
+  const std::string long_one(5000, 'x');
+  EXPECT_EQ(encode_identity_frame(long_one), "I " + std::to_string(kMaxIdentityBytes) + "\n" +
+                                                 long_one.substr(0, kMaxIdentityBytes));
+  EXPECT_EQ(encode_lz4_frame(), "Z lz4\n");
 }
 
 TEST(GatewayFramesTest, HelloGivesTheHelpersVersionAndRefusesOnesThisConduitDoesNotSpeak) {
@@ -142,21 +144,29 @@ TEST(GatewayFramesTest, DataFramesComeInPiecesAndCountTowardsTheAnswersLimit) {
   EXPECT_FALSE(pieces.next());
 }
 
+// What the transport learns of a call is what its caller decoded: the
+// request's kind (core/request_kind.h), read off the decoded request.
 TEST(RequestKindTest, OnlyQueriesAreSafeToResendAndEngineIsRecognised) {
-  const auto engine = classify_request(R"(<?xml version="1.0"?><BasilRequest protocol="1.0" method="QUERY" type="ENGINE"/>)");
+  const auto kind = [](std::string_view xml) {
+    const auto r = basil::decode_request(xml);
+    return request_kind(r ? &*r : nullptr);
+  };
+  const auto engine = kind(R"(<?xml version="1.0"?><BasilRequest protocol="1.0" method="QUERY" type="ENGINE"/>)");
   EXPECT_TRUE(engine.valid);
   EXPECT_TRUE(engine.query);
   EXPECT_TRUE(engine.engine);
   EXPECT_EQ(engine.protocol, "1.0");
-  const auto inv = classify_request(R"(<BasilRequest protocol="1.3" method="QUERY" type="INVENTORY"/>)");
+  const auto inv = kind(R"(<BasilRequest protocol="1.3" method="QUERY" type="INVENTORY"/>)");
   EXPECT_TRUE(inv.query);
   EXPECT_FALSE(inv.engine);
-  const auto rel = classify_request(R"(<BasilRequest protocol="1.3" method="RELEASE" reservation_id="5"/>)");
+  EXPECT_EQ(inv.call, CallKind::kInventory);
+  const auto rel = kind(R"(<BasilRequest protocol="1.3" method="RELEASE" reservation_id="5"/>)");
   EXPECT_TRUE(rel.valid);
   EXPECT_FALSE(rel.query);
-  const auto junk = classify_request("not xml");
+  const auto junk = kind("not xml");
   EXPECT_FALSE(junk.valid);
   EXPECT_FALSE(junk.query);  // unknown: never resent
+  EXPECT_EQ(junk.call, CallKind::kRaw);
 }
 
 TEST(RemoteCommandLineTest, QuotesEveryWordForTheRemoteShell) {

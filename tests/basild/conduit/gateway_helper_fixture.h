@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cerrno>
 #include <chrono>
 #include <filesystem>
@@ -61,28 +62,73 @@ class GatewayHelperTest : public ::testing::Test {
     return path;
   }
 
-  // Runs the helper (`helper`, default the plain one) on `input` (stdin
-  // closed after it) and parses its output, decompressing it when `lz4`.
+  // Runs the helper (`helper`, default the plain one) on `input` and
+  // parses its output, decompressing it when `lz4`. Its stdin stays open
+  // until every call in `input` is answered (the helper kills what still
+  // runs when its input ends), or it stopped with an error; then it is
+  // closed and the exit status taken. `args` go through bash (redirections
+  // of descriptors over 9 included).
   std::vector<conduit::GatewayFrame> run(const std::string& input, const std::string& args,
                                          const std::string& helper = "", bool lz4 = false) {
-    std::ofstream(dir_ + "/in", std::ios::binary) << input;
-    auto r = run_command((helper.empty() ? helper_ : helper) + " " + args + " < " + dir_ + "/in > " + dir_ + "/out");
-    exit_code_ = r.exit_code;
+    basil_test::Subprocess p({"/bin/bash", "-c", "exec " + (helper.empty() ? helper_ : helper) + " " + args},
+                             {.in = basil_test::Redirect::pipe(), .out = basil_test::Redirect::pipe()});
+    EXPECT_TRUE(p.started()) << p.error();
+    EXPECT_TRUE(p.write(input));
     conduit::GatewayReader reader(1 << 28);
     if (lz4) reader.expect_lz4();
-    reader.feed(basil_test::read_file(dir_ + "/out"));
     std::vector<conduit::GatewayFrame> frames;
-    for (;;) {
-      auto f = reader.next();
-      EXPECT_TRUE(f) << f.status().message();
-      if (!f || !*f) break;
-      frames.push_back(std::move(**f));
+    std::size_t answered = 0, wire = 0;
+    const std::size_t calls = calls_in(input);
+    bool ended = false;
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    // No call in `input`: until the helper ends by itself (a bad frame).
+    while ((answered < calls || calls == 0) && !ended && std::chrono::steady_clock::now() < until) {
+      std::string got;
+      ended = p.read_stdout(got, std::chrono::seconds(1)) == basil_test::Subprocess::Read::kEnd;
+      wire += got.size();
+      reader.feed(got);
+      for (;;) {
+        auto f = reader.next();
+        EXPECT_TRUE(f) << f.status().message();
+        if (!f || !*f) break;
+        if (std::holds_alternative<conduit::GatewayAnswer>(**f)) ++answered;
+        ended = ended || std::holds_alternative<conduit::GatewayError>(**f);
+        frames.push_back(std::move(**f));
+      }
     }
+    p.close_stdin();
+    std::string rest;
+    while (p.read_stdout(rest, std::chrono::seconds(20)) != basil_test::Subprocess::Read::kEnd) {
+    }
+    const auto e = p.wait_for(std::chrono::seconds(20));
+    exit_code_ = e ? e->code() : -1;
+    wire_bytes_ = wire + rest.size();
     return frames;
+  }
+
+  // The Q and A frames (calls) in a stream of frames to the helper.
+  static std::size_t calls_in(std::string_view in) {
+    std::size_t calls = 0;
+    while (!in.empty()) {
+      const auto nl = in.find('\n');
+      if (nl == std::string_view::npos) break;
+      const std::string line(in.substr(0, nl));
+      in.remove_prefix(nl + 1);
+      unsigned long long id = 0, len = 0;
+      if (std::sscanf(line.c_str(), "Q %llu %llu", &id, &len) == 2 ||
+          std::sscanf(line.c_str(), "I %llu", &len) == 1) {
+        in.remove_prefix(std::min<std::size_t>(len, in.size()));
+        if (line[0] == 'Q') ++calls;
+      } else if (line[0] == 'A') {
+        ++calls;
+      }
+    }
+    return calls;
   }
 
   std::string dir_, helper_;
   int exit_code_ = -1;
+  std::size_t wire_bytes_ = 0;  // of the last run()'s output, as it travelled
 };
 
 // Each call's answer as the conduit puts it together: its D frames' bytes
@@ -147,38 +193,11 @@ class LiveHelper {
   conduit::GatewayReader reader_{1 << 28};
 };
 
-// apbasil for the flow tests: 4 MiB of 'x' for a request that says BIG,
+// apbasil for the long-answer tests: 4 MiB of 'x' for a request that says BIG,
 // "small" for any other.
 inline constexpr const char* kSizedApbasil =
     "read -r line; case \"$line\" in *BIG*) head -c 4194304 /dev/zero | tr '\\0' x;; *) echo small;; esac";
 
-
-// apbasil for the spare tests: logs its start and the request it read into
-// LOG, answers with its pid; exits 3 at once while the file DIE exists.
-inline std::string logging_apbasil(const std::string& dir) {
-  return "if [ -e " + dir + "/DIE ]; then echo \"died $$\" >> " + dir + "/LOG; exit 3; fi; echo \"start $$\" >> " +
-         dir + "/LOG; req=$(cat); echo \"read $$ $req\" >> " + dir + "/LOG; echo \"answer $$\"";
-}
-
-// The lines of LOG that begin with `word`, the word taken off.
-inline std::vector<std::string> logged(const std::string& dir, const std::string& word) {
-  std::vector<std::string> out;
-  std::istringstream in(basil_test::read_file(dir + "/LOG"));
-  for (std::string line; std::getline(in, line);)
-    if (line.rfind(word + " ", 0) == 0) out.push_back(line.substr(word.size() + 1));
-  return out;
-}
-
-// Lets an apbasil that waits on the FIFO `fifo` go: opens it once the
-// apbasil has it open for reading (until then ENXIO) and writes a line.
-inline bool let_go(const std::string& fifo) {
-  int fd = -1;
-  if (!basil_test::wait_until([&] { return (fd = ::open(fifo.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC)) >= 0; }))
-    return false;
-  const bool wrote = ::write(fd, "go\n", 3) == 3;
-  ::close(fd);
-  return wrote;
-}
 
 inline std::string answer_of(const std::optional<conduit::GatewayFrame>& f) {
   if (!f || !std::holds_alternative<conduit::GatewayAnswer>(*f)) return "(no answer)";

@@ -162,7 +162,14 @@ query = "SELECT id FROM jobs"
   EXPECT_EQ(c->conduit.remote_apkill_args, (std::vector<std::string>{"--state", "/tmp/emu", "apkill"}));
   EXPECT_EQ(c->conduit.gateway_helper, "/opt/basild/basil_gateway");
   EXPECT_TRUE(c->conduit.gateway_fallback_exec);
-  EXPECT_FALSE(c->conduit.gateway_spare_apbasil);
+  // A key of an older basild: accepted, and a warning says it does nothing.
+  EXPECT_EQ(c->retired_keys, (std::vector<std::string>{"conduit.gateway_spare_apbasil"}));
+  const auto warnings = config_warnings(*c);
+  EXPECT_NE(std::find_if(warnings.begin(), warnings.end(),
+                         [](const std::string& w) {
+                           return w.starts_with("conduit.gateway_spare_apbasil no longer does anything");
+                         }),
+            warnings.end());
   EXPECT_EQ(c->conduit.connect_timeout, 5s);
   EXPECT_EQ(c->conduit.keepalive_interval, 10s);
   EXPECT_EQ(c->conduit.keepalive_count, 5u);

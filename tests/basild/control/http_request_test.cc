@@ -35,21 +35,6 @@ TEST(HttpRequestTest, PostBodyAndContentTypeArriveIntact) {
   EXPECT_EQ(req->content_type, "application/json");
 }
 
-TEST(HttpRequestTest, AcceptEncodingIsKeptAndItsCodingsAreJudgedByWeight) {
-  auto r = parse_request_bytes("POST /v1/basil HTTP/1.1\r\nAccept-Encoding: gzip, LZ4\r\nContent-Length: 0\r\n\r\n",
-                               1 << 20, kPeer);
-  auto* req = std::get_if<Request>(&r);
-  ASSERT_NE(req, nullptr);
-  EXPECT_EQ(req->accept_encoding, "gzip, LZ4");
-  EXPECT_TRUE(accepts_coding(req->accept_encoding, "lz4"));
-  EXPECT_FALSE(accepts_coding(req->accept_encoding, "br"));
-  EXPECT_TRUE(accepts_coding("lz4;q=0.5", "lz4"));
-  EXPECT_FALSE(accepts_coding("lz4;q=0", "lz4"));
-  EXPECT_FALSE(accepts_coding("gzip, lz4;q=0.000", "lz4"));
-  EXPECT_FALSE(accepts_coding("", "lz4"));
-  EXPECT_FALSE(accepts_coding("lz4x", "lz4"));
-}
-
 TEST(HttpRequestTest, IncompleteRequestWaitsForMore) {
   EXPECT_TRUE(std::holds_alternative<std::monostate>(
       parse_request_bytes("GET /v1/health HTTP/1.1\r\nHost:", 1 << 20, kPeer)));

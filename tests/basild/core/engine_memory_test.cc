@@ -27,6 +27,12 @@ std::string engine_answer(const std::string& protocol, const std::string& versio
   return *basil::encode_response(r);
 }
 
+// What the client does with an ENGINE answer it decoded.
+void teach(EngineMemory& m, const std::string& protocol, const std::string& xml, EngineMemory::Time now) {
+  const auto decoded = basil::decode_response(xml);
+  if (decoded) m.learn(protocol, xml, *decoded, now);
+}
+
 std::string engine_request(const std::string& protocol) {
   return "<BasilRequest protocol=\"" + protocol + "\" method=\"QUERY\" type=\"ENGINE\"/>";
 }
@@ -35,10 +41,10 @@ TEST(EngineMemoryTest, LearnsOnlyGoodEngineAnswersAndRemembersEachChangeOnce) {
   std::vector<std::pair<std::string, std::string>> remembered;
   EngineMemory m({}, [&](const std::string& p, const std::string& xml) { remembered.emplace_back(p, xml); });
   const auto good = engine_answer("1.0", "5.2.44");
-  m.learn("1.0", good, {});
-  m.learn("1.0", good, {});  // unchanged: not remembered again
-  m.learn("1.0", "<garbage", {});
-  m.learn("1.0", *basil::encode_response(basil::make_failure(basil::Dialect::k1_0, "1.0", basil::Method::kQuery,
+  teach(m, "1.0", good, {});
+  teach(m, "1.0", good, {});  // unchanged: not remembered again
+  teach(m, "1.0", "<garbage", {});
+  teach(m, "1.0", *basil::encode_response(basil::make_failure(basil::Dialect::k1_0, "1.0", basil::Method::kQuery,
                                                              basil::ErrorClass::kTransient,
                                                              basil::ErrorSource::kBackend, "busy")),
           {});
@@ -48,7 +54,7 @@ TEST(EngineMemoryTest, LearnsOnlyGoodEngineAnswersAndRemembersEachChangeOnce) {
   EXPECT_EQ(m.recall("1.3"), std::nullopt);
   EXPECT_EQ(m.answered_from_memory(), 1u);
   const auto newer = engine_answer("1.0", "6.0.0");
-  m.learn("1.0", newer, {});
+  teach(m, "1.0", newer, {});
   EXPECT_EQ(remembered.size(), 2u);
   EXPECT_EQ(m.recall("1.0"), newer);
 }
@@ -59,7 +65,7 @@ TEST(EngineMemoryTest, StartsFromWhatAnEarlierBasildRememberedButReusesNoneOfItU
   const EngineMemory::Time t0{std::chrono::hours(1)};
   EXPECT_EQ(m.reuse("1.0", t0, 1h), std::nullopt) << "remembered before this basild ran";
   EXPECT_EQ(m.recall("1.0"), good);
-  m.learn("1.0", good, t0);
+  teach(m, "1.0", good, t0);
   EXPECT_EQ(m.reuse("1.0", t0, 1h), good);
 }
 
@@ -67,12 +73,12 @@ TEST(EngineMemoryTest, ReusesAnAnswerOnlyWhileItIsYoungerThanTheMaxAgeAndOnlyFor
   EngineMemory m;
   const auto good = engine_answer("1.0", "5.2.44");
   const EngineMemory::Time t0{std::chrono::hours(1)};
-  m.learn("1.0", good, t0);
+  teach(m, "1.0", good, t0);
   EXPECT_EQ(m.reuse("1.0", t0 + 60s, 60s), good) << "exactly the max age";
   EXPECT_EQ(m.reuse("1.0", t0 + 60s + 1ms, 60s), std::nullopt);
   EXPECT_EQ(m.reuse("1.3", t0, 60s), std::nullopt);
   EXPECT_EQ(m.reuse("1.0", t0, 0s), std::nullopt) << "max age 0: always asked";
-  m.learn("1.0", good, t0 + 2min);  // the same answer again: fresh again
+  teach(m, "1.0", good, t0 + 2min);  // the same answer again: fresh again
   EXPECT_EQ(m.reuse("1.0", t0 + 2min + 30s, 60s), good);
   EXPECT_EQ(m.reused(), 2u);
   EXPECT_EQ(m.answered_from_memory(), 0u) << "reuse is not the outage's recall";
@@ -82,7 +88,7 @@ TEST(EngineMemoryTest, TroubleReachingAlpsMakesNoAnswerFreshButKeepsThemForRecal
   EngineMemory m;
   const auto good = engine_answer("1.0", "5.2.44");
   const EngineMemory::Time t0{std::chrono::hours(1)};
-  m.learn("1.0", good, t0);
+  teach(m, "1.0", good, t0);
   m.unsettle();
   EXPECT_EQ(m.reuse("1.0", t0, 1h), std::nullopt);
   EXPECT_EQ(m.recall("1.0"), good);
@@ -93,7 +99,7 @@ class ScriptedTransport final : public Transport {
  public:
   explicit ScriptedTransport(boost::asio::io_context& io) : io_(io) {}
   std::deque<CallOutcome> script;
-  void async_call(std::string, std::chrono::milliseconds, Handler done) override {
+  void async_call(std::string, CallSpec, Handler done) override {
     CallOutcome o = script.front();
     script.pop_front();
     boost::asio::post(io_, [d = std::move(done), o = std::move(o)]() mutable { d(std::move(o)); });
@@ -118,12 +124,18 @@ CallOutcome unreachable() {
   return o;
 }
 
+// A forwarded request as the forwarder sends it: decoded once, its kind
+// read off it; the answer's bytes.
 basil::Result<std::string> forward(boost::asio::io_context& io, Client& c, std::string xml) {
-  std::optional<basil::Result<std::string>> out;
-  co_spawn_result(io.get_executor(), c.forward(std::move(xml)), [&](basil::Result<std::string> r) { out.emplace(std::move(r)); });
+  const auto request = basil::decode_request(xml);
+  const auto kind = request_kind(request ? &*request : nullptr);
+  std::optional<basil::Result<Forwarded>> out;
+  co_spawn_result(io.get_executor(), c.forward(std::move(xml), kind),
+                  [&](basil::Result<Forwarded> r) { out.emplace(std::move(r)); });
   io.restart();
   io.run();
-  return std::move(*out);
+  if (!*out) return out->status();
+  return std::move((*out)->xml);
 }
 
 TEST(EngineMemoryTest, AForwardedEngineThatAlpsDoesNotAnswerGetsTheLastGoodAnswer) {

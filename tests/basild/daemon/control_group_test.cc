@@ -45,7 +45,7 @@ class ControlGroupTest : public ::testing::Test {
   // The proxy as `nobody`, as slurmctld runs apbasil: the answer's text.
   std::string proxy_as_nobody(const Daemon& d) {
     return basil_test::run(
-               {std::string(BASIL_BINARY_DIR) + "/apbasil_proxy/apbasil_proxy", "--config", d.dir() + "/basild.conf"},
+               {std::string(BASIL_BINARY_DIR) + "/apbasil_proxy/apbasil_proxy", "--socket", d.socket()},
                kEngine, {.err = basil_test::Redirect::null(), .as_user = {{uid, gid}}})
         .out;
   }

@@ -3,7 +3,7 @@
 // sshd standing in for the main system, its `slurm` at an unprivileged user
 // of this machine), and conf/cray.conf's apbasil= and apkill= programs run
 // as slurmctld and slurmstepd run them: no arguments, stderr discarded,
-// the configuration found through $APBASIL_PROXY_CONFIG, as that user.
+// basild's socket found through $APBASIL_PROXY_SOCKET, as that user.
 #include <gtest/gtest.h>
 #include <grp.h>
 #include <pwd.h>
@@ -93,7 +93,8 @@ TEST(CrayConfTest, TheDocumentedExternalLoginSetUpRunsAsWritten) {
   };
   ASSERT_TRUE(cray.count("apbasil") && cray.count("apkill") && cray.count("alpsengine"));
   const std::string apbasil = program(cray.at("apbasil")), apkill = program(cray.at("apkill"));
-  ::setenv("APBASIL_PROXY_CONFIG", conf.c_str(), 1);
+  // The socket apbasil_proxy would find by itself in /run/basild; here in the test's folder.
+  ::setenv("APBASIL_PROXY_SOCKET", d.socket().c_str(), 1);
   // As slurmctld runs them: as nobody:nogroup, stderr discarded.
   const basil_test::SpawnOptions as_slurm{.err = basil_test::Redirect::null(), .as_user = {{pw->pw_uid, gr->gr_gid}}};
   auto call = [&](const std::string& request) {
@@ -118,7 +119,7 @@ TEST(CrayConfTest, TheDocumentedExternalLoginSetUpRunsAsWritten) {
   EXPECT_FALSE(application_running(d.emu(), apid));
   call(slurm::engine());
   call(slurm::release(res_id));
-  ::unsetenv("APBASIL_PROXY_CONFIG");
+  ::unsetenv("APBASIL_PROXY_SOCKET");
   EXPECT_TRUE(d.alps_reservations().empty());
 }
 

@@ -35,9 +35,8 @@ void expect_engine_from_memory(Daemon& d, const std::string& good) {
     EXPECT_EQ(r.status, 200u);
     EXPECT_EQ(r.body, good);
   }
-  // As slurmctld runs apbasil: the proxy, no arguments but its configuration.
-  const auto p = basil_test::run({std::string(BASIL_BINARY_DIR) + "/apbasil_proxy/apbasil_proxy", "--config",
-                                  d.dir() + "/basild.conf"},
+  // As slurmctld runs apbasil: the proxy, no arguments but basild's socket.
+  const auto p = basil_test::run({std::string(BASIL_BINARY_DIR) + "/apbasil_proxy/apbasil_proxy", "--socket", d.socket()},
                                  kEngine10);
   EXPECT_EQ(p.out, good);
   // A protocol ALPS never answered: a FAILURE in that protocol, not a guess.
@@ -84,8 +83,7 @@ TEST(EngineMemoryIntegrationTest, ARestartWhileApbasilFailsStillAnswersEngineLoc
 }
 
 std::string proxy_engine(const Daemon& d) {
-  return basil_test::run({std::string(BASIL_BINARY_DIR) + "/apbasil_proxy/apbasil_proxy", "--config",
-                          d.dir() + "/basild.conf"},
+  return basil_test::run({std::string(BASIL_BINARY_DIR) + "/apbasil_proxy/apbasil_proxy", "--socket", d.socket()},
                          kEngine10)
       .out;
 }

@@ -52,15 +52,15 @@ TEST(ForwardFailureTest, TheProxyPassesBasildsFailureOnWithoutItsFallback) {
   Daemon d("own-failure-proxy");
   d.start();
   emulator_admin(d.emu(), "fault --garbage 1");
-  // The two fronts alone: had they needed the fallback, the answer would
-  // say that the fallback cannot be run.
+  // The front alone: had it needed the fallback, the answer would say that
+  // the fallback cannot be run.
   const std::string bin = d.dir() + "/bin";
   ASSERT_EQ(::mkdir(bin.c_str(), 0755), 0);
   const std::string front = std::string(BASIL_BINARY_DIR) + "/apbasil_proxy/apbasil_proxy";
-  ASSERT_EQ(run_command("cp " + front + " " + front + "-full " + bin).exit_code, 0);
+  ASSERT_EQ(run_command("cp " + front + " " + bin).exit_code, 0);
   for (const auto& k : basil::testing::every_request_kind()) {
     if (k.name == "QUERY ENGINE 1.0") continue;  // answered from the last good answer
-    const auto r = basil_test::run({bin + "/apbasil_proxy", "--config", d.dir() + "/basild.conf"}, k.xml);
+    const auto r = basil_test::run({bin + "/apbasil_proxy", "--socket", d.socket()}, k.xml);
     EXPECT_EQ(r.exit_code, 0);
     const auto f = basil::decode_response(r.out);
     ASSERT_TRUE(f) << k.name << "\n" << r.out;

@@ -179,10 +179,10 @@ TEST(SlurmChainTest, ApkillOnTheExternalNodeSignalsTheJobsApplicationOnTheMainSy
   ASSERT_TRUE(forward(d, slurm::confirm(res_id, "901", 5000)).ok());
   const auto apid = std::stoull(emulator_admin(d.emu(), "app start --resid " + std::to_string(res_id)));
   const std::string apkill = std::string(BASIL_BINARY_DIR) + "/apbasil_proxy/apkill_proxy";
-  // As slurmctld runs it: no option, the configuration from the environment, stderr discarded.
-  ::setenv("APBASIL_PROXY_CONFIG", (d.dir() + "/basild.conf").c_str(), 1);
+  // As slurmctld runs it: no option, basild's socket from the environment, stderr discarded.
+  ::setenv("APBASIL_PROXY_SOCKET", d.socket().c_str(), 1);
   const auto r = basil_test::run({apkill, "-9", std::to_string(apid)}, "", kQuiet);
-  ::unsetenv("APBASIL_PROXY_CONFIG");
+  ::unsetenv("APBASIL_PROXY_SOCKET");
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_FALSE(application_running(d.emu(), apid));
   const auto ev = d.events_of("apkill", res_id);
@@ -193,11 +193,11 @@ TEST(SlurmChainTest, ApkillOnTheExternalNodeSignalsTheJobsApplicationOnTheMainSy
   // refused (exit 1), nothing signalled.
   const auto interactive = emulator_admin(d.emu(), "reserve --user bob --width 1 --interactive --pagg 77");
   const auto other = std::stoull(emulator_admin(d.emu(), "app start --resid " + interactive));
-  const std::string conf = d.dir() + "/basild.conf";
-  EXPECT_EQ(basil_test::run({apkill, "--config", conf, "-9", std::to_string(other)}, "", kQuiet).exit_code, 1);
+  const std::string socket = d.socket();
+  EXPECT_EQ(basil_test::run({apkill, "--socket", socket, "-9", std::to_string(other)}, "", kQuiet).exit_code, 1);
   EXPECT_TRUE(application_running(d.emu(), other));
-  EXPECT_EQ(basil_test::run({apkill, "--config", conf, "-9", "999999"}, "", kQuiet).exit_code, 1);
-  EXPECT_EQ(basil_test::run({apkill, "--config", conf, "-NOPE", "5"}, "", kQuiet).exit_code, 2);
+  EXPECT_EQ(basil_test::run({apkill, "--socket", socket, "-9", "999999"}, "", kQuiet).exit_code, 1);
+  EXPECT_EQ(basil_test::run({apkill, "--socket", socket, "-NOPE", "5"}, "", kQuiet).exit_code, 2);
 }
 
 }  // namespace
@@ -206,8 +206,8 @@ TEST(SlurmChainTest, ApkillOnTheExternalNodeSignalsTheJobsApplicationOnTheMainSy
 namespace basild::testing {
 namespace {
 
-// As Slurm runs cray.conf's apbasil: the proxy program, no argument, its
-// configuration in the environment, stderr discarded.
+// As Slurm runs cray.conf's apbasil: the proxy program, no argument,
+// basild's socket in the environment, stderr discarded.
 basil::Response proxy_call(const std::string& xml) {
   const auto r = basil_test::run({std::string(BASIL_BINARY_DIR) + "/apbasil_proxy/apbasil_proxy"}, xml, kQuiet);
   auto resp = basil::decode_response(r.out);
@@ -228,7 +228,7 @@ TEST(SlurmChainTest, JobStepsEndingAfterABasildRestartDuringALinkOutageFinishThe
       << basil_test::conduit_conf(sshd, "ssh-gateway", emulator_path(), d.emu(), BASIL_BINARY_DIR)
       << "reconnect_min = \"200ms\"\n";  // each call waits for an attempt: keep them close
   d.start();
-  ::setenv("APBASIL_PROXY_CONFIG", (d.dir() + "/basild.conf").c_str(), 1);
+  ::setenv("APBASIL_PROXY_SOCKET", d.socket().c_str(), 1);
   const auto engine = proxy_call(slurm::engine());
   ASSERT_TRUE(engine.ok());
   std::vector<std::uint64_t> jobs;
@@ -260,7 +260,7 @@ TEST(SlurmChainTest, JobStepsEndingAfterABasildRestartDuringALinkOutageFinishThe
   ASSERT_TRUE(sshd.Start()) << sshd.error();
   for (const auto id : jobs)
     EXPECT_TRUE(wait_until([&] { return proxy_call(slurm::release(id)).ok(); }, 10s)) << "RELEASE " << id;
-  ::unsetenv("APBASIL_PROXY_CONFIG");
+  ::unsetenv("APBASIL_PROXY_SOCKET");
   EXPECT_TRUE(d.alps_reservations().empty());
   d.wait_for_poll();
   EXPECT_TRUE(d.basild_reservations().empty()) << d.get("/v1/reservations").dump();

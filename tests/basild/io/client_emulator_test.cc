@@ -7,6 +7,7 @@
 #include "basild/calls/client.h"
 #include "basild/core/xml_log_format.h"
 #include "tests/basild/io/emulator_support.h"
+#include "tests/support/files.h"
 #include "tests/support/sanitized.h"
 #include "tests/basild/calls/client_options.h"
 #include "basild/io/local_transport.h"
@@ -65,12 +66,7 @@ struct Rig {
   Client client;
 };
 
-std::string read_file(const std::string& path) {
-  std::ifstream f(path);
-  std::ostringstream s;
-  s << f.rdbuf();
-  return s.str();
-}
+using basil_test::read_file;
 
 TEST(ClientEmulatorTest, ReserveConfirmReleaseCycle) {
   const auto state = init_emulator("cl-cycle");
@@ -245,16 +241,20 @@ TEST(ClientEmulatorTest, ReserveAdoptsTheReservationOfALostAnswer) {
 TEST(ClientEmulatorTest, RawForwardReturnsTheAnswerUntouched) {
   const auto state = init_emulator("cl-raw");
   Rig rig(state);
-  auto out = run_sync(rig.io, rig.client.forward(
-                                  "<BasilRequest protocol=\"1.3\" method=\"RELEASE\" reservation_id=\"77\"/>"));
+  const std::string release = "<BasilRequest protocol=\"1.3\" method=\"RELEASE\" reservation_id=\"77\"/>";
+  const auto request = basil::decode_request(release);
+  ASSERT_TRUE(request);
+  auto out = run_sync(rig.io, rig.client.forward(release, request_kind(&*request)));
   ASSERT_TRUE(out) << out.status().message();
-  EXPECT_NE(out->find("No entry for resId 77"), std::string::npos) << *out;
+  EXPECT_NE(out->xml.find("No entry for resId 77"), std::string::npos) << out->xml;
+  ASSERT_TRUE(out->decoded) << "a RELEASE's answer is decoded once, for whoever learns from it";
+  EXPECT_FALSE(out->decoded->ok());
   // Timed as the RELEASE it is, a forwarded one, failed (ALPS said FAILURE).
   EXPECT_EQ(rig.timings.of(CallKind::kRelease, Caller::kForwarded).count, 1u);
   EXPECT_EQ(rig.timings.of(CallKind::kRelease, Caller::kForwarded).errors, 1u);
   EXPECT_EQ(rig.timings.of(CallKind::kRelease).count, 0u) << "basild's own calls are apart";
   // A request that is no BASIL at all is still RAW.
-  ASSERT_TRUE(run_sync(rig.io, rig.client.forward("not basil")));
+  ASSERT_TRUE(run_sync(rig.io, rig.client.forward("not basil", request_kind(nullptr))));
   EXPECT_EQ(rig.timings.of(CallKind::kRaw, Caller::kForwarded).count, 1u);
 }
 
@@ -265,7 +265,7 @@ TEST(ClientEmulatorTest, XmlLogHoldsRequestsAndResponsesThatReplayReadsBack) {
   ASSERT_TRUE(log) << log.status().message();
   Rig rig(state, {}, (*log)->observer());
   ASSERT_TRUE(run_sync(rig.io, rig.client.query_inventory()));
-  ASSERT_TRUE(run_sync(rig.io, rig.client.forward("not xml at all\n<BasilRequest")));
+  ASSERT_TRUE(run_sync(rig.io, rig.client.forward("not xml at all\n<BasilRequest", request_kind(nullptr))));
 
   const auto text = read_file(logdir + "/basil_xml.log");
   auto parsed = parse_xml_log(text);

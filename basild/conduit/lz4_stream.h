@@ -1,18 +1,15 @@
-// One LZ4 frame decompressed as its bytes arrive: the conduit's for a
-// gateway helper's compressed answer (conduit/frames.h), apbasil_proxy's
-// for the same answer passed on by basild. Pure: the caller lends the
-// buffer each step decompresses into and says where the bytes go.
+// One LZ4 frame decompressed as its bytes arrive: a gateway helper's
+// compressed answer (frames.h). Pure: the caller says where the bytes go.
 #pragma once
 
 #include <lz4frame.h>
 
-#include <cstddef>
 #include <functional>
-#include <span>
+#include <memory>
 #include <string>
 #include <string_view>
 
-namespace basild {
+namespace basild::conduit {
 
 class Lz4Stream {
  public:
@@ -31,18 +28,20 @@ class Lz4Stream {
   Lz4Stream(const Lz4Stream&) = delete;
   Lz4Stream& operator=(const Lz4Stream&) = delete;
 
-  // The frame's next bytes, decompressed through `scratch` (at most its
-  // size per write) to `write`. After anything but kOk the stream is of no
-  // further use.
-  Fed feed(std::string_view packed, std::span<char> scratch, const Write& write);
+  // The frame's next bytes, decompressed in steps of kStep to `write`.
+  // After anything but kOk the stream is of no further use.
+  Fed feed(std::string_view packed, const Write& write);
   bool ended() const { return ended_; }  // the frame's end mark came
   // What kNotLz4 met, in LZ4's words.
   const std::string& not_lz4() const { return not_lz4_; }
 
+  static constexpr std::size_t kStep = 256 * 1024;  // four of the helper's 64-KiB blocks
+
  private:
   LZ4F_dctx* ctx_ = nullptr;
+  std::unique_ptr<char[]> scratch_;
   bool ended_ = false;
   std::string not_lz4_;
 };
 
-}  // namespace basild
+}  // namespace basild::conduit
