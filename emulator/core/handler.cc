@@ -7,6 +7,7 @@
 
 #include "basil_proto/codec.h"
 #include "emulator/core/placement.h"
+#include "emulator/core/sdb.h"
 
 namespace emu {
 
@@ -221,7 +222,10 @@ basil::Inventory build_inventory(const State& state, Dialect d, const basil::Inv
     for (const auto& [resid, allocs] : state.allocations)
       for (const Allocation& a : allocs) by_node[a.nid].push_back(&a);
     inv.nodes.reserve(state.node_count());
-    const bool router = state.system.gemini && basil::at_least(d, Dialect::k1_1plus) && !basil::at_least(d, Dialect::k1_3);
+    // Every node of 1.1+ and 1.2, whatever the interconnect: select/alps
+    // stops without it (PROTOCOL.md 3.2).
+    const bool router = basil::at_least(d, Dialect::k1_1plus) && !basil::at_least(d, Dialect::k1_3);
+    const Interconnect interconnect = interconnect_of(state.system);
     std::vector<std::uint64_t> seg_used;
     for (const NodeRange& r : state.nodes) {
       const Layout& l = state.system.layouts[r.layout];
@@ -233,7 +237,7 @@ basil::Inventory build_inventory(const State& state, Dialect d, const basil::Inv
         n.architecture = r.arch;
         n.role = r.role;
         n.state = r.state;
-        if (router) n.router_id = nid / 2 + 1;
+        if (router) n.router_id = router_id(state.system.geometry, interconnect, nid);
         if (!n.accelerators.empty()) n.accelerators[0].state = r.accel_state;
         auto it = by_node.find(nid);
         if (it != by_node.end()) {
