@@ -25,10 +25,12 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string_view>
 
 #include "basil_proto/dialect.h"
+#include "basil_proto/model.h"
 #include "basil_proto/src/decode_attrs.h"
 #include "basil_proto/src/decode_handlers.h"
 
@@ -410,6 +412,27 @@ inline constexpr OpSpec kOps[] = {
     {kOpStatus, kFrom12, "QUERY STATUS"},
     {kOpSwitch, kFrom12, "SWITCH"},
 };
+
+// The operation of a method and query type (a QUERY without one: all query bits).
+inline OpMask op_of(Method m, std::optional<QueryType> t) {
+  switch (m) {
+    case Method::kReserve: return kOpReserve;
+    case Method::kConfirm: return kOpConfirm;
+    case Method::kRelease: return kOpRelease;
+    case Method::kSwitch: return kOpSwitch;
+    case Method::kUndefined: return kOpUndefined;
+    case Method::kQuery:
+      if (!t) return kOpQuery;
+      switch (*t) {
+        case QueryType::kEngine: return kOpEngine;
+        case QueryType::kInventory: return kOpInventory;
+        case QueryType::kSummary: return kOpSummary;
+        case QueryType::kStatus: return kOpStatus;
+      }
+      return kOpQuery;
+  }
+  return kOpAny;
+}
 
 // The entry of a request's operation (one op bit), or nullptr: all dialects.
 inline constexpr const OpSpec* op_spec(OpMask op) {
