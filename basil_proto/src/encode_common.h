@@ -25,7 +25,6 @@ using decode_detail::attr_dialects;
 using decode_detail::Ctx;
 using decode_detail::DMask;
 using decode_detail::elem_dialects;
-using decode_detail::op_dialects;
 using decode_detail::says;
 
 // "<what> cannot be written in dialect 1.2 (<rule>)".
