@@ -101,6 +101,9 @@ inline constexpr AttrSpec kInventoryAttrs[] = {
     {"mpp_host", kFrom11P}, {"timestamp", kFrom11P}, {"cpcu", kDExt}};
 inline constexpr AttrSpec kNodeArrayAttrs[] = {{"changecount", kFrom12},
                                                {"schedchangecount", kFrom13}};
+// router_id: the emulator writes it on every Node of 1.1+ and 1.2, where
+// select/alps stops without it; read as optional, since basild needs none and
+// Slurm's comment has SeaStar systems omit it.
 inline constexpr AttrSpec kNodeAttrs[] = {
     {"node_id", kDAll, kOpAny, kReq},      {"name", kDAll, kOpAny, kReq},
     {"architecture", kDAll, kOpAny, kReq}, {"role", kDAll, kOpAny, kReq},

@@ -1,7 +1,8 @@
 // The codec's structure tables (private to basil_proto): what each dialect
 // can say, written once. The decoder walks them; the encoder asks them
-// (elem_dialects, attr_dialects, op_dialects below) whether its dialect can
-// say an element or attribute before writing it.
+// (elem_dialects, attr_dialects below) whether its dialect can say an
+// element or attribute before writing it, and part_not_in_dialect()
+// (codec.h) asks them (op_spec below) whether it has a request's operation.
 //
 // Every element the decoder knows is an edge (parent context, name) -> context,
 // with the dialects and the methods it belongs to and whether it is unique,
@@ -25,10 +26,12 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <string_view>
 
 #include "basil_proto/dialect.h"
+#include "basil_proto/model.h"
 #include "basil_proto/src/decode_attrs.h"
 #include "basil_proto/src/decode_handlers.h"
 
@@ -411,6 +414,27 @@ inline constexpr OpSpec kOps[] = {
     {kOpSwitch, kFrom12, "SWITCH"},
 };
 
+// The operation of a method and query type (a QUERY without one: all query bits).
+inline OpMask op_of(Method m, std::optional<QueryType> t) {
+  switch (m) {
+    case Method::kReserve: return kOpReserve;
+    case Method::kConfirm: return kOpConfirm;
+    case Method::kRelease: return kOpRelease;
+    case Method::kSwitch: return kOpSwitch;
+    case Method::kUndefined: return kOpUndefined;
+    case Method::kQuery:
+      if (!t) return kOpQuery;
+      switch (*t) {
+        case QueryType::kEngine: return kOpEngine;
+        case QueryType::kInventory: return kOpInventory;
+        case QueryType::kSummary: return kOpSummary;
+        case QueryType::kStatus: return kOpStatus;
+      }
+      return kOpQuery;
+  }
+  return kOpAny;
+}
+
 // The entry of a request's operation (one op bit), or nullptr: all dialects.
 inline constexpr const OpSpec* op_spec(OpMask op) {
   for (const OpSpec& o : kOps) {
@@ -423,8 +447,8 @@ inline constexpr const OpSpec* op_spec(OpMask op) {
 
 // What the encoder asks before it writes: the dialects that have element
 // `name` under `parent` (for the operation `op` where a parent's children
-// depend on it), attribute `name` of context `ctx`, operation `op`. Evaluated
-// at compile time; a name the tables do not know does not compile.
+// depend on it), attribute `name` of context `ctx`. Evaluated at compile
+// time; a name the tables do not know does not compile.
 consteval DMask elem_dialects(Ctx parent, std::string_view name, OpMask op = kOpAny) {
   for (const ElemSpec& e : kElems) {
     if (e.parent == parent && e.name == name && (e.ops & op) != 0) return e.dialects;
@@ -437,15 +461,6 @@ consteval DMask attr_dialects(Ctx ctx, std::string_view name) {
     if (a.name == name) return a.dialects;
   }
   throw "attribute not in its context's table";
-}
-
-// By value, not through op_spec(): g++ 12 under -fsanitize=undefined does
-// not take a pointer's comparison with nullptr as a constant expression.
-consteval DMask op_dialects(OpMask op) {
-  for (const OpSpec& o : kOps) {
-    if (o.op == op) return o.dialects;
-  }
-  return kDAll;
 }
 
 }  // namespace basil::decode_detail

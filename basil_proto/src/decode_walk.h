@@ -107,26 +107,6 @@ inline std::string quote(std::string_view v) {
   return q;
 }
 
-inline OpMask op_of(Method m, std::optional<QueryType> t) {
-  switch (m) {
-    case Method::kReserve: return kOpReserve;
-    case Method::kConfirm: return kOpConfirm;
-    case Method::kRelease: return kOpRelease;
-    case Method::kSwitch: return kOpSwitch;
-    case Method::kUndefined: return kOpUndefined;
-    case Method::kQuery:
-      if (!t) return kOpQuery;
-      switch (*t) {
-        case QueryType::kEngine: return kOpEngine;
-        case QueryType::kInventory: return kOpInventory;
-        case QueryType::kSummary: return kOpSummary;
-        case QueryType::kStatus: return kOpStatus;
-      }
-      return kOpQuery;
-  }
-  return kOpAny;
-}
-
 // One attribute of the element being started, in its context's table order.
 struct DecodeAttr {
   std::string_view name;

@@ -25,7 +25,6 @@ using decode_detail::attr_dialects;
 using decode_detail::Ctx;
 using decode_detail::DMask;
 using decode_detail::elem_dialects;
-using decode_detail::op_dialects;
 using decode_detail::says;
 
 // "<what> cannot be written in dialect 1.2 (<rule>)".
@@ -44,5 +43,13 @@ inline Status not_in_dialect(Dialect d, std::string_view what, std::string_view 
 }
 
 inline Status refused(std::string message) { return Status(Code::kNotInDialect, std::move(message)); }
+
+// "1.2 onwards": the oldest dialect of `mask`, a mask that holds every later one.
+inline std::string onwards(DMask mask) {
+  for (Dialect d : kAllDialects) {
+    if (says(d, mask)) return std::string(dialect_id(d)) + " onwards";
+  }
+  return "1.4-1.7 only";
+}
 
 }  // namespace basil::encode_detail

@@ -5,6 +5,7 @@
 // element they concern is written; a refusal discards what was written.
 // Nothing throws out of encode_request().
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <variant>
 
@@ -21,9 +22,6 @@ namespace {
 
 using namespace encode_detail;  // NOLINT: the encoder's private helpers
 using decode_detail::kOpInventory;
-using decode_detail::kOpStatus;
-using decode_detail::kOpSummary;
-using decode_detail::kOpSwitch;
 
 const char* query_type_name(QueryType t) {
   switch (t) {
@@ -39,7 +37,10 @@ class RequestEncoder {
  public:
   RequestEncoder(XmlWriter& w, const Request& r) : w_(w), r_(r), d_(r.dialect) {}
 
-  Status run() { return std::visit([this](const auto& body) { return write(body); }, r_.body); }
+  Status run() {
+    if (auto gap = part_not_in_dialect(r_, d_)) return not_in_dialect(d_, gap->part, gap->since);
+    return std::visit([this](const auto& body) { return write(body); }, r_.body);
+  }
 
  private:
   // <BasilRequest protocol method [type]: the attributes every request has.
@@ -97,14 +98,12 @@ class RequestEncoder {
   }
 
   Status write(const SummaryQuery&) {
-    if (!says(op_dialects(kOpSummary))) return not_in_dialect(d_, "QUERY SUMMARY", "1.3 onwards");
     BASIL_RETURN_IF_ERROR(query(QueryType::kSummary));
     w_.end();
     return {};
   }
 
   Status write(const StatusQuery& q) {
-    if (!says(op_dialects(kOpStatus))) return not_in_dialect(d_, "QUERY STATUS", "1.2 onwards");
     if (q.reservation_ids.empty() == q.application_ids.empty())
       return refused("QUERY STATUS names reservations or applications, one of the two");
     BASIL_RETURN_IF_ERROR(query(QueryType::kStatus));
@@ -150,10 +149,9 @@ class RequestEncoder {
     return {};
   }
 
-  // What a ReserveParam may hold in this dialect, before any of it is written.
+  // What a ReserveParam may hold in this dialect, before any of it is written
+  // (besides what part_not_in_dialect() refuses).
   Status check_param(const ReserveParam& p) const {
-    if (p.nppcu && *p.nppcu > 0 && !says(attr_dialects(Ctx::kRp, "nppcu")))
-      return not_in_dialect(d_, "ReserveParam@nppcu=" + std::to_string(*p.nppcu), "1.3 onwards");
     if (p.reservation_mode && !says(attr_dialects(Ctx::kRp, "reservation_mode")))
       return not_in_dialect(d_, "ReserveParam@reservation_mode", "1.1+ onwards");
     if (p.gpc_mode && !says(attr_dialects(Ctx::kRp, "gpc_mode")))
@@ -164,8 +162,6 @@ class RequestEncoder {
       return not_in_dialect(d_, "ReserveParam@p-state", "1.3 onwards");
     if (p.p_governor && !says(attr_dialects(Ctx::kRp, "p-governor")))
       return not_in_dialect(d_, "ReserveParam@p-governor", "1.3 onwards");
-    if (!p.accelerators.empty() && !says(elem_dialects(Ctx::kRp, "AccelParamArray")))
-      return not_in_dialect(d_, "AccelParam", "1.2 onwards");
     if (p.nodes.size() > 1)
       return refused("this project writes at most one NodeParam per ReserveParam (got " +
                      std::to_string(p.nodes.size()) + "; nodes of different layouts go in separate ReserveParams)");
@@ -254,7 +250,6 @@ class RequestEncoder {
   }
 
   Status write(const SwitchRequest& q) {
-    if (!says(op_dialects(kOpSwitch))) return not_in_dialect(d_, "SWITCH", "1.2 onwards");
     if (q.reservations.empty() == q.applications.empty())
       return refused("SWITCH names reservations or applications, one of the two");
     BASIL_RETURN_IF_ERROR(open("SWITCH", nullptr));
@@ -288,6 +283,23 @@ class RequestEncoder {
 };
 
 }  // namespace
+
+std::optional<PartNotInDialect> part_not_in_dialect(const Request& request, Dialect d) {
+  using decode_detail::op_of;
+  using decode_detail::op_spec;
+  if (const auto* op = op_spec(op_of(request.method(), request.query_type())); op != nullptr && !says(d, op->dialects))
+    return PartNotInDialect{std::string(op->name), onwards(op->dialects)};
+  const auto* reserve = std::get_if<ReserveRequest>(&request.body);
+  if (reserve == nullptr) return std::nullopt;
+  constexpr DMask kNppcu = attr_dialects(Ctx::kRp, "nppcu");
+  constexpr DMask kAccel = elem_dialects(Ctx::kRp, "AccelParamArray");
+  for (const ReserveParam& p : reserve->params) {
+    if (p.nppcu.value_or(0) > 0 && !says(d, kNppcu))
+      return PartNotInDialect{"ReserveParam@nppcu=" + std::to_string(*p.nppcu), onwards(kNppcu)};
+    if (!p.accelerators.empty() && !says(d, kAccel)) return PartNotInDialect{"AccelParam", onwards(kAccel)};
+  }
+  return std::nullopt;
+}
 
 Result<std::string> encode_request(const Request& request) {
   return write_document(512, [&](XmlWriter& w) { return RequestEncoder(w, request).run(); });

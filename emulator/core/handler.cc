@@ -7,6 +7,7 @@
 
 #include "basil_proto/codec.h"
 #include "emulator/core/placement.h"
+#include "emulator/core/sdb.h"
 
 namespace emu {
 
@@ -221,7 +222,10 @@ basil::Inventory build_inventory(const State& state, Dialect d, const basil::Inv
     for (const auto& [resid, allocs] : state.allocations)
       for (const Allocation& a : allocs) by_node[a.nid].push_back(&a);
     inv.nodes.reserve(state.node_count());
-    const bool router = state.system.gemini && basil::at_least(d, Dialect::k1_1plus) && !basil::at_least(d, Dialect::k1_3);
+    // Every node of 1.1+ and 1.2, whatever the interconnect: select/alps
+    // stops without it (PROTOCOL.md 3.2).
+    const bool router = basil::at_least(d, Dialect::k1_1plus) && !basil::at_least(d, Dialect::k1_3);
+    const Interconnect interconnect = interconnect_of(state.system);
     std::vector<std::uint64_t> seg_used;
     for (const NodeRange& r : state.nodes) {
       const Layout& l = state.system.layouts[r.layout];
@@ -233,7 +237,7 @@ basil::Inventory build_inventory(const State& state, Dialect d, const basil::Inv
         n.architecture = r.arch;
         n.role = r.role;
         n.state = r.state;
-        if (router) n.router_id = nid / 2 + 1;
+        if (router) n.router_id = router_id(state.system.geometry, interconnect, nid);
         if (!n.accelerators.empty()) n.accelerators[0].state = r.accel_state;
         auto it = by_node.find(nid);
         if (it != by_node.end()) {
@@ -401,21 +405,6 @@ basil::Result<Delta> create_reservation(const State& state, const basil::Reserve
 
 namespace {
 
-// A RESERVE part that places with a resource dialect `d` has no word for:
-// accelerators (AccelParam, from 1.2: CLE 4) and compute units (nppcu > 0,
-// from 1.3: CLE 5.1). Bookkeeping a dialect does not list (batch_id at 1.0,
-// which Torque sends at its default protocol 1.0 and Slurm whenever it has a
-// job id) is kept, as ALPS kept it.
-std::optional<std::string> unplaceable_in_dialect(const basil::Request& req, Dialect d) {
-  const auto* r = std::get_if<basil::ReserveRequest>(&req.body);
-  if (r == nullptr) return std::nullopt;
-  for (const basil::ReserveParam& p : r->params) {
-    if (!p.accelerators.empty() && !basil::at_least(d, Dialect::k1_2)) return "AccelParam (accelerators: 1.2 onwards)";
-    if (p.nppcu.value_or(0) > 0 && d != Dialect::k1_3) return "ReserveParam@nppcu (compute units: 1.3)";
-  }
-  return std::nullopt;
-}
-
 // SWITCH: every item must name a reservation (or an aprun application) ALPS
 // holds, else nothing is switched and the whole request fails PERMANENT,
 // BACKEND with "No entry for resId R" ("... for apid A"), the form of
@@ -475,12 +464,17 @@ Handled handle(const basil::Request& req, const State& state, std::uint64_t now)
                                "Illegal attribute assignment: " + *bad + " (a value ALPS does not know)");
     return out;
   }
-  // Nor place with a resource its dialect has no word for, which the
-  // tolerant decoder also kept: refused, never dropped.
-  if (auto bad = unplaceable_in_dialect(req, d)) {
+  // Nor carry out, or answer, what the answer's dialect has no word for,
+  // which the tolerant decoder also kept: the operation (SWITCH and QUERY
+  // STATUS before 1.2, QUERY SUMMARY before 1.3) or a resource RESERVE would
+  // place with (accelerators, compute units). Refused before anything is
+  // done, never dropped. Bookkeeping a dialect does not list (batch_id at
+  // 1.0, which Torque sends at its default protocol 1.0 and Slurm whenever
+  // it has a job id) is kept, as ALPS kept it.
+  if (auto gap = basil::part_not_in_dialect(req, d)) {
     resp = basil::make_failure(d, req.protocol, req.method(), ErrorClass::kPermanent, ErrorSource::kSyntax,
                                "ALPS error: request part not in BASIL " + std::string(basil::dialect_id(d)) + ": " +
-                                   *bad);
+                                   gap->part + " (" + gap->since + ")");
     return out;
   }
 

@@ -143,6 +143,16 @@ Coordinates sdb_coordinates(const Geometry& g, Interconnect ic, std::uint32_t ni
   return {};
 }
 
+std::uint32_t router_id(const Geometry& g, Interconnect ic, std::uint32_t nid) {
+  const std::uint32_t node = g.position(nid).node;
+  const std::uint32_t per_router = ic == Interconnect::kSeaStar  ? 1
+                                   : ic == Interconnect::kGemini ? 2
+                                                                 : g.nodes_per_slot;
+  const std::uint64_t routers_per_slot = (g.nodes_per_slot + per_router - 1) / per_router;
+  const std::uint64_t slot = (nid - node) / g.nodes_per_slot;
+  return static_cast<std::uint32_t>(slot * routers_per_slot + node / per_router + 1);
+}
+
 std::string_view processor_status(basil::NodeState state) {
   switch (state) {
     case basil::NodeState::kUp: return "up";

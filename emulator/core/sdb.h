@@ -15,6 +15,9 @@
 //      Aries    (column, (row * chassis_per_cabinet + chassis) * nodes_per_slot + node, slot)
 //    so a triple is unique per node except the two nodes of a Gemini chip,
 //    which is how select/alps tells Gemini from SeaStar.
+//  - Routers (INVENTORY's Node@router_id, router_id() below): one per node on
+//    SeaStar, one per Gemini chip (the two nodes that share a triple), one
+//    per Aries chip (the nodes of a blade), numbered from 1 in NID order.
 #pragma once
 
 #include <cstdint>
@@ -38,6 +41,12 @@ struct Coordinates {
   bool operator==(const Coordinates&) const = default;
 };
 Coordinates sdb_coordinates(const Geometry& geometry, Interconnect ic, std::uint32_t nid);
+
+// The router the node hangs on, from 1: (slot * routers per slot) + the
+// node's router in its slot + 1, the slot counted by NID (the first NID of
+// its slot / nodes per slot). On the presets NID + 1 (SeaStar), NID / 2 + 1
+// (Gemini), NID / 4 + 1 (Aries).
+std::uint32_t router_id(const Geometry& geometry, Interconnect ic, std::uint32_t nid);
 
 // Column values, as the table's ENUMs spell them.
 std::string_view processor_status(basil::NodeState state);  // up down admindown route suspect unavail unknown

@@ -125,7 +125,7 @@ struct FaultConfig {
 struct System {
   std::string mpp_host = "UNKNOWN";
   std::string cle = "5.2";
-  bool gemini = false;              // router_id on nodes (1.1+ and 1.2)
+  bool gemini = false;              // Gemini interconnect (else the geometry decides: sdb.h)
   bool inventory_forms = true;      // honour INVENTORY's reduced request forms
   bool fsync = false;               // each change on disk before the answer (store.h)
   Geometry geometry;

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "basil_proto/codec.h"
+
 namespace basil {
 namespace {
 
@@ -77,6 +79,48 @@ TEST(DialectTest, OnlyCle52BeforeUp03PutsMemoryUnderNodeIn13) {
   // The emulator's CLE releases: "5.2.0" is the one before UP03.
   EXPECT_TRUE(memory_under_node_in_1_3(cle_release("5.2.0")->engine_version));
   EXPECT_FALSE(memory_under_node_in_1_3(cle_release("5.2")->engine_version));
+}
+
+// What a server of a dialect can neither carry out nor answer: the
+// operation, or a resource RESERVE places with; bookkeeping is not such a part.
+TEST(DialectTest, PartNotInDialectNamesTheOperationOrPlacedResourceAndSinceWhen) {
+  auto gap = [](Dialect d, RequestBody body) -> std::string {
+    const auto g = part_not_in_dialect(make_request(d, std::move(body)), d);
+    return g ? g->part + " (" + g->since + ")" : "";
+  };
+  SwitchRequest sw;
+  sw.reservations.push_back({1, SwitchAction::kOut});
+  StatusQuery status;
+  status.reservation_ids = {1};
+  for (Dialect d : {Dialect::k1_0, Dialect::k1_1, Dialect::k1_1plus}) {
+    EXPECT_EQ(gap(d, sw), "SWITCH (1.2 onwards)");
+    EXPECT_EQ(gap(d, status), "QUERY STATUS (1.2 onwards)");
+  }
+  EXPECT_EQ(gap(Dialect::k1_2, SummaryQuery{}), "QUERY SUMMARY (1.3 onwards)");
+  EXPECT_EQ(gap(Dialect::k1_2, sw), "");
+  EXPECT_EQ(gap(Dialect::k1_2, status), "");
+  EXPECT_EQ(gap(Dialect::k1_3, SummaryQuery{}), "");
+
+  ReserveRequest plain;
+  plain.user_name = "a";
+  plain.batch_id = "7";  // bookkeeping: kept at 1.0
+  plain.params.emplace_back().width = 1;
+  plain.params.back().nppcu = 0;  // ALPS's default: no part
+  ReserveRequest gpu = plain;
+  gpu.params.back().accelerators.emplace_back();
+  ReserveRequest cus = plain;
+  cus.params.emplace_back().nppcu = 2;
+  for (Dialect d : kAllDialects) EXPECT_EQ(gap(d, plain), "") << dialect_id(d);
+  EXPECT_EQ(gap(Dialect::k1_1plus, gpu), "AccelParam (1.2 onwards)");
+  EXPECT_EQ(gap(Dialect::k1_2, gpu), "");
+  EXPECT_EQ(gap(Dialect::k1_2, cus), "ReserveParam@nppcu=2 (1.3 onwards)");
+  EXPECT_EQ(gap(Dialect::k1_3, cus), "");
+  for (Dialect d : kAllDialects) {
+    EXPECT_EQ(gap(d, EngineQuery{}), "");
+    EXPECT_EQ(gap(d, InventoryQuery{}), "");
+    EXPECT_EQ(gap(d, ConfirmRequest{1, 2, {}}), "");
+    EXPECT_EQ(gap(d, ReleaseRequest{1, {}}), "");
+  }
 }
 
 }  // namespace

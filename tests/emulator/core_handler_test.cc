@@ -239,6 +239,50 @@ TEST(HandlerTest, ASwitchNamingAReservationAlpsDoesNotHoldFailsWholeAndSwitchesN
   EXPECT_EQ(message(a), "ALPS error: apsched: No entry for apid 4242");
 }
 
+// The one rule: what the answer's dialect has no word for (the operation, or
+// a resource RESERVE would place with) is refused before anything changes.
+TEST(HandlerTest, WhatTheAnswersDialectCannotSayIsRefusedBeforeAnythingChanges) {
+  for (const std::string& cle : basil::cle_release_names()) {
+    SCOPED_TRACE("CLE " + cle);
+    State s = world("tds-8", cle.c_str());
+    ASSERT_TRUE(run(s, request("1.0", reserve_req(1))).ok());
+    const auto engine = basil::cle_release(cle)->engine_version;
+    basil::SwitchRequest out;
+    out.reservations.push_back({1, basil::SwitchAction::kOut});
+    basil::StatusQuery status;
+    status.reservation_ids = {1};
+    basil::ReserveRequest gpu = reserve_req(1);
+    gpu.params[0].accelerators.push_back({});
+    struct Case {
+      const char* protocol;
+      basil::RequestBody body;
+      const char* part;
+    };
+    const Case cases[] = {{"1.0", out, "SWITCH (1.2 onwards)"},
+                          {"1.1", out, "SWITCH (1.2 onwards)"},
+                          {"1.1", status, "QUERY STATUS (1.2 onwards)"},
+                          {"1.2", basil::SummaryQuery{}, "QUERY SUMMARY (1.3 onwards)"},
+                          {"1.1", gpu, "AccelParam (1.2 onwards)"},
+                          {"1.2", reserve_req(1, 1, 1, 2), "ReserveParam@nppcu=2 (1.3 onwards)"}};
+    for (const Case& c : cases) {
+      const auto d = basil::dialect_for(engine, c.protocol);
+      if (!d) continue;
+      Handled h = handle(request(c.protocol, c.body), s, 1000);
+      EXPECT_TRUE(h.delta.empty()) << c.part << " at " << c.protocol;
+      const basil::Response& r = h.response;
+      ASSERT_FALSE(r.ok()) << c.part << " at " << c.protocol;
+      EXPECT_EQ(r.protocol, c.protocol);
+      EXPECT_EQ(r.dialect, *d);
+      EXPECT_EQ(r.method, request(c.protocol, c.body).method());
+      EXPECT_EQ(r.error_class, basil::ErrorClass::kPermanent);
+      EXPECT_EQ(r.error_source, basil::ErrorSource::kSyntax);
+      EXPECT_EQ(message(r),
+                "ALPS error: request part not in BASIL " + std::string(basil::dialect_id(*d)) + ": " + c.part);
+    }
+    EXPECT_FALSE(s.reservations.at(1).suspended);
+  }
+}
+
 TEST(HandlerTest, AdminReservationsForOrphansAndInteractive) {
   State s = world("tds-8");
   auto req = reserve_req(1);

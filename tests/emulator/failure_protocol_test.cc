@@ -154,3 +154,80 @@ TEST_F(EmulatorTest, ARequestPartTheDialectCannotHonourIsRefusedNotDropped) {
 }
 
 }  // namespace
+
+namespace {
+
+using namespace emulator_testing;
+
+// A method or part the answer's dialect has no word for is refused before
+// anything changes, as RESERVE's parts are: PERMANENT, SYNTAX, "ALPS error:
+// request part not in BASIL <dialect>: <part> (<dialects that have it>)".
+// Before, SWITCH at protocol 1.0 or 1.1 suspended the reservation and then
+// answered PERMANENT/INTERNAL "emulator could not encode its answer", and
+// QUERY STATUS and SUMMARY below their dialects answered INTERNAL too.
+class DialectRefusalTest : public EmulatorFailureProtocolTest {
+ protected:
+  void expect_refused(const std::string& request, const std::string& protocol, basil::Method method,
+                      const std::string& dialect, const std::string& part) {
+    Ran r = emu("", request);
+    EXPECT_EQ(r.rc, 0);
+    const auto d = expect_failure_in(r.out, protocol, part + " at " + protocol);
+    EXPECT_EQ(d.method, method) << r.out;
+    EXPECT_EQ(d.error_class, basil::ErrorClass::kPermanent) << r.out;
+    EXPECT_EQ(d.error_source, basil::ErrorSource::kSyntax) << r.out;
+    EXPECT_EQ(text(d), "ALPS error: request part not in BASIL " + dialect + ": " + part) << r.out;
+    EXPECT_EQ(reservations(), before_) << "refused, yet " << part << " at " << protocol << " changed a reservation";
+  }
+  // The reservation lines of `show`.
+  std::string reservations() {
+    const std::string all = emu("show").out;
+    std::string out;
+    for (std::size_t at = all.find("\nreservation "); at != std::string::npos; at = all.find("\nreservation ", at + 1))
+      out += all.substr(at + 1, all.find('\n', at + 1) - at);
+    return out;
+  }
+
+  std::string before_;
+};
+
+TEST_F(DialectRefusalTest, SwitchStatusAndSummaryOutsideTheirDialectsAreRefusedAndChangeNothing) {
+  for (const std::string& cle : basil::cle_release_names()) {
+    SCOPED_TRACE("CLE " + cle);
+    TearDown();
+    SetUp();
+    init("tds-8", "--cle " + cle);
+    ASSERT_EQ(emu("reserve --user bob --width 2 --batch-id 7 --pagg 5").rc, 0);
+    ASSERT_EQ(emu("app start --resid 1").rc, 0);
+    before_ = reservations();
+    ASSERT_NE(before_.find("reservation 1 "), std::string::npos);
+    const basil::CleRelease release = *basil::cle_release(cle);
+    for (const std::string p : {"1.0", "1.1", "1.2"}) {
+      const auto d = basil::dialect_for(release.engine_version, p);
+      if (!d) continue;  // a version mismatch, answered as such
+      const std::string id(basil::dialect_id(*d));
+      if (p != "1.2") {
+        for (const char* action : {"OUT", "IN"})
+          expect_refused("<BasilRequest protocol=\"" + p +
+                             "\" method=\"SWITCH\"><ReservationArray>"
+                             "<Reservation reservation_id=\"1\" action=\"" +
+                             std::string(action) + "\"/></ReservationArray></BasilRequest>",
+                         p, basil::Method::kSwitch, id, "SWITCH (1.2 onwards)");
+        expect_refused("<BasilRequest protocol=\"" + p +
+                           "\" method=\"QUERY\" type=\"STATUS\"><ReservationArray>"
+                           "<Reservation reservation_id=\"1\"/></ReservationArray></BasilRequest>",
+                       p, basil::Method::kQuery, id, "QUERY STATUS (1.2 onwards)");
+      }
+      expect_refused("<BasilRequest protocol=\"" + p + "\" method=\"QUERY\" type=\"SUMMARY\"/>", p,
+                     basil::Method::kQuery, id, "QUERY SUMMARY (1.3 onwards)");
+    }
+    if (basil::dialect_for(release.engine_version, "1.2")) {
+      basil::StatusQuery q;
+      q.reservation_ids = {1};
+      const auto status = ask(basil::Dialect::k1_2, q);
+      ASSERT_TRUE(status.ok()) << text(status);
+      EXPECT_EQ(std::get<basil::StatusInfo>(status.body).reservations.at(0).status, basil::ItemStatus::kRun);
+    }
+  }
+}
+
+}  // namespace

@@ -87,6 +87,43 @@ TEST(SdbCoordinates, AriesGivesEveryNodeItsOwnTriple) {
   expect_unique_triples(rows_of("xc30-2256"));
 }
 
+// INVENTORY's Node@router_id: a router of its own for each SeaStar node, one
+// per Gemini chip (the nodes that share a triple), one per Aries blade;
+// numbered from 1, never 0 (PROTOCOL.md 3.2).
+TEST(SdbRouters, EachInterconnectNumbersItsRoutersFromOneInNidOrder) {
+  for (const char* name : {"xt5-1844", "xk7-gpu", "tds-8", "xc30-2256"}) {
+    SCOPED_TRACE(name);
+    const System sys = system_of(name);
+    const Interconnect ic = interconnect_of(sys);
+    std::map<std::uint32_t, std::set<std::uint32_t>> by_router;
+    std::uint32_t last = 0;
+    for (const ProcessorRow& r : processor_rows(sys, initial_state(sys).nodes)) {
+      if (r.service) continue;
+      const std::uint32_t id = router_id(sys.geometry, ic, r.processor_id);
+      EXPECT_GE(id, last) << "NID " << r.processor_id;
+      last = id;
+      by_router[id].insert(r.processor_id);
+    }
+    EXPECT_GT(by_router.begin()->first, 0u);
+    const std::size_t per_router = ic == Interconnect::kSeaStar ? 1 : ic == Interconnect::kGemini ? 2 : 4;
+    for (const auto& [id, members] : by_router) {
+      ASSERT_EQ(members.size(), per_router) << "router " << id;
+      const Position p = sys.geometry.position(*members.begin());
+      for (std::uint32_t nid : members) {
+        const Position q = sys.geometry.position(nid);
+        EXPECT_TRUE(q.column == p.column && q.row == p.row && q.chassis == p.chassis && q.slot == p.slot)
+            << "NID " << nid << " shares router " << id << " across blades";
+        if (ic == Interconnect::kGemini) {
+          EXPECT_EQ(sdb_coordinates(sys.geometry, ic, nid), sdb_coordinates(sys.geometry, ic, *members.begin()));
+        }
+      }
+    }
+  }
+  EXPECT_EQ(router_id(system_of("xt5-1844").geometry, Interconnect::kSeaStar, 455), 456u);
+  EXPECT_EQ(router_id(system_of("xk7-gpu").geometry, Interconnect::kGemini, 149), 75u);
+  EXPECT_EQ(router_id(system_of("xc30-2256").geometry, Interconnect::kAries, 1031), 258u);
+}
+
 TEST(SdbRows, EveryEmulatedNidIsAComputeRowWithItsPosition) {
   const System sys = system_of("xc30-2256");
   const auto rows = processor_rows(sys, initial_state(sys).nodes);

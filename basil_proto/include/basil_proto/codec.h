@@ -30,6 +30,22 @@ Result<std::string> encode_request(const Request& request);
 // response.protocol on BasilResponse.
 Result<std::string> encode_response(const Response& response);
 
+// A part of a request that a dialect has no word for.
+struct PartNotInDialect {
+  std::string part;   // "SWITCH", "QUERY STATUS", "QUERY SUMMARY", "AccelParam", "ReserveParam@nppcu=2"
+  std::string since;  // the dialects that have it: "1.2 onwards"
+};
+
+// The first part of `request` that dialect `d` has no word for, as the
+// codec's tables say: its operation (QUERY SUMMARY: 1.3; QUERY STATUS and
+// SWITCH: 1.2 onwards), or a resource a RESERVE places with (AccelParam: 1.2
+// onwards; nppcu above 0, compute units: 1.3). nullopt when `d` has them
+// all. encode_request() refuses these parts (kNotInDialect); a server whose
+// answer is in `d` can neither carry them out nor answer them, so it refuses
+// such a request before it acts. Bookkeeping that does not change what is
+// done (batch_id at 1.0, nppcu 0: ALPS's default) is no such part.
+std::optional<PartNotInDialect> part_not_in_dialect(const Request& request, Dialect d);
+
 // ---------------------------------------------------------------- decoding
 
 struct DecodeOptions {

@@ -217,7 +217,7 @@ struct Node {
   NodeArch architecture = NodeArch::kXT;
   NodeRole role = NodeRole::kBatch;
   NodeState state = NodeState::kUp;
-  std::optional<std::uint32_t> router_id;  // Gemini nodes, 1.1+ and 1.2
+  std::optional<std::uint32_t> router_id;  // 1.1+ and 1.2: on every node (select/alps requires it)
 
   // Exactly one layout is used, by dialect:
   std::vector<Processor> processors;  // 1.0: directly under Node
