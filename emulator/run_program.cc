@@ -87,8 +87,11 @@ int spawn(const std::vector<std::string>& args, Pipe& in, Pipe& out, Pipe& err, 
   return e;
 }
 
-void keep(std::string& to, const char* data, std::size_t n, std::size_t max) {
-  if (to.size() < max) to.append(data, std::min(n, max - to.size()));
+// Appends what fits under `max`; false when bytes were dropped.
+bool keep(std::string& to, const char* data, std::size_t n, std::size_t max) {
+  const std::size_t room = max - std::min(to.size(), max);
+  to.append(data, std::min(n, room));
+  return n <= room;
 }
 
 }  // namespace
@@ -132,12 +135,17 @@ Result<ProgramRun> run_program(const std::vector<std::string>& argv, std::string
       const pollfd& polled;
       Fd& fd;
       std::string& to;
+      bool* cut;  // told when bytes are dropped
     };
-    for (Stream s : {Stream{fds[1], out.read, run.out}, Stream{fds[2], err.read, run.err}}) {
+    const Stream streams[] = {{fds[1], out.read, run.out, &run.out_truncated}, {fds[2], err.read, run.err, nullptr}};
+    for (const Stream& s : streams) {
       if (s.polled.revents == 0) continue;
       const ssize_t r = ::read(s.fd.fd, buf, sizeof buf);
-      if (r > 0) keep(s.to, buf, static_cast<std::size_t>(r), max_captured);
-      else if (r == 0 || (errno != EINTR && errno != EAGAIN)) s.fd.reset();
+      if (r > 0) {
+        if (!keep(s.to, buf, static_cast<std::size_t>(r), max_captured) && s.cut != nullptr) *s.cut = true;
+      } else if (r == 0 || (errno != EINTR && errno != EAGAIN)) {
+        s.fd.reset();
+      }
     }
   }
   int status = 0;

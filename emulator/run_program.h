@@ -20,6 +20,7 @@ struct ProgramRun {
   bool timed_out = false;  // killed at the deadline
   std::string out;         // standard output, up to `max_captured` bytes
   std::string err;         // standard error, likewise
+  bool out_truncated = false;  // standard output past `max_captured` was dropped
 };
 
 // Fails (kTransport) only when the program cannot be started. Output past

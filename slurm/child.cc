@@ -26,7 +26,6 @@ void write_text(int fd, std::string_view text) {
 
 namespace {
 
-constexpr std::size_t kMaxOutput = std::size_t{16} << 20;  // per stream; more is dropped
 // What ends the first call's output when it succeeded (a record is text).
 constexpr char kFirstDone = '\0';
 
@@ -61,15 +60,19 @@ int ms_left(Deadline deadline) {
   return static_cast<int>(std::clamp<std::int64_t>(left.count(), 0, 1 << 30));
 }
 
-// One read of `fd` into `into`; false at its end (or a failure).
-bool read_some(int fd, std::string& into) {
+// One read of `fd` into `into`, kept up to kMaxSlurmOutput (`cut` set when
+// bytes past it are dropped); false at its end (or a failure).
+bool read_some(int fd, std::string& into, bool* cut = nullptr) {
   char buf[4096];
   ssize_t got;
   do {
     got = ::read(fd, buf, sizeof buf);
   } while (got < 0 && errno == EINTR);
   if (got <= 0) return false;
-  if (into.size() < kMaxOutput) into.append(buf, static_cast<std::size_t>(got));
+  const std::size_t n = static_cast<std::size_t>(got);
+  const std::size_t room = kMaxSlurmOutput - std::min(into.size(), kMaxSlurmOutput);
+  into.append(buf, std::min(n, room));
+  if (n > room && cut != nullptr) *cut = true;
   return true;
 }
 
@@ -111,6 +114,7 @@ ProgramRun finish_child(Child& c, Deadline deadline) {
   ProgramRun run;
   std::array<pollfd, 2> fds{pollfd{c.out, POLLIN, 0}, pollfd{c.err, POLLIN, 0}};
   std::array<std::string*, 2> into{&run.out, &run.err};
+  std::array<bool*, 2> cut{&run.truncated, nullptr};
   int open = static_cast<int>(std::count_if(fds.begin(), fds.end(), [](const pollfd& p) { return p.fd >= 0; }));
   while (open > 0) {
     const int left = ms_left(deadline);
@@ -122,7 +126,7 @@ ProgramRun finish_child(Child& c, Deadline deadline) {
     }
     for (std::size_t i = 0; n > 0 && i < fds.size(); ++i) {
       if (fds[i].fd < 0 || fds[i].revents == 0) continue;
-      if (!read_some(fds[i].fd, *into[i])) {  // its end: the child is done with that pipe
+      if (!read_some(fds[i].fd, *into[i], cut[i])) {  // its end: the child is done with that pipe
         ::close(fds[i].fd);
         fds[i].fd = -1;
         --open;
@@ -219,7 +223,7 @@ ProgramRun TwoStepChild::first(Deadline deadline) {
       ::close(fds[1].fd);
       fds[1].fd = child_.err = -1;
     }
-    if (n > 0 && fds[0].revents != 0) out_open = read_some(fds[0].fd, run.out);
+    if (n > 0 && fds[0].revents != 0) out_open = read_some(fds[0].fd, run.out, &run.truncated);
   }
   if (!out_open) {
     ::close(child_.out);
@@ -236,6 +240,7 @@ ProgramRun TwoStepChild::first(Deadline deadline) {
   ProgramRun rest = finish_child(child_, deadline);
   rest.out = run.out + rest.out;
   rest.err = run.err + rest.err;
+  rest.truncated = run.truncated || rest.truncated;
   return rest;
 }
 

@@ -19,6 +19,8 @@ std::string_view log_level_name(LogLevel level) {
   return "?";
 }
 
+std::string max_slurm_output_text() { return std::to_string(kMaxSlurmOutput >> 20) + " MiB"; }
+
 namespace {
 
 // What went wrong with a call to Slurm, in one line; "" when it succeeded.
@@ -32,14 +34,20 @@ std::string run_failure(const ProgramRun& r) {
 }
 
 // The job's record as `scontrol -o show job SPEC` prints it, or why there
-// is none.
+// is none. A record cut at kMaxSlurmOutput is no record: what is missing
+// may be the very fields the prolog reads, and it would be missing again
+// at every start (`truncated`: a permanent failure).
 struct Shown {
   std::string output;
   std::string failure;
+  bool truncated = false;
 };
 Shown show_job(Ports& ports, const JobEnv& env) {
   const auto r = ports.show_job(env.spec());
-  return {r.out, run_failure(r)};
+  std::string failure = run_failure(r);
+  if (failure.empty() && r.truncated)
+    failure = "the job's record was truncated: Slurm's answer passed basil-slurm's limit of " + max_slurm_output_text();
+  return {r.out, failure, r.truncated};
 }
 
 std::optional<std::uint64_t> uint_of(const json& j, const char* key) {
@@ -58,7 +66,8 @@ class Prolog {
   int run() {
     const auto shown = show_job(ports_, env_);
     if (!shown.failure.empty())
-      return fail(Verdict::kTransient, "show job " + env_.spec() + " failed: " + shown.failure);
+      return fail(shown.truncated ? Verdict::kPermanent : Verdict::kTransient,
+                  "show job " + env_.spec() + " failed: " + shown.failure);
     auto shape = parse_job_shape(shown.output, env_.job_id, env_.node_list);
     if (!shape) return fail(Verdict::kPermanent, "cannot read the job's shape: " + shape.status().message());
     auto nids = nids_of(env_.node_list, config_.node_name_rule);

@@ -17,6 +17,7 @@
 //     "export BASIL_RESERVATION_ID=R" on stdout.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -31,6 +32,12 @@ namespace basild::slurm {
 enum class LogLevel : std::uint8_t { kInfo, kWarning, kError };
 std::string_view log_level_name(LogLevel level);
 
+// The most basil-slurm keeps of each stream of a call to Slurm, libslurm's
+// child or scontrol alike: a job record (a heterogeneous job's output holds
+// every component's) is far below it. Past it the rest is read and dropped,
+// and the run says it was truncated.
+inline constexpr std::size_t kMaxSlurmOutput = std::size_t{16} << 20;
+
 // How a call to Slurm ended: libslurm's call in a child process of its
 // own, or a run of scontrol. `out` holds the job's record as
 // `scontrol -o show job` prints it, `err` the reason of a failure.
@@ -40,7 +47,11 @@ struct ProgramRun {
   int exit_code = 0;
   bool timed_out = false;
   std::string out, err;
+  bool truncated = false;  // `out` stopped at kMaxSlurmOutput; more was dropped
 };
+
+// "16 MiB": kMaxSlurmOutput as the errors name it.
+std::string max_slurm_output_text();
 
 class Ports {
  public:

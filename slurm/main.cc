@@ -129,7 +129,7 @@ class RealPorts : public Ports {
   ProgramRun scontrol(const std::vector<std::string>& args) {
     std::vector<std::string> argv = {*config_.scontrol};
     argv.insert(argv.end(), args.begin(), args.end());
-    auto r = emu::run_program(argv, {}, config_.slurm_timeout);
+    auto r = emu::run_program(argv, {}, config_.slurm_timeout, kMaxSlurmOutput);
     ProgramRun out;
     if (!r) {
       out.started = false;
@@ -140,6 +140,7 @@ class RealPorts : public Ports {
     out.timed_out = r->timed_out;
     out.out = std::move(r->out);
     out.err = std::move(r->err);
+    out.truncated = r->out_truncated;
     return out;
   }
 

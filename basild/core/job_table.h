@@ -14,20 +14,38 @@ namespace basild {
 
 // The longest job id accepted (ALPS's batch_id field is far shorter).
 inline constexpr std::size_t kMaxJobIdLength = 128;
+// The longest job state accepted (Slurm's longest, RESV_DEL_HOLD, is 13).
+inline constexpr std::size_t kMaxJobStateLength = 32;
 
-// One live job id per line, as ALPS holds it in batch_id. Leading and
-// trailing blanks are trimmed and empty lines skipped. A line with a blank
-// or control character inside, a non-ASCII byte, or longer than
-// kMaxJobIdLength fails the whole listing (a source that prints something
-// unexpected must not make basild guess): kInvalidValue naming the line.
-basil::Result<std::vector<std::string>> parse_job_listing(std::string_view text);
+// One job of a listing: its id as ALPS holds it in batch_id, and its state
+// as the scheduler names it ("RUNNING", "SUSPENDED"; "" when the source
+// gives none). Every listed job is live, whatever its state.
+struct ListedJob {
+  std::string id;
+  std::string state;
+  bool operator==(const ListedJob&) const = default;
+};
+
+// A listing: one job per line, "ID" or "ID STATE" (squeue -h -r -t all -o
+// '%A %T'), the two separated by blanks. Leading and trailing blanks are
+// trimmed and empty lines skipped. An id is printable ASCII without blanks
+// with at least one digit (every scheduler's ids have one; a header line,
+// "JOBID STATE", has none), at most kMaxJobIdLength long; a state is
+// letters, digits and '_', at most kMaxJobStateLength long. Anything else
+// (a third field, a control character, a non-ASCII byte) fails the whole
+// listing (a source that prints something unexpected must not make basild
+// guess): kInvalidValue naming the line.
+basil::Result<std::vector<ListedJob>> parse_job_listing(std::string_view text);
+
+// The ids of a listing, in its order.
+std::vector<std::string> job_ids(const std::vector<ListedJob>& jobs);
 
 // A job-table source. fetch() calls `done` exactly once, on the io_context,
-// with the live ids or the reason it could not list them (a timeout, a
+// with the live jobs or the reason it could not list them (a timeout, a
 // failed command, a database error).
 class JobSourcePort {
  public:
-  using Done = std::function<void(basil::Result<std::vector<std::string>>)>;
+  using Done = std::function<void(basil::Result<std::vector<ListedJob>>)>;
   virtual ~JobSourcePort() = default;
   virtual const std::string& name() const = 0;
   virtual void fetch(Done done) = 0;

@@ -8,13 +8,11 @@ namespace basild {
 
 namespace {
 
-std::string mark(std::string_view prefix) { return std::string(prefix) + " ALPS has nid "; }
-
 // Plans one Slurm node that ALPS lists; appends to `drains`, `resumes` or
 // the plan's skipped.
 void plan_node(const SlurmNode& s, const AlpsNodeView& a, const NodeSyncSettings& settings,
                std::vector<NodeSyncAction>& drains, std::vector<NodeSyncAction>& resumes, NodeSyncPlan& plan) {
-  const bool ours = drained_by_basild(s, settings.reason_prefix);
+  const bool ours = drained_by_basild(s, a.nid, settings.reason_prefix);
   NodeSyncAction act;
   act.name = s.name;
   act.nid = a.nid;
@@ -55,22 +53,17 @@ bool usable(const AlpsNodeView& n) {
   return n.state == basil::NodeState::kUp && n.role == basil::NodeRole::kBatch;
 }
 
-std::string drain_reason(std::string_view prefix, const AlpsNodeView& n) {
-  std::string r = mark(prefix) + std::to_string(n.nid);
-  const bool state = n.state != basil::NodeState::kUp;
-  if (state) r += " state " + std::string(basil::to_string(n.state));
-  if (n.role != basil::NodeRole::kBatch) {
-    if (state) r += ",";
-    r += " role " + std::string(basil::to_string(n.role));
-  }
-  return r;
+std::string drain_reason(std::string_view prefix, const AlpsNodeView& n) { return format_drain_reason(prefix, n); }
+
+bool drained_by_basild(const SlurmNode& n, std::uint32_t nid, std::string_view prefix) {
+  if (!n.drain || n.fail) return false;
+  const auto reason = parse_drain_reason(prefix, n.reason);
+  return reason && drain_reason_nid(*reason) == nid;
 }
 
-bool drained_by_basild(const SlurmNode& n, std::string_view prefix) {
-  return n.drain && !n.fail && n.reason.rfind(mark(prefix), 0) == 0;
+bool resumable(const SlurmNode& n, std::uint32_t nid, std::string_view prefix) {
+  return drained_by_basild(n, nid, prefix) && !n.down;
 }
-
-bool resumable(const SlurmNode& n, std::string_view prefix) { return drained_by_basild(n, prefix) && !n.down; }
 
 std::string_view node_skip_name(NodeSkip s) {
   switch (s) {
@@ -108,7 +101,7 @@ NodeSyncPlan plan_node_sync(const std::vector<AlpsNodeView>& alps, const std::ve
       continue;
     }
     slurm_of[*nid] = &s;
-    if (drained_by_basild(s, settings.reason_prefix)) ++plan.drained_by_basild;
+    if (drained_by_basild(s, *nid, settings.reason_prefix)) ++plan.drained_by_basild;
   }
   std::vector<NodeSyncAction> drains, resumes;
   for (const auto& [nid, s] : slurm_of) {

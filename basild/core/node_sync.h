@@ -5,9 +5,11 @@
 // A node is usable when ALPS has it UP and BATCH. Slurm's node names map to
 // NIDs by the node name rule (slurm_names.h); a Slurm node whose name the
 // rule does not make is none of basild's business and is not looked at.
-// basild marks its own drains by their reason: "<prefix> ALPS has nid N
-// state S[, role R]" (drain_reason()); a drain is basild's when its reason
-// starts with "<prefix> ALPS has nid ".
+// basild marks its own drains by their reason, "<prefix> ALPS has nid N
+// state S[, role R]" (drain_reason.h holds the grammar): a drain is
+// basild's only when its whole reason is one basild writes for that node's
+// NID, nothing added (an admin who drains with basild's words and a note
+// of their own keeps the node).
 //
 // - ALPS has a node not usable, Slurm has it neither drained, failed nor
 //   down: drain it with the reason naming ALPS's state and role.
@@ -34,18 +36,11 @@
 #include <vector>
 
 #include "basil_proto/model.h"
+#include "basild/core/drain_reason.h"
 #include "basild/core/node_control_port.h"
 #include "basild/core/slurm_names.h"
 
 namespace basild {
-
-// One node as ALPS has it.
-struct AlpsNodeView {
-  std::uint32_t nid = 0;
-  basil::NodeState state = basil::NodeState::kUp;
-  basil::NodeRole role = basil::NodeRole::kBatch;
-  bool operator==(const AlpsNodeView&) const = default;
-};
 
 // The nodes of an INVENTORY.
 std::vector<AlpsNodeView> alps_nodes(const basil::Inventory& inv);
@@ -60,13 +55,14 @@ struct NodeSyncSettings {
 
 bool usable(const AlpsNodeView& n);
 // "<prefix> ALPS has nid 12 state DOWN", "... nid 12 role INTERACTIVE",
-// "... nid 12 state SUSPECT, role INTERACTIVE".
+// "... nid 12 state SUSPECT, role INTERACTIVE" (format_drain_reason).
 std::string drain_reason(std::string_view prefix, const AlpsNodeView& n);
-// The node's drain is basild's (drained, not failed, reason of basild's form).
-bool drained_by_basild(const SlurmNode& n, std::string_view prefix);
+// The node's drain is basild's: drained, not failed, its whole reason one
+// that basild writes for NID `nid` (parse_drain_reason).
+bool drained_by_basild(const SlurmNode& n, std::uint32_t nid, std::string_view prefix);
 // What a resume needs Slurm still to show just before it: drained by
-// basild and not down.
-bool resumable(const SlurmNode& n, std::string_view prefix);
+// basild for NID `nid` and not down.
+bool resumable(const SlurmNode& n, std::uint32_t nid, std::string_view prefix);
 
 enum class NodeSkip : std::uint8_t {
   kBound,           // over max_changes: next time

@@ -140,9 +140,10 @@ inline constexpr LogIdEntry kLogIds[] = {
     {"B0401", LogLevel::kError,
      "a reconcile cycle is skipped: the state database cannot be read."},
     {"B0402", LogLevel::kWarning,
-     "the job table is unavailable: this cycle releases nothing."},
+     "a job-table source starts failing (its name and error follow): no cycle releases anything until it answers. "
+     "Once, not every cycle."},
     {"B0403", LogLevel::kNotice,
-     "the job table is available again."},
+     "a job-table source answers again after B0402."},
     {"B0410", LogLevel::kError,
      "orphan release held (alarm): too many orphans at once, or a job table that suddenly empties."},
     {"B0411", LogLevel::kNotice,

@@ -113,7 +113,7 @@ void NodeSyncRunner::resume_checked(const NodeSyncAction& act, basil::Result<std
       now = &n;
       ++times;
     }
-  if (times != 1 || !resumable(*now, settings_.reason_prefix)) {
+  if (times != 1 || !resumable(*now, act.nid, settings_.reason_prefix)) {
     log_.info("B0506", "node " + act.name + " not resumed: Slurm no longer shows it drained by basild (" +
                            (times == 1 ? now->state + ", " + now->reason : std::to_string(times) + " listings") + ")");
     return next();

@@ -54,6 +54,30 @@ void ReconcileRunner::note(const basil::Status& s) {
   note_state_failure(log_, s);
 }
 
+void ReconcileRunner::source_listed(const std::string& name, const basil::Status& s) {
+  std::string& error = source_errors_[name];
+  if (!s) {
+    ++source_failures_[name];
+    if (error.empty())
+      log_.warning("B0402",
+                   "job-table source " + name + " fails; no reservation is released while it does: " + s.message());
+    error = s.message();
+  } else {
+    if (!error.empty()) log_.notice("B0403", "job-table source " + name + " answers again");
+    error.clear();
+  }
+}
+
+std::string ReconcileRunner::job_table_failure() const {
+  std::string out;
+  for (const auto& [name, error] : source_errors_) {
+    if (error.empty()) continue;
+    if (!out.empty()) out += "; ";
+    out += name + ": " + error;
+  }
+  return out;
+}
+
 bool ReconcileRunner::basild_source_configured() const {
   if (!speaks_for_scheduler(config_)) return true;  // dry run: all there is
   for (const auto& s : config_.sources)
@@ -70,7 +94,7 @@ Awaitable<JobTableView> ReconcileRunner::fetch_job_table(const std::vector<Reser
     explicit Gather(asio::io_context& io) : done(io) {}
     asio::steady_timer done;
     std::size_t left = 0;
-    std::vector<std::optional<basil::Result<std::vector<std::string>>>> results;
+    std::vector<std::optional<basil::Result<std::vector<ListedJob>>>> results;
   };
   auto& sources = ports_.sources;
   auto g = std::make_shared<Gather>(io_);
@@ -78,7 +102,7 @@ Awaitable<JobTableView> ReconcileRunner::fetch_job_table(const std::vector<Reser
   g->results.resize(sources.size());
   g->done.expires_at(asio::steady_timer::time_point::max());
   for (std::size_t i = 0; i < sources.size(); ++i) {
-    sources[i]->fetch([g, i](basil::Result<std::vector<std::string>> r) {
+    sources[i]->fetch([g, i](basil::Result<std::vector<ListedJob>> r) {
       g->results[i].emplace(std::move(r));
       if (--g->left == 0) g->done.cancel();
     });
@@ -90,15 +114,17 @@ Awaitable<JobTableView> ReconcileRunner::fetch_job_table(const std::vector<Reser
   for (std::size_t i = 0; i < sources.size(); ++i) {
     const auto& r = *g->results[i];
     const std::string& name = sources[i]->name();
+    source_listed(name, r.status());
     if (!r) {
       view.ok = false;
-      ++source_failures_[name];
       if (!view.failure.empty()) view.failure += "; ";
       view.failure += name + ": " + r.status().message();
       continue;
     }
-    view.live.insert(r->begin(), r->end());
-    note(ports_.store->sync_jobs(name, *r));
+    // Every listed job is live, whatever its state.
+    const std::vector<std::string> ids = job_ids(*r);
+    view.live.insert(ids.begin(), ids.end());
+    note(ports_.store->sync_jobs(name, ids));
   }
   if (basild_source_configured()) {
     std::vector<std::string> own;
@@ -161,14 +187,6 @@ void ReconcileRunner::plan_and_act(const basil::Inventory& inv, JobTableView job
   }
   in.release_loops = release_loops_;
   ++cycles_;
-  if (!in.jobs.ok) {
-    if (job_table_error_ != in.jobs.failure)
-      log_.warning("B0402", "job table unavailable, nothing is released this cycle: " + in.jobs.failure);
-    job_table_error_ = in.jobs.failure;
-  } else if (!job_table_error_.empty()) {
-    log_.notice("B0403", "job table available again");
-    job_table_error_.clear();
-  }
   ReconcilePlan plan = reconciler_.plan(in);
   if (plan.alarm) {
     ++alarms_;
@@ -281,11 +299,14 @@ void ReconcileRunner::start_release_loop(std::uint64_t id) {
 bool ReconcileRunner::dry_run() const { return config_.dry_run || !speaks_for_scheduler(config_); }
 
 json ReconcileRunner::job_table_json() const {
-  return job_table_error_.empty() ? json("ok") : json(job_table_error_);
+  const std::string failure = job_table_failure();
+  return failure.empty() ? json("ok") : json(failure);
 }
 
 json ReconcileRunner::health_json() const {
-  return {{"dry_run", dry_run()}, {"alarm", alarm_on_}, {"job_table", job_table_json()}};
+  json sources = json::object();
+  for (const auto& [name, error] : source_errors_) sources[name] = error.empty() ? "ok" : error;
+  return {{"dry_run", dry_run()}, {"alarm", alarm_on_}, {"job_table", job_table_json()}, {"job_sources", sources}};
 }
 
 json ReconcileRunner::stats_json() const {
@@ -308,6 +329,13 @@ void ReconcileRunner::write_metrics(MetricsText& m) const {
   m.family("basild_job_source_failures_total", "counter", "job table sources that failed or timed out");
   for (const auto& [name, n] : source_failures_)
     m.sample("basild_job_source_failures_total", {{"source", name}}, n);
+  m.family("basild_job_source_failing", "gauge",
+           "1 while the job-table source's last listing failed (no reservation is released meanwhile)");
+  for (const auto& source : ports_.sources) {
+    const auto it = source_errors_.find(source->name());
+    m.sample("basild_job_source_failing", {{"source", source->name()}},
+             std::uint64_t{it != source_errors_.end() && !it->second.empty()});
+  }
 }
 
 json ReconcileRunner::orphans_json() const {

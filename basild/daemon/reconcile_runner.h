@@ -63,6 +63,9 @@ class ReconcileRunner : public std::enable_shared_from_this<ReconcileRunner> {
   std::size_t releases_running() const { return releases_running_; }
   std::uint64_t cycles() const { return cycles_; }
   bool alarm() const { return alarm_on_; }
+  // The sources whose last listing failed, "NAME: ERROR" joined by "; ";
+  // "" when every source answered (or none has been asked yet).
+  std::string job_table_failure() const;
 
  private:
   Awaitable<JobTableView> fetch_job_table(const std::vector<ReservationRecord>& active);
@@ -70,8 +73,11 @@ class ReconcileRunner : public std::enable_shared_from_this<ReconcileRunner> {
   void plan_and_act(const basil::Inventory& inv, JobTableView jobs);
   void report_dry_runs(const ReconcilePlan& plan, WallTimePoint now);
   void note(const basil::Status& s);
+  // A source's listing: counted, and logged when the source starts failing
+  // (B0402) or answers again (B0403), once each, not every cycle.
+  void source_listed(const std::string& name, const basil::Status& s);
   bool dry_run() const;  // configured so, or no source speaks for the scheduler
-  nlohmann::json job_table_json() const;  // "ok" or the last cycle's failure
+  nlohmann::json job_table_json() const;  // "ok" or job_table_failure()
 
   boost::asio::io_context& io_;
   ReconcileConfig config_;
@@ -79,7 +85,7 @@ class ReconcileRunner : public std::enable_shared_from_this<ReconcileRunner> {
   ReconcilePorts ports_;
   Reconciler reconciler_;
   std::map<std::string, std::uint64_t> source_failures_;
-  std::string job_table_error_;  // of the last cycle ("" when it answered)
+  std::map<std::string, std::string> source_errors_;  // each source's last listing: "" or its error
   std::optional<ReconcilePlan> last_plan_;
   WallTimePoint last_plan_at_{};
   std::uint64_t cycles_ = 0;

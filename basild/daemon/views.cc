@@ -36,6 +36,11 @@ json health_json(const DaemonParts& d) {
     j["state"] = d.state_watch->health_json();
     if (j["state"]["status"] != "ok" && j["status"] == "ok") j["status"] = "degraded";
   }
+  // A failing job-table source stops orphan cleanup: not ok.
+  if (const std::string failing = d.runner->job_table_failure(); !failing.empty()) {
+    if (j["status"] == "ok") j["status"] = "degraded";
+    j["reason"] = "job table: " + failing;
+  }
   if (d.runner->alarm()) j["status"] = "alarm";
   return j;
 }

@@ -42,9 +42,9 @@ void CommandJobSource::fetch(Done done) {
       if (!o.diagnostics.empty()) m += " (" + o.diagnostics + ")";
       return done(Status(o.status.code(), m));
     }
-    auto ids = parse_job_listing(o.response);
-    if (!ids) return done(Status(ids.status().code(), name_ + ": " + ids.status().message()));
-    done(std::move(ids));
+    auto jobs = parse_job_listing(o.response);
+    if (!jobs) return done(Status(jobs.status().code(), name_ + ": " + jobs.status().message()));
+    done(std::move(jobs));
   });
 }
 
@@ -57,7 +57,7 @@ void SqliteJobSource::fetch(Done done) {
   asio::post(io_, [this, done = std::move(done)] { done(run()); });
 }
 
-basil::Result<std::vector<std::string>> SqliteJobSource::run() const {
+basil::Result<std::vector<ListedJob>> SqliteJobSource::run() const {
   auto fail = [&](const std::string& what, sqlite3* db) {
     std::string m = name_ + ": " + what;
     if (db != nullptr) m += ": " + std::string(sqlite3_errmsg(db));
@@ -86,6 +86,9 @@ basil::Result<std::vector<std::string>> SqliteJobSource::run() const {
     return Status(Code::kInvalidValue, name_ + ": query must be one statement");
   if (sqlite3_stmt_readonly(stmt.get()) == 0)
     return Status(Code::kInvalidValue, name_ + ": query must not write");
+  // A row is the listing's line: the id, then the state when the query
+  // gives a second column that is not NULL.
+  const bool with_state = sqlite3_column_count(stmt.get()) >= 2;
   std::string listing;
   for (;;) {
     const int rc = sqlite3_step(stmt.get());
@@ -95,14 +98,20 @@ basil::Result<std::vector<std::string>> SqliteJobSource::run() const {
     if (rc != SQLITE_ROW) return fail("query failed", db.get());
     const unsigned char* text = sqlite3_column_text(stmt.get(), 0);
     if (text == nullptr) continue;  // NULL: no job
-    const std::string id(reinterpret_cast<const char*>(text));
-    if (id.find('\n') != std::string::npos) return Status(Code::kInvalidValue, name_ + ": a job id spans lines");
-    listing += id;
+    std::string line(reinterpret_cast<const char*>(text));
+    const unsigned char* state = with_state ? sqlite3_column_text(stmt.get(), 1) : nullptr;
+    const std::string state_text = state != nullptr ? reinterpret_cast<const char*>(state) : "";
+    // A blank inside a column would read as the line's separator.
+    if (line.find_first_of(" \t\r\n\v\f") != std::string::npos ||
+        state_text.find_first_of(" \t\r\n\v\f") != std::string::npos)
+      return Status(Code::kInvalidValue, name_ + ": a job id or state holds a blank or a line break");
+    if (!state_text.empty()) line += " " + state_text;
+    listing += line;
     listing += '\n';
   }
-  auto ids = parse_job_listing(listing);
-  if (!ids) return Status(ids.status().code(), name_ + ": " + ids.status().message());
-  return ids;
+  auto jobs = parse_job_listing(listing);
+  if (!jobs) return Status(jobs.status().code(), name_ + ": " + jobs.status().message());
+  return jobs;
 }
 
 }  // namespace basild

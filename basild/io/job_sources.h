@@ -1,7 +1,7 @@
 // The job-table sources that do I/O: an external command (run without a
-// shell, with a timeout; its stdout lists the live job ids) and a query on
-// an SQLite database the scheduler side maintains (opened read-only per
-// fetch; the query is interrupted at its timeout).
+// shell, with a timeout; its stdout lists the live jobs, parse_job_listing)
+// and a query on an SQLite database the scheduler side maintains (opened
+// read-only per fetch; the query is interrupted at its timeout).
 #pragma once
 
 #include <chrono>
@@ -36,9 +36,10 @@ class SqliteJobSource final : public JobSourcePort {
   const std::string& name() const override { return name_; }
   void fetch(Done done) override;
 
-  // The query's first column of every row, as text (synchronous; bounded by
-  // the timeout). Exposed for tests.
-  basil::Result<std::vector<std::string>> run() const;
+  // Every row's job: the first column the id, a second (when there is one
+  // and it is not NULL) the state, as text (synchronous; bounded by the
+  // timeout). Exposed for tests.
+  basil::Result<std::vector<ListedJob>> run() const;
 
  private:
   boost::asio::io_context& io_;

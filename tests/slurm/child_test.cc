@@ -106,6 +106,39 @@ TEST(SlurmChildTest, AFirstStepThatFailsEndsTheChildWithItsStatusAndReasonAndTak
   EXPECT_FALSE(child.waiting());
 }
 
+// libslurm's path keeps as much of a record as scontrol's (kMaxSlurmOutput)
+// and says when it kept no more.
+TEST(SlurmChildTest, OutputPastTheLimitIsCutThereAndSaysSo) {
+  const ProgramRun whole = run_in_child(
+      [] {
+        write_text(1, std::string(kMaxSlurmOutput, 'r'));
+        return 0;
+      },
+      10s);
+  EXPECT_EQ(whole.out.size(), kMaxSlurmOutput);
+  EXPECT_FALSE(whole.truncated);
+  const ProgramRun cut = run_in_child(
+      [] {
+        write_text(1, std::string(kMaxSlurmOutput + 5000, 'r'));
+        write_text(2, "done\n");
+        return 0;
+      },
+      10s);
+  EXPECT_EQ(cut.exit_code, 0);
+  EXPECT_EQ(cut.out.size(), kMaxSlurmOutput);
+  EXPECT_TRUE(cut.truncated);
+  EXPECT_EQ(cut.err, "done\n");
+  TwoStepChild child(
+      [] {
+        write_text(1, std::string(kMaxSlurmOutput + 1, 'r'));
+        return 0;
+      },
+      [](const std::string&) { return 0; });
+  const ProgramRun first = child.first(in(10s));
+  EXPECT_TRUE(first.truncated);
+  EXPECT_EQ(first.out.size(), kMaxSlurmOutput);
+}
+
 TEST(SlurmChildTest, AFirstStepPastItsDeadlineIsKilledAndReaped) {
   int ends[2];
   ASSERT_EQ(::pipe(ends), 0);

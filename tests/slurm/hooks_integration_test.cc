@@ -45,6 +45,9 @@ class SlurmSide {
                            {.err = basil_test::Redirect::pipe(), .env = env}, 60s);
   }
 
+  // The record `scontrol show job` prints (before any AdminComment).
+  std::string record() const { return basil_test::read_file(dir_ + "/show.txt"); }
+  void set_record(const std::string& text) const { basil_test::write_file(dir_ + "/show.txt", text); }
   std::string updates() const { return basil_test::read_file(dir_ + "/updates"); }
   std::string log() const { return basil_test::read_file(dir_ + "/hooks.log"); }
 
@@ -95,6 +98,45 @@ TEST(SlurmHooksTest, AJobsLifeReservesWithItsShapeConfirmsExportsAndReleases) {
       << d.get("/v1/reservations").dump();
   EXPECT_TRUE(d.alps_reservations().empty());
   EXPECT_EQ(d.events_of("release", id).size(), 1u) << d.get("/v1/events").dump();
+}
+
+// The record with its JobName `bytes` long.
+std::string with_long_name(const std::string& record, std::size_t bytes) {
+  const std::string name = "JobName=combo ";
+  const auto at = record.find(name);
+  EXPECT_NE(at, std::string::npos) << record;
+  return record.substr(0, at) + "JobName=" + std::string(bytes, 'n') + " " + record.substr(at + name.size());
+}
+
+// A record past 64 KiB (a long job name, before the fields the prolog
+// reads): scontrol's output is kept as far as libslurm's, 16 MiB.
+TEST(SlurmHooksTest, AJobRecordOver64KiBFromScontrolIsReadWhole) {
+  Daemon d("slurm-hooks-long");
+  d.start();
+  SlurmSide slurm(d.socket());
+  slurm.set_record(with_long_name(slurm.record(), 200 * 1024));
+  const auto prolog = slurm.run("prolog_slurmctld");
+  ASSERT_EQ(prolog.exit_code, 0) << prolog.err << slurm.log();
+  const json r = job_reservation(d, "45");
+  ASSERT_TRUE(r.is_object()) << d.get("/v1/reservations").dump();
+  EXPECT_EQ(r["nodes"], "8-9");
+  EXPECT_EQ(r["width"], 32);
+  EXPECT_EQ(r["state"], "confirmed");
+}
+
+// Past 16 MiB the record is cut: the job fails for good with a sentence
+// that says so, not with a field the cut took away.
+TEST(SlurmHooksTest, AJobRecordPastTheLimitFromScontrolFailsPermanentlySayingTruncated) {
+  Daemon d("slurm-hooks-cut");
+  d.start();
+  SlurmSide slurm(d.socket());
+  slurm.set_record(with_long_name(slurm.record(), std::size_t{17} << 20));
+  const auto prolog = slurm.run("prolog_slurmctld");
+  EXPECT_EQ(prolog.exit_code, 2) << prolog.err;
+  EXPECT_EQ(slurm.updates(),
+            "update\nJobId=45\nRequeue=0\nAdminComment=basil: refused: show job 45 failed: the job's record was "
+            "truncated: Slurm's answer passed basil-slurm's limit of 16 MiB\n");
+  EXPECT_TRUE(d.alps_reservations().empty());
 }
 
 TEST(SlurmHooksTest, ARepeatedPrologKeepsTheReservationItHolds) {

@@ -284,6 +284,20 @@ TEST(PrologTest, ScontrolThatFailsIsTransient) {
       << p.calls.back();
 }
 
+TEST(PrologTest, AJobRecordCutAtTheLimitFailsPermanentlySayingTruncated) {
+  FakePorts p;
+  ProgramRun cut{true, "", 0, false, fixture("combo_tpn4_c2_tpc1").substr(0, 300), ""};
+  cut.truncated = true;
+  p.scontrol_runs.push_back(cut);
+  p.scontrol_ok();
+  EXPECT_EQ(run_prolog(job15(), HookConfig{}, p), kExitPermanent);
+  EXPECT_EQ(p.calls.size(), 3u) << "nothing reached basild";
+  EXPECT_NE(p.calls[1].find("Requeue=0 AdminComment=basil: refused: show job 15 failed: the job's record was "
+                            "truncated: Slurm's answer passed basil-slurm's limit of 16 MiB"),
+            std::string::npos)
+      << p.calls[1];
+}
+
 TEST(PrologTest, AJobImitatingScontrolsFieldsIsRefused) {
   FakePorts p;
   JobEnv e = job15();

@@ -106,6 +106,13 @@ class FakeApkill final : public ApkillPort {
   boost::asio::io_context& io_;
 };
 
+// Jobs `ids`, each RUNNING, as a source lists them.
+inline std::vector<ListedJob> running_jobs(const std::vector<std::string>& ids) {
+  std::vector<ListedJob> jobs;
+  for (const auto& id : ids) jobs.push_back({id, "RUNNING"});
+  return jobs;
+}
+
 class FakeJobSource final : public JobSourcePort {
  public:
   FakeJobSource(boost::asio::io_context& io, std::string name) : io_(io), name_(std::move(name)) {}
@@ -114,7 +121,7 @@ class FakeJobSource final : public JobSourcePort {
     ++fetches;
     boost::asio::post(io_, [done = std::move(done), r = next] { done(r); });
   }
-  basil::Result<std::vector<std::string>> next = std::vector<std::string>{};
+  basil::Result<std::vector<ListedJob>> next = std::vector<ListedJob>{};
   int fetches = 0;
 
  private:

@@ -133,7 +133,7 @@ claims_timeout = "1h"
 [[reconcile.source]]
 type = "command"
 name = "squeue"
-command = ["/usr/bin/squeue", "-h", "-o", "%A"]
+command = ["/usr/bin/squeue", "-h", "-r", "-t", "all", "-o", "%A %T"]
 timeout = "20s"
 
 [[reconcile.source]]

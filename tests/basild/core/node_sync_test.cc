@@ -94,6 +94,39 @@ TEST(NodeSyncTest, ANodeAnAdminDrainedStaysDrainedWhenAlpsHasItUp) {
       << "a failed node is an admin's";
 }
 
+// An admin who drains a node with basild's words and a note of their own
+// keeps it drained: the reason is not one basild writes.
+TEST(NodeSyncTest, DoesNotResumeAnAdminDrainThatQuotesBasild) {
+  const std::string reason = "basild: ALPS has nid 11 state DOWN -- admin: keep drained, bad fan";
+  const auto up = plan({alps(11)}, {slurm("nid00011", "IDLE+DRAIN", reason)});
+  EXPECT_EQ(actions(up), Strings{});
+  EXPECT_EQ(up.drained_by_basild, 0u);
+  // ALPS has it DOWN: the admin's reason is kept, not replaced by basild's.
+  const auto down = plan({alps(11, NodeState::kDown)}, {slurm("nid00011", "IDLE+DRAIN", reason)});
+  EXPECT_EQ(actions(down), Strings{});
+  ASSERT_EQ(down.skipped.size(), 1u);
+  EXPECT_EQ(down.skipped[0].why, NodeSkip::kHeldByOther);
+  EXPECT_EQ(down.skipped[0].slurm_reason, reason);
+}
+
+TEST(NodeSyncTest, BasildsWordsWithAnythingAddedOrChangedAreNotBasildsDrain) {
+  for (const char* reason : {"basild: ALPS has nid 11 state DOWN ", "basild: ALPS has nid 11 state DOWN, role BATCH",
+                             "basild: ALPS has nid 11 state UP", "basild: ALPS has nid 011 state DOWN",
+                             "basild: ALPS has nid 11", "basild: ALPS has nid 11 state DOWN,role INTERACTIVE",
+                             "basild: ALPS has nid 11 state down", "basild: ALPS has nid 11 state DOWN keep"}) {
+    EXPECT_EQ(actions(plan({alps(11)}, {slurm("nid00011", "IDLE+DRAIN", reason)})), Strings{}) << reason;
+  }
+}
+
+TEST(NodeSyncTest, BasildsDrainOfAnotherNidIsNotThisNodesAndIsKept) {
+  // The node name rule changed, or an admin copied another node's reason.
+  const std::string other = "basild: ALPS has nid 12 state DOWN";
+  EXPECT_EQ(actions(plan({alps(11)}, {slurm("nid00011", "IDLE+DRAIN", other)})), Strings{});
+  const auto down = plan({alps(11, NodeState::kSuspect)}, {slurm("nid00011", "IDLE+DRAIN", other)});
+  EXPECT_EQ(actions(down), Strings{});
+  EXPECT_EQ(skipped(down), Strings{"held-by-other nid00011"});
+}
+
 TEST(NodeSyncTest, ANodeDrainedOrDownForAnotherReasonKeepsThatReasonWhenAlpsHasItDown) {
   for (const auto& [state, reason] : std::vector<std::pair<std::string, std::string>>{
            {"IDLE+DRAIN", "admin: memory errors"},
@@ -198,12 +231,14 @@ TEST(NodeSyncTest, HostileReasonsAreKeptAndNeverTakenForBasilds) {
   }
 }
 
-TEST(NodeSyncTest, ResumableNeedsBasildsDrainAndNoDown) {
-  EXPECT_TRUE(resumable(slurm("n", "IDLE+DRAIN", "basild: ALPS has nid 8 state DOWN"), "basild:"));
-  EXPECT_TRUE(resumable(slurm("n", "MIXED+DRAIN", "basild: ALPS has nid 8 state DOWN"), "basild:"));
-  EXPECT_FALSE(resumable(slurm("n", "IDLE", "basild: ALPS has nid 8 state DOWN"), "basild:"));
-  EXPECT_FALSE(resumable(slurm("n", "DOWN+DRAIN", "basild: ALPS has nid 8 state DOWN"), "basild:"));
-  EXPECT_FALSE(resumable(slurm("n", "IDLE+DRAIN", "admin"), "basild:"));
+TEST(NodeSyncTest, ResumableNeedsBasildsDrainForThatNidAndNoDown) {
+  EXPECT_TRUE(resumable(slurm("n", "IDLE+DRAIN", "basild: ALPS has nid 8 state DOWN"), 8, "basild:"));
+  EXPECT_TRUE(resumable(slurm("n", "MIXED+DRAIN", "basild: ALPS has nid 8 state DOWN"), 8, "basild:"));
+  EXPECT_FALSE(resumable(slurm("n", "IDLE+DRAIN", "basild: ALPS has nid 8 state DOWN"), 9, "basild:"));
+  EXPECT_FALSE(resumable(slurm("n", "IDLE", "basild: ALPS has nid 8 state DOWN"), 8, "basild:"));
+  EXPECT_FALSE(resumable(slurm("n", "DOWN+DRAIN", "basild: ALPS has nid 8 state DOWN"), 8, "basild:"));
+  EXPECT_FALSE(resumable(slurm("n", "IDLE+DRAIN", "admin"), 8, "basild:"));
+  EXPECT_FALSE(resumable(slurm("n", "IDLE+DRAIN", "basild: ALPS has nid 8 state DOWN, bad fan"), 8, "basild:"));
 }
 
 TEST(NodeSyncTest, TheNodesOfAnInventoryKeepTheirStateAndRole) {

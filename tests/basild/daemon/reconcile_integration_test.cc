@@ -2,9 +2,11 @@
 // against the real emulator, a job-table command that is a real script.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <fstream>
 
 #include "tests/basild/daemon/daemon_support.h"
+#include "tests/support/files.h"
 #include "tests/support/sanitized.h"
 #include "tests/support/sshd_fixture.h"
 
@@ -114,6 +116,64 @@ TEST(ReconcileTest, AFailingJobTableCommandReleasesNothing) {
   EXPECT_NE(h["reconcile"]["job_table"].get<std::string>().find("exit status 1"), std::string::npos) << h.dump();
   EXPECT_GE(d.get("/v1/stats")["reconcile"]["source_failures"].value("command-1", 0), 15);
   EXPECT_NE(d.log().find("B0402"), std::string::npos);
+}
+
+std::string metrics(const Daemon& d) {
+  control::Client c(d.socket());
+  return c.request("GET", "/metrics", "", "", 10s).body;
+}
+
+// How often `text` is in `log`.
+std::size_t times_in(const std::string& log, const std::string& text) {
+  std::size_t n = 0;
+  for (auto at = log.find(text); at != std::string::npos; at = log.find(text, at + 1)) ++n;
+  return n;
+}
+
+// Slurm 17.11's squeue refusing a state of the listing's -t (as it did
+// SI, SO and RD): health is not ok and names the source and squeue's own
+// words, the metric says it, the log says it once; once the command works
+// again, all three say so, and orphans are released again.
+TEST(ReconcileTest, AFailingJobTableCommandShowsInHealthMetricsAndOneLogLineUntilItWorksAgain) {
+  const std::string dir = make_temp_dir("squeue-si");
+  const auto squeue = write_script("squeue", "if [ -f '" + dir +
+                                                 "/refuse' ]; then echo 'squeue: error: Invalid job state specified: "
+                                                 "SI' >&2; exit 1; fi\necho '100 RUNNING'");
+  basil_test::write_file(dir + "/refuse", "");
+  const std::string source = "[[reconcile.source]]\ntype = \"command\"\nname = \"squeue\"\ncommand = [\"" + squeue +
+                             "\", \"-h\", \"-r\", \"-t\", \"PD,CF,R,CG,S,ST,RQ,RH,RF,RS,SI,SO,RD\", \"-o\", \"%A\"]\n";
+  Daemon d("squeue-si", "tds-8", "", reconcile("300ms") + source, fast_polls());
+  d.start();
+  const auto orphan = admin_reserve(d, "--batch-id 5555");
+  ASSERT_TRUE(wait_until([&] { return d.get("/v1/health").value("status", "") != "ok"; }, 15s)) << d.log();
+  const json h = d.get("/v1/health");
+  EXPECT_EQ(h.value("status", ""), "degraded") << h.dump();
+  const std::string reason = h.value("reason", "");
+  EXPECT_EQ(reason.rfind("job table: squeue: ", 0), 0u) << reason;
+  EXPECT_NE(reason.find("squeue: error: Invalid job state specified: SI"), std::string::npos) << reason;
+  EXPECT_NE(h["reconcile"]["job_sources"].value("squeue", "").find("Invalid job state specified: SI"),
+            std::string::npos)
+      << h.dump();
+  EXPECT_NE(metrics(d).find("basild_job_source_failing{source=\"squeue\"} 1\n"), std::string::npos) << metrics(d);
+  // Many cycles later: still one warning, and nothing released.
+  const auto start = reconcile_cycles(d);
+  ASSERT_TRUE(wait_until([&] { return reconcile_cycles(d) >= start + 10; }, 30s));
+  EXPECT_EQ(times_in(d.log(), "B0402"), 1u) << d.log();
+  EXPECT_NE(d.log().find("Invalid job state specified: SI"), std::string::npos);
+  EXPECT_EQ(d.alps_reservations().count(orphan), 1u);
+
+  // The command works again (as `-t all` does on every Slurm).
+  std::remove((dir + "/refuse").c_str());
+  ASSERT_TRUE(wait_until([&] { return d.get("/v1/health").value("status", "") == "ok"; }, 15s))
+      << d.get("/v1/health").dump();
+  EXPECT_FALSE(d.get("/v1/health").contains("reason"));
+  EXPECT_NE(metrics(d).find("basild_job_source_failing{source=\"squeue\"} 0\n"), std::string::npos) << metrics(d);
+  const auto again = reconcile_cycles(d);
+  ASSERT_TRUE(wait_until([&] { return reconcile_cycles(d) >= again + 5; }, 30s));
+  EXPECT_EQ(times_in(d.log(), "B0403"), 1u) << d.log();
+  EXPECT_EQ(times_in(d.log(), "B0402"), 1u);
+  // 5555 is no live job: released once the table answers.
+  EXPECT_TRUE(wait_until([&] { return d.alps_reservations().count(orphan) == 0; }, 15s)) << d.log();
 }
 
 TEST(ReconcileTest, AJobTableThatSuddenlyEmptiesRaisesTheAlarmNotAMassRelease) {

@@ -20,6 +20,7 @@ using testing::FakeAlps;
 using testing::FakeApkill;
 using testing::FakeClock;
 using testing::FakeJobSource;
+using testing::running_jobs;
 
 basil::Reservation alps_reservation(std::uint64_t id, const std::string& batch, std::vector<std::uint64_t> apids = {}) {
   basil::Reservation r;
@@ -121,7 +122,7 @@ TEST_F(ReconcileRunnerTest, AJobThatLeftTheTableHasItsReservationReleasedUntilCl
   record(7, "100");
   basil::Inventory inv;
   inv.reservations = {alps_reservation(7, "100")};
-  jobs_->next = std::vector<std::string>{"200"};
+  jobs_->next = running_jobs({"200"});
   claims_ = {2, 1, 0};
   cycle(inv);
   EXPECT_EQ(alps_.of(basil::Method::kRelease).size(), 3u) << "RELEASE again while claims remain, until 0";
@@ -136,7 +137,7 @@ TEST_F(ReconcileRunnerTest, ALiveJobsReservationIsNeverReleased) {
   record(7, "100");
   basil::Inventory inv;
   inv.reservations = {alps_reservation(7, "100")};
-  jobs_->next = std::vector<std::string>{"100"};
+  jobs_->next = running_jobs({"100"});
   for (int i = 0; i < 5; ++i) {
     cycle(inv);
     clock_.advance(10min);
@@ -163,7 +164,7 @@ TEST_F(ReconcileRunnerTest, LiveFreshAndInteractiveReservationsSurviveHundredsOf
   fresh.origin = ResOrigin::kReserved;
   ASSERT_TRUE(store_.record_reserved(std::nullopt, fresh));
   inv.reservations.push_back(alps_reservation(3, "200"));
-  jobs_->next = std::vector<std::string>{"100"};
+  jobs_->next = running_jobs({"100"});
   for (int i = 0; i < 300; ++i) {
     cycle(inv);
     clock_.advance(100ms);  // 30 s in all: the fresh one stays inside the grace
@@ -185,20 +186,41 @@ TEST_F(ReconcileRunnerTest, AFailingJobTableReleasesNothingAndSaysWhy) {
   record(7, "100");
   basil::Inventory inv;
   inv.reservations = {alps_reservation(7, "100")};
+  // basild_job_source_failing{source="squeue"}: 1, 0, or -1 when not shown.
+  auto failing = [&] {
+    MetricsText m;
+    runner_->write_metrics(m);
+    const std::string text = m.text();
+    EXPECT_NE(text.find("# HELP basild_job_source_failing "), std::string::npos) << text;
+    if (text.find("basild_job_source_failing{source=\"squeue\"} 1\n") != std::string::npos) return 1;
+    if (text.find("basild_job_source_failing{source=\"squeue\"} 0\n") != std::string::npos) return 0;
+    return -1;
+  };
+  EXPECT_EQ(failing(), 0) << "a source not asked yet is not failing";
   jobs_->next = basil::Status(basil::Code::kTimeout, "squeue timed out");
   cycle(inv);
+  // At once: the first failed listing.
+  EXPECT_EQ(runner_->job_table_failure(), "squeue: squeue timed out");
+  EXPECT_EQ(runner_->health_json()["job_sources"]["squeue"], "squeue timed out");
+  EXPECT_EQ(failing(), 1);
+  EXPECT_NE(log_text().find("B0402"), std::string::npos);
   cycle(inv);
   EXPECT_EQ(runner_->cycles(), 2u);
   EXPECT_TRUE(alps_.of(basil::Method::kRelease).empty());
   EXPECT_EQ(runner_->stats_json()["source_failures"]["squeue"], 2);
   EXPECT_NE(runner_->health_json()["job_table"].get<std::string>().find("squeue timed out"), std::string::npos);
-  // Said once, not every cycle; and said again when it answers.
+  // Said once, not every cycle; and said again, once, when it answers.
   const std::string text = log_text();
   EXPECT_EQ(text.find("B0402"), text.rfind("B0402"));
-  jobs_->next = std::vector<std::string>{"100"};
+  jobs_->next = running_jobs({"100"});
+  cycle(inv);
   cycle(inv);
   EXPECT_NE(log_text().find("B0403"), std::string::npos);
+  EXPECT_EQ(log_text().find("B0403"), log_text().rfind("B0403"));
   EXPECT_EQ(runner_->health_json()["job_table"], "ok");
+  EXPECT_EQ(runner_->health_json()["job_sources"]["squeue"], "ok");
+  EXPECT_EQ(runner_->job_table_failure(), "");
+  EXPECT_EQ(failing(), 0);
 }
 
 TEST_F(ReconcileRunnerTest, ClaimsOutlastingClaimsTimeoutBringApkillOfTheApplications) {
@@ -212,7 +234,7 @@ TEST_F(ReconcileRunnerTest, ClaimsOutlastingClaimsTimeoutBringApkillOfTheApplica
   co.release = quick;
   client_ = std::make_unique<Client>(io_.get_executor(), alps_, co);
   make_runner(60s);
-  jobs_->next = std::vector<std::string>{};
+  jobs_->next = running_jobs({});
   cycle(inv);
   EXPECT_GE(alps_.of(basil::Method::kRelease).size(), 1u) << "the releasing record's loop is resumed";
   EXPECT_TRUE(apkill_.calls.empty()) << "claims not yet outstanding for claims_timeout";

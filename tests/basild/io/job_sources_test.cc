@@ -13,9 +13,9 @@ using namespace std::chrono_literals;
 using testing::make_temp_dir;
 using testing::write_script;
 
-basil::Result<std::vector<std::string>> fetch(boost::asio::io_context& io, JobSourcePort& src) {
-  std::optional<basil::Result<std::vector<std::string>>> out;
-  src.fetch([&](basil::Result<std::vector<std::string>> r) { out.emplace(std::move(r)); });
+basil::Result<std::vector<ListedJob>> fetch(boost::asio::io_context& io, JobSourcePort& src) {
+  std::optional<basil::Result<std::vector<ListedJob>>> out;
+  src.fetch([&](basil::Result<std::vector<ListedJob>> r) { out.emplace(std::move(r)); });
   io.restart();
   io.run();
   if (!out) return basil::Status(basil::Code::kInternal, "fetch never completed");
@@ -27,7 +27,16 @@ TEST(CommandJobSourceTest, ListsTheIdsTheCommandPrints) {
   CommandJobSource src(io, "squeue", {write_script("jobs-ok", "printf '101\\n102\\n\\n103\\n'")}, 5s);
   auto ids = fetch(io, src);
   ASSERT_TRUE(ids) << ids.status().to_string();
-  EXPECT_EQ(*ids, (std::vector<std::string>{"101", "102", "103"}));
+  EXPECT_EQ(job_ids(*ids), (std::vector<std::string>{"101", "102", "103"}));
+}
+
+// The listing conf/basild.conf's squeue prints (-o '%A %T').
+TEST(CommandJobSourceTest, ListsTheJobsAndStatesTheCommandPrints) {
+  boost::asio::io_context io;
+  CommandJobSource src(io, "squeue", {write_script("jobs-states", "printf '101 RUNNING\\n102 COMPLETED\\n'")}, 5s);
+  auto jobs = fetch(io, src);
+  ASSERT_TRUE(jobs) << jobs.status().to_string();
+  EXPECT_EQ(*jobs, (std::vector<ListedJob>{{"101", "RUNNING"}, {"102", "COMPLETED"}}));
 }
 
 TEST(CommandJobSourceTest, AnEmptyListingIsAnswerNotFailure) {
@@ -93,7 +102,31 @@ TEST_F(SqliteJobSourceTest, ListsTheFirstColumnOfTheQuery) {
   SqliteJobSource src(io, "db", path_, "SELECT id FROM jobs WHERE state != 'done' ORDER BY id", 5s);
   auto ids = fetch(io, src);
   ASSERT_TRUE(ids) << ids.status().to_string();
-  EXPECT_EQ(*ids, (std::vector<std::string>{"7", "9"}));
+  EXPECT_EQ(*ids, (std::vector<ListedJob>{{"7", ""}, {"9", ""}}));
+}
+
+TEST_F(SqliteJobSourceTest, ASecondColumnIsTheJobsState) {
+  boost::asio::io_context io;
+  SqliteJobSource src(io, "db", path_, "SELECT id, state FROM jobs WHERE state != 'done' ORDER BY id", 5s);
+  auto jobs = fetch(io, src);
+  ASSERT_TRUE(jobs) << jobs.status().to_string();
+  EXPECT_EQ(*jobs, (std::vector<ListedJob>{{"7", "running"}, {"9", "queued"}}));
+  SqliteJobSource null_state(io, "db", path_, "SELECT id, NULL FROM jobs WHERE id = '7'", 5s);
+  auto bare = fetch(io, null_state);
+  ASSERT_TRUE(bare) << bare.status().to_string();
+  EXPECT_EQ(*bare, (std::vector<ListedJob>{{"7", ""}}));
+}
+
+// Each column is one word of the line: a blank inside one is refused, not
+// read as an id and a state.
+TEST_F(SqliteJobSourceTest, AJobIdOrStateWithABlankIsRefused) {
+  boost::asio::io_context io;
+  for (const char* query : {"SELECT '7 RUNNING'", "SELECT '7', 'RUN NING'", "SELECT '7' || char(10) || '8'"}) {
+    SqliteJobSource src(io, "db", path_, query, 5s);
+    auto r = fetch(io, src);
+    ASSERT_FALSE(r) << query;
+    EXPECT_EQ(r.status().code(), basil::Code::kInvalidValue) << query;
+  }
 }
 
 TEST_F(SqliteJobSourceTest, AMissingDatabaseOrBadQueryFailsTheSource) {
@@ -113,7 +146,7 @@ TEST_F(SqliteJobSourceTest, AWritingQueryIsRefusedAndTheDatabaseUntouched) {
   SqliteJobSource reader(io, "db", path_, "SELECT count(*) FROM jobs", 5s);
   auto n = fetch(io, reader);
   ASSERT_TRUE(n);
-  EXPECT_EQ(*n, (std::vector<std::string>{"4"}));
+  EXPECT_EQ(job_ids(*n), (std::vector<std::string>{"4"}));
 }
 
 TEST_F(SqliteJobSourceTest, ARunawayQueryIsInterruptedAtItsTimeout) {

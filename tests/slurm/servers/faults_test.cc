@@ -84,7 +84,8 @@ TEST_P(SlurmCancelInPrologTest, AJobCancelledWhileItsPrologWaitsOnAlpsLeavesNoRe
   if (auto why = basil_test::slurm_unavailable()) GTEST_SKIP() << *why;
   const std::string param = GetParam(), call = param.substr(0, param.find('+'));
   const bool slurmd_epilog = param.ends_with("+Epilog");
-  Site site({.tag = "slurm-cancel-" + call + (slurmd_epilog ? "-epilog" : ""),
+  Site site({.slurm_conf = basil_slurm_test::kQuickPurge,
+             .tag = "slurm-cancel-" + call + (slurmd_epilog ? "-epilog" : ""),
              .job_end = slurmd_epilog ? basil_slurm_test::JobEnd::kSlurmdEpilog
                                       : basil_slurm_test::JobEnd::kEpilogSlurmctld});
   ASSERT_TRUE(site.start()) << site.slurm.error();
@@ -104,7 +105,7 @@ TEST_P(SlurmCancelInPrologTest, AJobCancelledWhileItsPrologWaitsOnAlpsLeavesNoRe
   EXPECT_TRUE(site.slurm.wait_job_state(*cancelled, "CANCELLED", 60s)) << site.slurm.job_state(*cancelled);
   emulator_admin(site.basild.emu(), "fault --clear");
 
-  expect_alps_agrees_with_slurm(site, {*live}, 60s);
+  expect_alps_agrees_with_slurm(site, {*live}, basil_slurm_test::kOrphanOfEndedJob);
   ASSERT_EQ(site.slurm.client({"scancel", std::to_string(*live)}).exit_code, 0);
   EXPECT_TRUE(wait_until([&] { return alps_holds(site).empty(); }, 60s)) << site.why();
 }
@@ -193,7 +194,9 @@ TEST(SlurmFaultsTest, BasildKilledWhileJobsStartLeavesEveryJobRunOrRequeuedAndNo
 // orphan check releases the reservation, and the node waits for an admin.
 TEST(SlurmFaultsTest, AsSlurmdsEpilogAJobEndingWhileBasildIsDownDrainsItsNodeAndItsReservationIsReleasedLater) {
   if (auto why = basil_test::slurm_unavailable()) GTEST_SKIP() << *why;
-  Site site({.tag = "slurm-epilog-basild-down", .job_end = basil_slurm_test::JobEnd::kSlurmdEpilog});
+  Site site({.slurm_conf = basil_slurm_test::kQuickPurge,
+             .tag = "slurm-epilog-basild-down",
+             .job_end = basil_slurm_test::JobEnd::kSlurmdEpilog});
   ASSERT_TRUE(site.start()) << site.slurm.error();
   // The job runs until the test writes to its FIFO.
   const std::string go = site.hooks.dir() + "/go";
@@ -223,7 +226,7 @@ TEST(SlurmFaultsTest, AsSlurmdsEpilogAJobEndingWhileBasildIsDownDrainsItsNodeAnd
   EXPECT_FALSE(alps_holds(site).empty()) << "nothing released the reservation while basild was down";
 
   site.basild.start(true, /*xml_log=*/true);
-  EXPECT_TRUE(wait_until([&] { return alps_holds(site).empty(); }, 60s)) << site.why();
+  EXPECT_TRUE(wait_until([&] { return alps_holds(site).empty(); }, basil_slurm_test::kOrphanOfEndedJob)) << site.why();
   EXPECT_TRUE(drained()) << site.slurm.client({"scontrol", "-o", "show", "node", node}).out;
 }
 

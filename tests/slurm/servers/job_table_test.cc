@@ -31,7 +31,8 @@ std::uint64_t cycles(const Daemon& d) { return d.get("/v1/stats")["reconcile"].v
 
 TEST(SlurmJobTableTest, AReservationWhoseJobSlurmForgotIsReleasedAndALiveJobsNeverIs) {
   if (auto why = basil_test::slurm_unavailable()) GTEST_SKIP() << *why;
-  SlurmCluster slurm({.nodes = {"nid00008", "nid00009"}, .parent = slurm_parent()});
+  SlurmCluster slurm(
+      {.nodes = {"nid00008", "nid00009"}, .extra_conf = basil_slurm_test::kQuickPurge, .parent = slurm_parent()});
   ASSERT_TRUE(slurm.start()) << slurm.error();
   Daemon d("slurm-jobs", "tds-8", "", basil_slurm_test::squeue_source("2s"));
   d.set_env(slurm.env());
@@ -49,6 +50,10 @@ TEST(SlurmJobTableTest, AReservationWhoseJobSlurmForgotIsReleasedAndALiveJobsNev
   ASSERT_TRUE(wait_until([&] { return cycles(d) >= after; }, 30s));
   EXPECT_TRUE(d.alps_reservations().count(held)) << d.log();
   EXPECT_EQ(source_failures(d), 0u) << d.log();
+  // The shipped command works on this Slurm: health is ok and says so of it.
+  const auto health = d.get("/v1/health");
+  EXPECT_EQ(health.value("status", ""), "ok") << health.dump();
+  EXPECT_EQ(health["reconcile"]["job_sources"].value("squeue", ""), "ok") << health.dump();
 
   // slurmctld killed (after it saved the running job): squeue fails, and a
   // reservation Slurm would not list stays while it does.
@@ -65,8 +70,11 @@ TEST(SlurmJobTableTest, AReservationWhoseJobSlurmForgotIsReleasedAndALiveJobsNev
   ASSERT_TRUE(wait_until([&] { return !d.alps_reservations().count(during); }, 60s)) << d.log();
   EXPECT_EQ(slurm.job_state(*live), "RUNNING");
   EXPECT_TRUE(d.alps_reservations().count(held)) << d.log();
+  // Cancelled, the job is listed (CANCELLED) until slurmctld purges it,
+  // MinJobAge after its end; its reservation goes after that.
   ASSERT_EQ(slurm.client({"scancel", std::to_string(*live)}).exit_code, 0);
-  EXPECT_TRUE(wait_until([&] { return !d.alps_reservations().count(held); }, 60s)) << d.log();
+  EXPECT_TRUE(wait_until([&] { return !d.alps_reservations().count(held); }, basil_slurm_test::kOrphanOfEndedJob))
+      << d.log();
 }
 
 }  // namespace

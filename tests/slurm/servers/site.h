@@ -85,6 +85,15 @@ inline std::string squeue_source(const std::string& grace = "3s") {
          command + "\n";
 }
 
+// basild's squeue (-t all, as conf/basild.conf ships it) lists a finished
+// job, which stays live for basild until slurmctld purges its record,
+// MinJobAge after its end (300 s by default). A test that waits for an
+// ended job's reservation to go as an orphan sets it short, and waits
+// kOrphanOfEndedJob for it; not one that waits for jobs to be COMPLETED
+// one after the other (a record purged is no longer COMPLETED).
+inline constexpr const char* kQuickPurge = "MinJobAge=10\n";
+inline constexpr std::chrono::seconds kOrphanOfEndedJob{150};
+
 struct SiteOptions {
   std::vector<std::string> nodes = tds8_nodes();
   bool gateway = false;         // apbasil through the ssh gateway
