@@ -7,6 +7,7 @@
 #include "basild/calls/client.h"
 #include "basild/core/xml_log_format.h"
 #include "tests/basild/io/emulator_support.h"
+#include "tests/support/files.h"
 #include "tests/support/sanitized.h"
 #include "tests/basild/calls/client_options.h"
 #include "basild/io/local_transport.h"
@@ -65,12 +66,7 @@ struct Rig {
   Client client;
 };
 
-std::string read_file(const std::string& path) {
-  std::ifstream f(path);
-  std::ostringstream s;
-  s << f.rdbuf();
-  return s.str();
-}
+using basil_test::read_file;
 
 TEST(ClientEmulatorTest, ReserveConfirmReleaseCycle) {
   const auto state = init_emulator("cl-cycle");
