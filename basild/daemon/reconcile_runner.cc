@@ -284,6 +284,11 @@ json ReconcileRunner::job_table_json() const {
   return job_table_error_.empty() ? json("ok") : json(job_table_error_);
 }
 
+std::string ReconcileRunner::alarm_reason() const {
+  if (!alarm_on_) return {};
+  return last_plan_ && !last_plan_->alarm_reason.empty() ? last_plan_->alarm_reason : "alarm raised";
+}
+
 json ReconcileRunner::health_json() const {
   return {{"dry_run", dry_run()}, {"alarm", alarm_on_}, {"job_table", job_table_json()}};
 }

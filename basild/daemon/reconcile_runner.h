@@ -63,6 +63,7 @@ class ReconcileRunner : public std::enable_shared_from_this<ReconcileRunner> {
   std::size_t releases_running() const { return releases_running_; }
   std::uint64_t cycles() const { return cycles_; }
   bool alarm() const { return alarm_on_; }
+  std::string alarm_reason() const;  // why orphan release is held; "" when it is not
 
  private:
   Awaitable<JobTableView> fetch_job_table(const std::vector<ReservationRecord>& active);
