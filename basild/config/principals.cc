@@ -57,7 +57,8 @@ ControlIds resolve_control_names(const ControlConfig& control, const NameLookup&
   return out;
 }
 
-ConfigCheck check_config(std::string_view text, std::string_view origin, const NameLookup& lookup) {
+ConfigCheck check_config(std::string_view text, std::string_view origin, const NameLookup& lookup,
+                         const MoreChecks& more) {
   const ConfigParse p = parse_config_all(text);
   std::vector<std::string> errors, warnings;
   if (p.ok()) {
@@ -65,6 +66,7 @@ ConfigCheck check_config(std::string_view text, std::string_view origin, const N
     if (ids.unknown_socket_group) errors.push_back(*ids.unknown_socket_group + " (basild does not start)");
     for (auto* list : {&ids.unknown_users, &ids.unknown_groups})
       for (auto& m : *list) warnings.push_back(std::move(m) + " (left out of the allow-list at start)");
+    if (more) more(p.config, errors, warnings);
   }
   return config_detail::check_report(p, origin, errors, warnings);
 }

@@ -36,8 +36,14 @@ struct ControlIds {
 
 ControlIds resolve_control_names(const ControlConfig& control, const NameLookup& lookup);
 
+// More checks of a parsed configuration (basild's of the host it runs on:
+// daemon/host_check.h): each adds its errors and warnings.
+using MoreChecks =
+    std::function<void(const Config&, std::vector<std::string>& errors, std::vector<std::string>& warnings)>;
+
 // check_config, and then the names resolved: an unknown allow-list name is a
-// warning, an unknown control.group an error, as at start.
-ConfigCheck check_config(std::string_view text, std::string_view origin, const NameLookup& lookup);
+// warning, an unknown control.group an error, as at start; then `more`.
+ConfigCheck check_config(std::string_view text, std::string_view origin, const NameLookup& lookup,
+                         const MoreChecks& more = {});
 
 }  // namespace basild

@@ -19,6 +19,7 @@ unsigned http_status(ResultCode code) {
     case ResultCode::kTooLarge: return 413;
     case ResultCode::kTimeout: return 504;
     case ResultCode::kUpstream: return 502;
+    case ResultCode::kDegraded: return 429;
   }
   return 500;
 }
@@ -36,6 +37,7 @@ std::string_view result_name(ResultCode code) {
     case ResultCode::kTooLarge: return "too_large";
     case ResultCode::kTimeout: return "timeout";
     case ResultCode::kUpstream: return "upstream";
+    case ResultCode::kDegraded: return "degraded";
   }
   return "error";
 }

@@ -33,6 +33,7 @@ enum class ResultCode : int {
   kTooLarge = 8,           // 413: request over the size limit
   kTimeout = 9,            // 504: the handler or the call behind it did not answer in time
   kUpstream = 10,          // 502: ALPS answered FAILURE (permanent)
+  kDegraded = 11,          // 429: basild runs but a part of it fails (GET /v1/health; core/health.h)
 };
 
 // HTTP status of a result code, and its short stable name ("ok", "not_found").

@@ -3,6 +3,7 @@
 #include "basild/asio/beast.h"
 #include "basild/control/connection.h"
 #include "basild/control/server_impl.h"
+#include "basild/core/folder_safety.h"
 
 #include <fcntl.h>
 #include <sys/socket.h>
@@ -12,6 +13,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <unordered_set>
@@ -104,6 +106,44 @@ const std::string& busy_uid_reply() {
   static const std::string s = canned(503, "Service Unavailable", ResultCode::kUnavailable,
                                       "too many connections to the control socket from this uid");
   return s;
+}
+
+std::optional<FileFacts> lstat_facts(const std::string& path) {
+  struct stat st {};
+  if (::lstat(path.c_str(), &st) != 0) return std::nullopt;
+  return facts_of(st);
+}
+
+std::optional<std::string> resolved_path(const std::string& path) {
+  std::unique_ptr<char, decltype(&std::free)> r(::realpath(path.c_str(), nullptr), &std::free);
+  if (!r) return std::nullopt;
+  return std::string(r.get());
+}
+
+// The folders above the socket at `path`: refused when others could swap
+// what is in them (core/folder_safety.h), before and after the missing ones
+// are made, each with `mode` whatever the umask.
+basil::Status make_parent_folders(const std::string& path, std::uint32_t mode, std::uint32_t self_uid) {
+  const std::string parent = std::filesystem::path(path).parent_path().string();
+  if (parent.empty()) return {};
+  auto refuse_unsafe = [&]() -> basil::Status {
+    const auto problems = unsafe_folders(parent, self_uid, mode, lstat_facts, resolved_path);
+    if (problems.empty()) return {};
+    std::string text = "refusing the control socket " + path + ": ";
+    for (std::size_t i = 0; i < problems.size(); ++i) text += (i ? "; " : "") + problems[i];
+    return {basil::Code::kInvalidValue, text};
+  };
+  if (auto s = refuse_unsafe(); !s) return s;
+  for (const auto& step : folder_chain(parent, lstat_facts)) {
+    if (step.facts) continue;
+    if (::mkdir(step.path.c_str(), static_cast<mode_t>(mode)) != 0) {
+      if (errno == EEXIST) continue;  // made meanwhile: judged below
+      return {basil::Code::kInternal, "cannot create " + step.path + ": " + errno_text(errno)};
+    }
+    if (::chmod(step.path.c_str(), static_cast<mode_t>(mode)) != 0)
+      return {basil::Code::kInternal, "chmod " + step.path + ": " + errno_text(errno)};
+  }
+  return refuse_unsafe();
 }
 
 }  // namespace
@@ -246,20 +286,7 @@ basil::Status Server::start() {
                 std::to_string(sizeof(sockaddr_un{}.sun_path) - 1) + " bytes"};
   }
 
-  // Parent directory.
-  std::filesystem::path parent = std::filesystem::path(path).parent_path();
-  if (!parent.empty()) {
-    std::error_code fec;
-    bool existed = std::filesystem::exists(parent, fec);
-    if (!existed) {
-      std::filesystem::create_directories(parent, fec);
-      if (fec) {
-        return {basil::Code::kInternal,
-                "cannot create " + parent.string() + ": " + fec.message()};
-      }
-      ::chmod(parent.c_str(), static_cast<mode_t>(s.options.parent_dir_mode));
-    }
-  }
+  if (auto folders = make_parent_folders(path, s.options.parent_dir_mode, s.self_uid); !folders) return folders;
 
   // An existing file: remove it only if it is a socket nothing listens on.
   struct stat st {};

@@ -65,7 +65,7 @@ struct ServerOptions {
   std::string socket_path = "/run/basild/control.sock";
   std::uint32_t socket_mode = 0660;             // applied with chmod after bind
   std::optional<std::uint32_t> socket_gid;      // chown(path, -1, gid) when set
-  std::uint32_t parent_dir_mode = 0755;         // for a parent directory basild creates
+  std::uint32_t parent_dir_mode = 0755;         // every missing parent folder basild makes, whatever the umask
   bool trust_root_and_self = true;              // see above
   std::vector<std::uint32_t> allowed_uids;
   std::vector<std::uint32_t> allowed_gids;
@@ -117,9 +117,11 @@ class Server {
   Server(const Server&) = delete;
   Server& operator=(const Server&) = delete;
 
-  // Creates the parent directory if missing, replaces a stale socket file
-  // (one nothing listens on; a live socket or a non-socket file is an error,
-  // never removed), binds, applies mode and group, listens, starts accepting.
+  // Refuses a path under a folder others could swap the socket in
+  // (core/folder_safety.h), makes the missing parent folders (each with
+  // parent_dir_mode), replaces a stale socket file (one nothing listens on;
+  // a live socket or a non-socket file is an error, never removed), binds,
+  // applies mode and group, listens, starts accepting.
   basil::Status start();
 
   // Graceful stop: closes the acceptor and removes the socket file, closes

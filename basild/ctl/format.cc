@@ -276,8 +276,25 @@ std::string render_health(const json& doc) {
   json rest = doc;
   rest.erase("status");
   std::string out = "status: " + cell(doc.at("status")) + "\n";
+  if (doc.contains("reasons") && doc["reasons"].is_array()) {
+    for (const auto& r : doc["reasons"]) {
+      out += "  ";
+      out += r.is_object() ? cell(r.value("state", json("?"))) + ": " + cell(r.value("text", json(""))) : cell(r);
+      out += "\n";
+    }
+    rest.erase("reasons");
+  }
   if (!rest.empty()) out += render_generic(rest);
   return out;
+}
+
+int health_exit_code(const json& doc) {
+  if (!doc.is_object() || !doc.contains("status") || !doc["status"].is_string()) return kHealthUnknown;
+  const auto& s = doc["status"].get_ref<const std::string&>();
+  if (s == "ok") return 0;
+  if (s == "degraded") return 1;
+  if (s == "down") return 2;
+  return kHealthUnknown;
 }
 
 std::string render_human(std::string_view command, const json& doc) {

@@ -33,8 +33,15 @@ std::string render_generic(const nlohmann::json& doc,
 // "unit":"seconds"}, followed by the other sections of the document.
 std::string render_stats(const nlohmann::json& doc);
 
-// `basilctl health`: status first, then the rest.
+// `basilctl health`: status first, then one line per reason ("down: ALPS
+// unreachable: ..."), then the rest.
 std::string render_health(const nlohmann::json& doc);
+
+// `basilctl health`'s exit status from the answer's "status", as a Nagios
+// plugin's: 0 ok, 1 degraded (WARNING), 2 down (CRITICAL), 3 anything else
+// (UNKNOWN; also basilctl's status when basild cannot be reached).
+inline constexpr int kHealthUnknown = 3;
+int health_exit_code(const nlohmann::json& doc);
 
 // The renderer for a command name ("stats", "jobs", ...).
 std::string render_human(std::string_view command, const nlohmann::json& doc);

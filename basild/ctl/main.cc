@@ -4,6 +4,7 @@
 //   basilctl [--socket PATH] [--json] COMMAND ...   talk to basild's control socket
 // Parsing and planning (ctl/invocation.h) and the tables (ctl/format.h) are
 // pure; this file only does the I/O.
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -82,12 +83,36 @@ int cmd_decode(const std::vector<std::string>& args) {
   return 0;
 }
 
+// basilctl health: the answer printed whatever its HTTP status (200 ok,
+// 429 degraded, 503 down), and the exit status a Nagios plugin's.
+int cmd_health(const basilctl::Invocation& inv, const basilctl::HttpCall& call) {
+  auto reply = basild::control::request_once(inv.socket, call.method, call.target, "", "", inv.timeout);
+  if (!reply.ok()) {
+    std::cerr << "basilctl: " << reply.message << "\n";
+    return basilctl::kHealthUnknown;
+  }
+  auto doc = nlohmann::json::parse(reply.body, nullptr, false);
+  if (doc.is_discarded() || !doc.is_object() || !doc.contains("status")) {
+    std::cerr << "basilctl: health: HTTP " << reply.status << " without a health status\n";
+    if (!reply.body.empty()) std::cerr << reply.body << (reply.body.ends_with('\n') ? "" : "\n");
+    return basilctl::kHealthUnknown;
+  }
+  if (inv.json) {
+    std::cout << reply.body << (reply.body.ends_with('\n') ? "" : "\n");
+  } else {
+    std::cout << basilctl::render_health(doc);
+  }
+  std::cout.flush();
+  return basilctl::health_exit_code(doc);
+}
+
 int cmd_control(const basilctl::Invocation& inv) {
   auto plan = basilctl::plan_call(inv);
   if (!plan.call) {
     std::cerr << "basilctl: " << plan.error << "\n";
-    return kExitUsage;
+    return inv.command == "health" ? basilctl::kHealthUnknown : kExitUsage;
   }
+  if (inv.command == "health") return cmd_health(inv, *plan.call);
   basilctl::HttpCall& call = *plan.call;
   if (call.stdin_body) {
     std::vector<char> buf(64 * 1024);
@@ -402,7 +427,8 @@ int main(int argc, char** argv) {
   auto parsed = basilctl::parse_invocation(args, env == nullptr ? "" : env);
   if (!parsed.invocation) {
     std::cerr << "basilctl: " << parsed.error << "\n" << basilctl::usage();
-    return kExitUsage;
+    // A monitoring check's mistake is UNKNOWN, not CRITICAL.
+    return std::find(args.begin(), args.end(), "health") != args.end() ? basilctl::kHealthUnknown : kExitUsage;
   }
   const basilctl::Invocation& inv = *parsed.invocation;
   if (inv.help) {

@@ -16,7 +16,7 @@
 
 #include "basild/asio/asio.h"
 #include "basild/config/config.h"
-#include "basild/config/principals.h"
+#include "basild/daemon/host_check.h"
 #include "basild/daemon/log.h"
 #include "basild/daemon/service.h"
 
@@ -61,7 +61,7 @@ int main(int argc, char** argv) {
       ("help,h", "show this help")
       ("version", "print the version (debian/changelog's) and exit")
       ("config,c", po::value<std::string>(&config_path), "configuration file (default /etc/basild/basild.conf)")
-      ("check-config", "parse the configuration, print it with defaults filled in, and exit")
+      ("check-config", "check the configuration and this host (programs, files, folders, the control socket), print it with defaults filled in, and exit")
       ("accept-empty-state", "start with an empty state database when the file exists but is empty (0 bytes)");
   // clang-format on
   po::variables_map vm;
@@ -86,8 +86,9 @@ int main(int argc, char** argv) {
     return 1;
   }
   if (vm.count("check-config") != 0) {
-    // Names are resolved as at start: an unknown allowed user is reported here too.
-    auto check = basild::check_config(text, config_path, basild::system_name_lookup());
+    // Names are resolved as at start, and the host is checked for the user
+    // running this (daemon/host_check.h).
+    auto check = basild::check_config_on_host(text, config_path, basild::posix_host_view());
     std::cout << check.report;
     return check.ok ? 0 : 1;
   }

@@ -176,6 +176,15 @@ void NodeSyncRunner::finish() {
   if (pending_ && !stopping_ && config_.node_sync) start();
 }
 
+std::string NodeSyncRunner::problem() const {
+  if (!config_.node_sync) return {};
+  if (!slurm_error_.empty()) return "cannot list Slurm's nodes: " + slurm_error_;
+  if (action_errors_.empty()) return {};
+  const auto& [node, what] = *action_errors_.begin();
+  const std::size_t n = action_errors_.size();
+  return std::to_string(n) + (n == 1 ? " node" : " nodes") + " not changed in Slurm (" + node + ": " + what + ")";
+}
+
 json NodeSyncRunner::health_json() const {
   if (!config_.node_sync) return {{"enabled", false}};
   return {{"enabled", true}, {"slurm", slurm_error_.empty() ? json("ok") : json(slurm_error_)}};

@@ -52,6 +52,9 @@ class NodeSyncRunner : public std::enable_shared_from_this<NodeSyncRunner> {
 
   bool running() const { return running_; }
   std::uint64_t cycles() const { return cycles_; }
+  // Why Slurm's nodes cannot be listed, or which cannot be drained or
+  // resumed; "" when all works (or node sync is off).
+  std::string problem() const;
 
   nlohmann::json health_json() const;  // /v1/health "node_sync"
   nlohmann::json stats_json() const;   // /v1/stats "node_sync"

@@ -303,6 +303,11 @@ json ReconcileRunner::job_table_json() const {
   return failure.empty() ? json("ok") : json(failure);
 }
 
+std::string ReconcileRunner::alarm_reason() const {
+  if (!alarm_on_) return {};
+  return last_plan_ && !last_plan_->alarm_reason.empty() ? last_plan_->alarm_reason : "alarm raised";
+}
+
 json ReconcileRunner::health_json() const {
   json sources = json::object();
   for (const auto& [name, error] : source_errors_) sources[name] = error.empty() ? "ok" : error;

@@ -66,6 +66,7 @@ class ReconcileRunner : public std::enable_shared_from_this<ReconcileRunner> {
   // The sources whose last listing failed, "NAME: ERROR" joined by "; ";
   // "" when every source answered (or none has been asked yet).
   std::string job_table_failure() const;
+  std::string alarm_reason() const;  // why orphan release is held; "" when it is not
 
  private:
   Awaitable<JobTableView> fetch_job_table(const std::vector<ReservationRecord>& active);

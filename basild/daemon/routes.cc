@@ -20,7 +20,7 @@ class Routes {
  public:
   explicit Routes(const DaemonParts& d) : d_(d) {}
 
-  Response health(const Request&) const { return Response::json(health_json(d_)); }
+  Response health(const Request&) const { return health_view(d_); }
   Response stats(const Request&) const { return Response::json(stats_json(d_)); }
   Response metrics(const Request&) const {
     return Response::text(metrics_text(d_), "text/plain; version=0.0.4");

@@ -9,11 +9,31 @@ namespace basild {
 using control::ResultCode;
 using nlohmann::json;
 
-json health_json(const DaemonParts& d) {
+HealthInputs health_inputs(const DaemonParts& d) {
+  const auto& poller = *d.poller;
+  HealthInputs in;
+  in.stopping = *d.stopping;
+  in.alps_reachable = poller.reachable();
+  in.alps_error = poller.error();
+  if (poller.inventory())
+    in.inventory_age = std::chrono::duration_cast<std::chrono::milliseconds>(d.clock->wall() - poller.inventory_at());
+  in.inventory_stale_after =
+      inventory_stale_after(d.config->poll.interval, d.config->poll.inventory_max_age, d.config->apbasil.timeout);
+  if (d.state_watch) in.state_problems = d.state_watch->problems();
+  in.job_table_error = d.runner->job_table_failure();
+  in.reconcile_alarm = d.runner->alarm_reason();
+  if (d.node_sync) in.node_sync_error = d.node_sync->problem();
+  return in;
+}
+
+json health_json(const DaemonParts& d, const HealthVerdict& verdict) {
   const auto& poller = *d.poller;
   const WallTime now = d.clock->wall();
+  json reasons = json::array();
+  for (const auto& r : verdict.reasons) reasons.push_back({{"state", health_state_name(r.state)}, {"text", r.text}});
   json j;
-  j["status"] = *d.stopping ? "stopping" : (poller.reachable() ? "ok" : "degraded");
+  j["status"] = health_state_name(verdict.state);
+  j["reasons"] = std::move(reasons);
   j["alps_reachable"] = poller.reachable();
   if (!poller.error().empty()) j["alps_error"] = poller.error();
   if (d.client->dialect()) j["dialect"] = basil::dialect_id(*d.client->dialect());
@@ -32,17 +52,22 @@ json health_json(const DaemonParts& d) {
   j["reconcile"] = d.runner->health_json();
   if (d.node_sync) j["node_sync"] = d.node_sync->health_json();
   j["state_database"] = d.config->state.database;
-  if (d.state_watch) {
-    j["state"] = d.state_watch->health_json();
-    if (j["state"]["status"] != "ok" && j["status"] == "ok") j["status"] = "degraded";
-  }
-  // A failing job-table source stops orphan cleanup: not ok.
-  if (const std::string failing = d.runner->job_table_failure(); !failing.empty()) {
-    if (j["status"] == "ok") j["status"] = "degraded";
-    j["reason"] = "job table: " + failing;
-  }
-  if (d.runner->alarm()) j["status"] = "alarm";
+  if (d.state_watch) j["state"] = d.state_watch->health_json();
   return j;
+}
+
+control::Response health_view(const DaemonParts& d) {
+  const HealthVerdict verdict = assess_health(health_inputs(d));
+  return control::Response::json(health_json(d, verdict), health_result(verdict.state));
+}
+
+control::ResultCode health_result(HealthState s) {
+  switch (s) {
+    case HealthState::kOk: return ResultCode::kOk;
+    case HealthState::kDegraded: return ResultCode::kDegraded;
+    case HealthState::kDown: return ResultCode::kUnavailable;
+  }
+  return ResultCode::kUnavailable;
 }
 
 json stats_json(const DaemonParts& d) {

@@ -10,11 +10,18 @@
 #include <nlohmann/json.hpp>
 
 #include "basild/control/registry.h"
+#include "basild/core/health.h"
 #include "basild/daemon/daemon_parts.h"
 
 namespace basild {
 
-nlohmann::json health_json(const DaemonParts& d);
+// GET /v1/health: the verdict of core/health.h on what the parts report
+// (health_inputs), with the parts' own details beside it; HTTP 200 when
+// ok, 429 when degraded, 503 when down (health_result).
+HealthInputs health_inputs(const DaemonParts& d);
+nlohmann::json health_json(const DaemonParts& d, const HealthVerdict& verdict);
+control::Response health_view(const DaemonParts& d);
+control::ResultCode health_result(HealthState s);
 nlohmann::json stats_json(const DaemonParts& d);
 std::string metrics_text(const DaemonParts& d);
 

@@ -46,6 +46,10 @@ cat >"$conf" <<CONF
 path = "$prefix/bin/basil-emulator"
 args = ["--state", "$work/emulator"]
 
+[reconcile]
+apkill = "$prefix/bin/basil-emulator"
+apkill_args = ["--state", "$work/emulator", "apkill"]
+
 [state]
 database = "$work/state.db"
 

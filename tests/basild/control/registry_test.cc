@@ -269,7 +269,9 @@ TEST(RegistryTest, ResultCodesMapToHttpStatuses) {
   EXPECT_EQ(http_status(ResultCode::kTooLarge), 413u);
   EXPECT_EQ(http_status(ResultCode::kTimeout), 504u);
   EXPECT_EQ(http_status(ResultCode::kUpstream), 502u);
+  EXPECT_EQ(http_status(ResultCode::kDegraded), 429u);
   EXPECT_EQ(result_name(ResultCode::kNotFound), "not_found");
+  EXPECT_EQ(result_name(ResultCode::kDegraded), "degraded");
 }
 
 TEST(TargetTest, SplitsPathAndDecodesQuery) {

@@ -137,6 +137,78 @@ TEST(ServerTest, SocketModeAppliedAndParentCreated) {
   }
 }
 
+// A umask for the length of a scope (the server's thread shares it).
+struct ScopedUmask {
+  explicit ScopedUmask(mode_t m) : old(::umask(m)) {}
+  ~ScopedUmask() { ::umask(old); }
+  mode_t old;
+};
+
+TEST(ServerTest, EveryMissingParentFolderIsMadeWithParentDirModeUnderUmask000) {
+  const std::string dir = testing::temp_socket_dir();
+  ServerOptions o;
+  o.socket_path = dir + "/a/b/c/control.sock";
+  TestServer s(o);
+  {
+    ScopedUmask open_umask(0);
+    ASSERT_TRUE(s.start().is_ok());
+  }
+  for (const char* made : {"/a", "/a/b", "/a/b/c"}) {
+    struct stat st {};
+    ASSERT_EQ(::stat((dir + made).c_str(), &st), 0) << made;
+    EXPECT_EQ(st.st_mode & 07777, 0755u) << made << " (not the umask's 0777)";
+  }
+  EXPECT_EQ(get(s.path(), "/v1/health").status, 200u);
+}
+
+TEST(ServerTest, RefusesAParentFolderOthersCanWriteThatIsNotSticky) {
+  const std::string dir = testing::temp_socket_dir();
+  ASSERT_EQ(::chmod(dir.c_str(), 0777), 0);
+  ServerOptions o;
+  o.socket_path = dir + "/run/control.sock";
+  TestServer s(o);
+  auto st = s.start();
+  ASSERT_FALSE(st.is_ok());
+  EXPECT_NE(st.message().find("refusing the control socket " + o.socket_path + ": " + dir +
+                              " can be written by others (mode 0777) and is not sticky"),
+            std::string::npos)
+      << st.message();
+  struct stat none {};
+  EXPECT_NE(::lstat((dir + "/run").c_str(), &none), 0) << "nothing made under it";
+}
+
+TEST(ServerTest, AcceptsAStickyParentLikeTmpWhenWhatIsBelowIsItsOwn) {
+  const std::string dir = testing::temp_socket_dir();
+  ASSERT_EQ(::chmod(dir.c_str(), 01777), 0);
+  ServerOptions o;
+  o.socket_path = dir + "/run/control.sock";
+  TestServer s(o);
+  auto st = s.start();
+  ASSERT_TRUE(st.is_ok()) << st.message();
+  EXPECT_EQ(get(s.path(), "/v1/health").status, 200u);
+  ServerOptions direct;
+  direct.socket_path = dir + "/control.sock";  // the socket itself in the sticky folder
+  TestServer d(direct);
+  st = d.start();
+  EXPECT_TRUE(st.is_ok()) << st.message();
+}
+
+TEST(ServerTest, RefusesAFolderAnotherUserOwnsInAStickyParent) {
+  if (::geteuid() != 0) GTEST_SKIP() << "needs root to give a folder to another user";
+  const std::string dir = testing::temp_socket_dir();
+  ASSERT_EQ(::chmod(dir.c_str(), 01777), 0);
+  const std::string theirs = dir + "/run";
+  ASSERT_EQ(::mkdir(theirs.c_str(), 0755), 0);
+  ASSERT_EQ(::chown(theirs.c_str(), 65534, 65534), 0);
+  ServerOptions o;
+  o.socket_path = theirs + "/control.sock";
+  TestServer s(o);
+  auto st = s.start();
+  ASSERT_FALSE(st.is_ok());
+  EXPECT_NE(st.message().find(theirs + " is owned by uid 65534, who can replace anything in it"), std::string::npos)
+      << st.message();
+}
+
 TEST(ServerTest, StaleSocketFileReplaced) {
   ServerOptions o;
   o.socket_path = testing::temp_socket_dir() + "/control.sock";

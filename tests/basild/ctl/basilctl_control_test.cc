@@ -161,6 +161,44 @@ TEST_F(BasilctlControlTest, NonErrorFailureStillPrintsBodyAndExitsOne) {
   EXPECT_NE(r.err.find("HTTP 503"), std::string::npos) << r.err;
 }
 
+// basild's health at each state, as GET /v1/health answers it.
+struct HealthCase {
+  const char* status;
+  ResultCode result;  // the HTTP status: 200, 429, 503
+  int exit_code;      // Nagios: OK, WARNING, CRITICAL, UNKNOWN
+};
+
+TEST(BasilctlHealthTest, ExitsZeroOneTwoOrThreeForOkDegradedDownOrAnUnknownStatusAndPrintsTheReasons) {
+  for (const auto& c : {HealthCase{"ok", ResultCode::kOk, 0}, HealthCase{"degraded", ResultCode::kDegraded, 1},
+                        HealthCase{"down", ResultCode::kUnavailable, 2}, HealthCase{"sideways", ResultCode::kOk, 3}}) {
+    testing::TestServer server;
+    const std::string status = c.status;
+    const ResultCode result = c.result;
+    server.registry.add_sync(Method::kGet, "/v1/health", BodyKind::kNone, "", [status, result](const Request&) {
+      nlohmann::json reasons = nlohmann::json::array();
+      if (status != "ok") reasons.push_back({{"state", status}, {"text", "ALPS unreachable: test"}});
+      return Response::json({{"status", status}, {"reasons", reasons}, {"alps_reachable", status == "ok"}}, result);
+    });
+    ASSERT_TRUE(server.start().is_ok());
+    auto r = basilctl("--socket " + server.path() + " health");
+    EXPECT_EQ(r.exit_code, c.exit_code) << status << ": " << r.out << r.err;
+    EXPECT_EQ(r.out.rfind("status: " + status + "\n", 0), 0u) << r.out;
+    if (status != "ok") {
+      EXPECT_NE(r.out.find("  " + status + ": ALPS unreachable: test\n"), std::string::npos) << r.out;
+    }
+    EXPECT_EQ(r.err, "") << status;
+    auto j = basilctl("--socket " + server.path() + " --json health");
+    EXPECT_EQ(j.exit_code, c.exit_code) << status << ": " << j.err;
+    EXPECT_EQ(nlohmann::json::parse(j.out, nullptr, false).value("status", ""), status) << j.out;
+  }
+}
+
+TEST(BasilctlHealthTest, UnreachableOrAMistakenCommandLineIsUnknown) {
+  EXPECT_EQ(basilctl("--socket /tmp/basilctl-no-such-dir/control.sock health").exit_code, 3);
+  EXPECT_EQ(basilctl("--frobnicate health").exit_code, 3);
+  EXPECT_EQ(basilctl("health --verbose").exit_code, 3);
+}
+
 TEST(BasilctlUnreachableTest, MissingSocketExitsThreeWithClearMessage) {
   auto r = basilctl("--socket /tmp/basilctl-no-such-dir/control.sock health");
   EXPECT_EQ(r.exit_code, 3);
@@ -169,7 +207,7 @@ TEST(BasilctlUnreachableTest, MissingSocketExitsThreeWithClearMessage) {
 }
 
 TEST(BasilctlUsageTest, UnknownOptionIsUsageErrorNamingIt) {
-  auto r = basilctl("--frobnicate health");
+  auto r = basilctl("--frobnicate stats");
   EXPECT_EQ(r.exit_code, 2);
   EXPECT_NE(r.err.find("unknown option '--frobnicate'"), std::string::npos) << r.err;
   auto c = basilctl("frobnicate");

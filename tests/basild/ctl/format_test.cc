@@ -110,6 +110,29 @@ TEST(FormatTest, HealthPutsStatusFirst) {
   EXPECT_NE(t.find("uptime_s:"), std::string::npos) << t;
 }
 
+TEST(FormatTest, HealthPrintsEachReasonWithItsStateUnderTheStatus) {
+  const json doc = {{"status", "down"},
+                    {"reasons", json::array({{{"state", "down"}, {"text", "ALPS unreachable: timed out"}},
+                                             {{"state", "degraded"}, {"text", "no INVENTORY yet"}}})},
+                    {"uptime_s", 3}};
+  const std::string t = render_health(doc);
+  EXPECT_EQ(t.rfind("status: down\n  down: ALPS unreachable: timed out\n  degraded: no INVENTORY yet\n", 0), 0u) << t;
+  EXPECT_EQ(t.find("reasons"), std::string::npos) << t;
+  EXPECT_NE(t.find("uptime_s:"), std::string::npos) << t;
+}
+
+TEST(FormatTest, HealthExitCodeIsNagiosOkWarningCriticalUnknown) {
+  struct Case {
+    json doc;
+    int code;
+  };
+  for (const auto& c : {Case{{{"status", "ok"}}, 0}, Case{{{"status", "degraded"}}, 1}, Case{{{"status", "down"}}, 2},
+                        Case{{{"status", "stopping"}}, 3}, Case{{{"status", 0}}, 3}, Case{{{"result", 6}}, 3},
+                        Case{json::array(), 3}}) {
+    EXPECT_EQ(health_exit_code(c.doc), c.code) << c.doc.dump();
+  }
+}
+
 TEST(FormatTest, UnexpectedShapesStillPrint) {
   EXPECT_EQ(render_human("jobs", json::array()), "(none)\n");
   EXPECT_EQ(render_human("stats", json("odd")), "odd\n");

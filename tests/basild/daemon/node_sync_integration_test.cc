@@ -157,7 +157,7 @@ TEST(NodeSyncIntegrationTest, ASlurmThatCannotBeReachedIsLoggedAndBasildGoesOn) 
   d.start();
   ASSERT_TRUE(wait_until([&] { return d.log().find("B0503") != std::string::npos; }, 20s)) << d.log();
   d.wait_for_poll();
-  EXPECT_EQ(d.get("/v1/health")["status"], "ok") << "node sync failing does not degrade ALPS's health";
+  EXPECT_EQ(d.get("/v1/health")["status"], "degraded") << "ALPS is reached, but node sync fails";
   EXPECT_NE(d.get("/v1/health")["node_sync"]["slurm"].get<std::string>().find("Unable to contact"), std::string::npos);
   EXPECT_GT(d.get("/v1/stats")["node_sync"]["failures"].get<int>(), 1) << "tried again each cycle";
   const std::string log = d.log();

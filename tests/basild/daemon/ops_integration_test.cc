@@ -204,10 +204,12 @@ TEST(ApbasilStderrIntegrationTest, SixtyFourKibOfStderrAreCappedOnOneLogLine) {
 // ------------------------------------------------------------ --check-config
 
 TEST(CheckConfigIntegrationTest, AnUnknownAllowedUserIsReportedAsStartReportsIt) {
-  const std::string dir = testing::make_temp_dir("check-names");
-  write_file(dir + "/basild.conf", "[control]\nallowed_users = [\"root\", \"no-such-user-b19\"]\n");
+  Daemon d("check-names");  // its programs (apkill too) and folders are there: the names are the only problem
+  edit_conf(d, "mode = \"0666\"", "mode = \"0666\"\nallowed_users = [\"root\", \"no-such-user-b19\"]");
+  std::ofstream(d.dir() + "/basild.conf", std::ios::app)
+      << "[reconcile]\napkill = \"" << testing::emulator_path() << "\"\n";
   auto r = basil_test::run({std::string(BASIL_BINARY_DIR) + "/basild/basild", "--check-config", "--config",
-                            dir + "/basild.conf"});
+                            d.dir() + "/basild.conf"});
   EXPECT_EQ(r.exit_code, 0) << r.out;
   EXPECT_NE(r.out.find("control.allowed_users: no such user 'no-such-user-b19'"), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("'root'"), std::string::npos) << r.out;

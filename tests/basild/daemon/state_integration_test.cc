@@ -66,7 +66,7 @@ TEST(StateDiskFullTest, ConfirmAndReleaseAreNotReportedDoneUnrecordedAndAreRecor
   }
   ASSERT_TRUE(failing) << "no write failed with the disk full";
   auto health = d.get("/v1/health");
-  EXPECT_EQ(health["status"], "degraded") << health.dump();
+  EXPECT_EQ(health["status"], "down") << health.dump();
   EXPECT_EQ(health["state"]["status"], "failing") << health.dump();
   EXPECT_NE(health["state"]["problems"][0].get<std::string>().find("is full"), std::string::npos) << health.dump();
 
@@ -128,8 +128,10 @@ TEST(StateFileTest, AStateDbReplacedWhileRunningShowsInHealthAndTheLog) {
   fs::rename(db + ".copy", db);
   ASSERT_TRUE(wait_until([&] { return d.get("/v1/health")["state"]["status"] == "failing"; }, 20s))
       << d.get("/v1/health").dump();
-  const auto health = d.get("/v1/health");
-  EXPECT_EQ(health["status"], "degraded");
+  unsigned http = 0;
+  const auto health = d.call("GET", "/v1/health", "", &http);
+  EXPECT_EQ(health["status"], "down");
+  EXPECT_EQ(http, 503u) << "what basild does is not recorded";
   EXPECT_NE(health["state"]["problems"][0].get<std::string>().find("was replaced while basild runs"),
             std::string::npos)
       << health.dump();

@@ -1,0 +1,53 @@
+#include "basild/core/health.h"
+
+#include <algorithm>
+
+namespace basild {
+
+using std::chrono::milliseconds;
+
+std::string_view health_state_name(HealthState s) {
+  switch (s) {
+    case HealthState::kOk: return "ok";
+    case HealthState::kDegraded: return "degraded";
+    case HealthState::kDown: return "down";
+  }
+  return "down";
+}
+
+namespace {
+
+std::string seconds_text(milliseconds d) { return std::to_string(d.count() / 1000) + " s"; }
+
+}  // namespace
+
+HealthVerdict assess_health(const HealthInputs& in) {
+  HealthVerdict v;
+  auto add = [&v](HealthState s, std::string text) {
+    v.reasons.push_back({s, std::move(text)});
+    v.state = std::max(v.state, s);
+  };
+  if (in.stopping) add(HealthState::kDown, "basild is stopping");
+  if (!in.alps_reachable)
+    add(HealthState::kDown, "ALPS unreachable" + (in.alps_error.empty() ? std::string() : ": " + in.alps_error));
+  for (const auto& p : in.state_problems) add(HealthState::kDown, "state database: " + p);
+  if (in.alps_reachable && !in.alps_error.empty())
+    add(HealthState::kDegraded, "ALPS answered the last poll with an error: " + in.alps_error);
+  if (!in.inventory_age) {
+    add(HealthState::kDegraded, "no INVENTORY yet");
+  } else if (*in.inventory_age > in.inventory_stale_after) {
+    add(HealthState::kDegraded, "the INVENTORY is " + seconds_text(*in.inventory_age) + " old (stale after " +
+                                    seconds_text(in.inventory_stale_after) + ")");
+  }
+  if (!in.job_table_error.empty()) add(HealthState::kDegraded, "job table: " + in.job_table_error);
+  if (!in.reconcile_alarm.empty()) add(HealthState::kDegraded, "orphan release held: " + in.reconcile_alarm);
+  if (!in.node_sync_error.empty()) add(HealthState::kDegraded, "node sync: " + in.node_sync_error);
+  return v;
+}
+
+milliseconds inventory_stale_after(milliseconds poll_interval, milliseconds inventory_max_age,
+                                   milliseconds call_timeout) {
+  return std::max<milliseconds>(std::chrono::minutes(1), 2 * std::max(poll_interval, inventory_max_age) + call_timeout);
+}
+
+}  // namespace basild

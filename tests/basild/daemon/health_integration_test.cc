@@ -1,0 +1,87 @@
+// basild's health as monitoring reads it, with the real basild, emulator and
+// basilctl: GET /v1/health's HTTP status (200 ok, 429 degraded, 503 down)
+// and `basilctl health`'s exit status (0, 1, 2), with the reasons.
+#include <gtest/gtest.h>
+
+#include "tests/basild/daemon/daemon_support.h"
+#include "tests/support/subprocess.h"
+
+namespace basild {
+namespace {
+
+using nlohmann::json;
+using namespace std::chrono_literals;
+using testing::Daemon;
+using testing::emulator_admin;
+using testing::wait_until;
+
+struct Health {
+  unsigned http = 0;
+  json body;
+};
+
+Health health(const Daemon& d) {
+  Health h;
+  h.body = d.call("GET", "/v1/health", "", &h.http);
+  return h;
+}
+
+basil_test::Ran basilctl_health(const Daemon& d) {
+  return basil_test::run({std::string(BASIL_BINARY_DIR) + "/basild/basilctl", "--socket", d.socket(), "health"});
+}
+
+// The reasons' texts, "STATE: TEXT".
+std::vector<std::string> reasons(const json& body) {
+  std::vector<std::string> out;
+  for (const auto& r : body.value("reasons", json::array()))
+    out.push_back(r.value("state", "") + ": " + r.value("text", ""));
+  return out;
+}
+
+TEST(HealthIntegrationTest, AlpsUnreachableIsDownWith503AndBasilctlHealthExitsTwoSayingWhy) {
+  Daemon d("health-down");
+  d.start();
+  Health ok = health(d);
+  EXPECT_EQ(ok.http, 200u) << ok.body.dump();
+  EXPECT_EQ(ok.body.value("status", ""), "ok");
+  EXPECT_EQ(ok.body["reasons"], json::array());
+  EXPECT_EQ(basilctl_health(d).exit_code, 0);
+
+  emulator_admin(d.emu(),
+                 "fault --transient 1");  // every apbasil call fails, as when ALPS is away
+  ASSERT_TRUE(wait_until([&] { return health(d).body.value("status", "") == "down"; }, 20s)) << health(d).body.dump();
+  const Health down = health(d);
+  EXPECT_EQ(down.http, 503u);
+  EXPECT_FALSE(down.body.value("alps_reachable", true));
+  ASSERT_FALSE(reasons(down.body).empty()) << down.body.dump();
+  EXPECT_EQ(reasons(down.body)[0].rfind("down: ALPS unreachable: ", 0), 0u) << down.body.dump();
+  const auto ctl = basilctl_health(d);
+  EXPECT_EQ(ctl.exit_code, 2) << ctl.out;
+  EXPECT_EQ(ctl.out.rfind("status: down\n  down: ALPS unreachable: ", 0), 0u) << ctl.out;
+
+  emulator_admin(d.emu(), "fault --clear");
+  ASSERT_TRUE(wait_until([&] { return health(d).http == 200u; }, 20s)) << health(d).body.dump();
+  EXPECT_EQ(basilctl_health(d).exit_code, 0);
+}
+
+TEST(HealthIntegrationTest, NodeSyncThatCannotReachSlurmIsDegradedWith429AndBasilctlHealthExitsOne) {
+  const std::string script = testing::write_script(
+      "scontrol-down",
+      "echo 'slurm_load_node error: Unable to contact slurm controller (connect failure)' >&2; exit 1");
+  Daemon d("health-degraded", "tds-8", "", "[slurm]\nnode_sync = true\nscontrol = \"" + script + "\"\n",
+           testing::fast_polls("200ms", "1m", "inventory"));
+  d.start();
+  ASSERT_TRUE(wait_until([&] { return health(d).http == 429u; }, 20s)) << health(d).body.dump();
+  const Health h = health(d);
+  EXPECT_EQ(h.body.value("status", ""), "degraded");
+  EXPECT_TRUE(h.body.value("alps_reachable", false));
+  ASSERT_EQ(reasons(h.body).size(), 1u) << h.body.dump();
+  EXPECT_EQ(reasons(h.body)[0].rfind("degraded: node sync: cannot list Slurm's nodes: ", 0), 0u) << h.body.dump();
+  EXPECT_NE(reasons(h.body)[0].find("Unable to contact slurm controller"), std::string::npos) << h.body.dump();
+  const auto ctl = basilctl_health(d);
+  EXPECT_EQ(ctl.exit_code, 1) << ctl.out;
+  EXPECT_NE(ctl.out.find("  degraded: node sync: cannot list Slurm's nodes: "), std::string::npos) << ctl.out;
+}
+
+}  // namespace
+}  // namespace basild
