@@ -3,7 +3,8 @@
 //  - JOBS job threads, each a loop: the job enters the job table (a file a
 //    command source reads), RESERVE, CONFIRM, RELEASE; every fourth job is
 //    requeued once (RELEASE, then RESERVE again for the same job id, which
-//    must give a new reservation ALPS holds); the job leaves the table;
+//    must give a new reservation ALPS holds); the job leaves the table 3 s
+//    after it ended;
 //  - a scheduler pass every 2 s: a raw QUERY INVENTORY through /v1/basil;
 //  - readers: health, stats, reservations, events, jobs, paced to make
 //    about RATE control calls per second in all (default 146);
@@ -16,11 +17,17 @@
 // (0.002 is about 3 minutes), so that the database's bound shows within the run.
 //
 // Prints a line a minute (calls, errors, basild's RSS and descriptors, the
-// state database's size) and the totals: false "vanished" events (B0232
-// and basild_reservations_gone_total), reservations re-recorded as made
-// outside basild, a requeued job answered an old id, errors. Exit status 1
-// when any of those is not 0, or descriptors grew.
+// state database's file and its WAL, the rows retention deleted) and the
+// totals: false "vanished" events (B0232 and
+// basild_reservations_gone_total), reservations re-recorded as made outside
+// basild, a requeued job answered an old id, errors. Exit status 1 when any
+// of those is not 0, or descriptors grew. After basild stopped, the
+// database's bytes per table (SQLite's dbstat, each index with its table)
+// and per job: what the audit log (audit, node_events) and the records of
+// what ended (reservations, intents, jobs) cost a job, when nothing was
+// pruned (docs/reliability.md, "How big the state database gets").
 #include <signal.h>
+#include <sqlite3.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -29,8 +36,10 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <deque>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -63,33 +72,42 @@ std::size_t count_of(const std::string& text, const std::string& needle) {
   return n;
 }
 
-// The live job ids, written whole and renamed into place: the command
-// source (cat) never reads half a file.
+// The job ids the scheduler lists, written whole and renamed into place:
+// the command source (cat) never reads half a file. A job that ended stays
+// listed for kLinger, as squeue lists a finished job for a while
+// (MinJobAge): basild's orphan check (every second) then sees every job,
+// and the state database holds a record of each, as at a site.
 class JobTable {
  public:
+  static constexpr auto kLinger = std::chrono::seconds(3);
   explicit JobTable(std::string path) : path_(std::move(path)) { write(); }
   void add(const std::string& id) {
     std::lock_guard lock(mu_);
-    live_.insert(id);
+    listed_.insert(id);
     write();
   }
-  void remove(const std::string& id) {
+  void end(const std::string& id) {
     std::lock_guard lock(mu_);
-    live_.erase(id);
+    ended_.emplace_back(Clock::now(), id);
     write();
   }
 
  private:
   void write() {
+    while (!ended_.empty() && ended_.front().first + kLinger < Clock::now()) {
+      listed_.erase(ended_.front().second);
+      ended_.pop_front();
+    }
     {
       std::ofstream out(path_ + ".new");
-      for (const auto& id : live_) out << id << "\n";
+      for (const auto& id : listed_) out << id << "\n";
     }
     std::rename((path_ + ".new").c_str(), path_.c_str());
   }
   std::string path_;
   std::mutex mu_;
-  std::set<std::string> live_;
+  std::set<std::string> listed_;
+  std::deque<std::pair<Clock::time_point, std::string>> ended_;  // oldest first
 };
 
 struct Tally {
@@ -111,6 +129,76 @@ struct Tally {
     return n;
   }
 };
+
+// One table's share of the database: its pages and its indexes' (bytes)
+// and its rows.
+struct TableSpace {
+  std::string name;
+  std::int64_t bytes = 0;
+  std::int64_t rows = 0;
+};
+
+// Runs SQL on db, giving each row to on_row; false when it fails.
+template <typename OnRow>
+bool each_row(sqlite3* db, const std::string& sql, OnRow on_row) {
+  sqlite3_stmt* raw = nullptr;
+  if (sqlite3_prepare_v2(db, sql.c_str(), -1, &raw, nullptr) != SQLITE_OK) return false;
+  const std::unique_ptr<sqlite3_stmt, decltype(&sqlite3_finalize)> stmt(raw, &sqlite3_finalize);
+  int rc = SQLITE_ROW;
+  while ((rc = sqlite3_step(raw)) == SQLITE_ROW) on_row(raw);
+  return rc == SQLITE_DONE;
+}
+
+// Every table of the database at path (read-only) with its bytes and rows,
+// largest first, and its free pages as "(free pages)"; empty when it cannot
+// be read.
+std::vector<TableSpace> table_space(const std::string& path) {
+  sqlite3* raw = nullptr;
+  const int rc = sqlite3_open_v2(path.c_str(), &raw, SQLITE_OPEN_READONLY, nullptr);
+  const std::unique_ptr<sqlite3, decltype(&sqlite3_close)> db(raw, &sqlite3_close);
+  std::vector<TableSpace> out;
+  if (rc != SQLITE_OK) return out;
+  const bool read = each_row(
+      db.get(),
+      "SELECT coalesce(m.tbl_name, d.name), sum(d.pgsize) FROM dbstat d"
+      " LEFT JOIN sqlite_schema m ON m.name = d.name GROUP BY 1 ORDER BY 2 DESC",
+      [&](sqlite3_stmt* s) {
+        out.push_back({reinterpret_cast<const char*>(sqlite3_column_text(s, 0)), sqlite3_column_int64(s, 1), 0});
+      });
+  if (!read) return {};
+  for (auto& t : out)
+    each_row(db.get(), "SELECT count(*) FROM \"" + t.name + "\"",
+             [&](sqlite3_stmt* s) { t.rows = sqlite3_column_int64(s, 0); });
+  std::int64_t free_pages = 0;
+  std::int64_t page_size = 0;
+  each_row(db.get(), "PRAGMA freelist_count", [&](sqlite3_stmt* s) { free_pages = sqlite3_column_int64(s, 0); });
+  each_row(db.get(), "PRAGMA page_size", [&](sqlite3_stmt* s) { page_size = sqlite3_column_int64(s, 0); });
+  out.push_back({"(free pages)", free_pages * page_size, free_pages});
+  return out;
+}
+
+// The database's bytes per table and per job, and per kind of record: the
+// audit log (audit, node_events: kept [state] audit_days) and what ended
+// (reservations, intents, jobs: kept released_days).
+void print_table_space(const std::string& path, std::uint64_t jobs) {
+  const auto tables = table_space(path);
+  if (tables.empty()) {
+    std::printf("state.db by table: cannot be read (%s)\n", path.c_str());
+    return;
+  }
+  const double n = static_cast<double>(std::max<std::uint64_t>(jobs, 1));
+  std::printf("state.db by table (each index with its table), %llu jobs:\n", static_cast<unsigned long long>(jobs));
+  const std::set<std::string> audit_log{"audit", "node_events"};
+  const std::set<std::string> what_ended{"reservations", "intents", "jobs"};
+  std::int64_t audit = 0, ended = 0, rest = 0;
+  for (const auto& t : tables) {
+    std::printf("  %-16s %9lld rows %11lld bytes %8.1f bytes a job\n", t.name.c_str(), static_cast<long long>(t.rows),
+                static_cast<long long>(t.bytes), static_cast<double>(t.bytes) / n);
+    (audit_log.count(t.name) ? audit : what_ended.count(t.name) ? ended : rest) += t.bytes;
+  }
+  std::printf("  audit log %.1f bytes a job, what ended %.1f bytes a job, the rest %lld bytes\n",
+              static_cast<double>(audit) / n, static_cast<double>(ended) / n, static_cast<long long>(rest));
+}
 
 json call(Tally& t, basild::control::Client& c, const char* method, const std::string& path, const std::string& body,
           const std::string& route) {
@@ -196,7 +284,7 @@ int main(int argc, char** argv) {
           call(t, c, "POST", "/v1/release", json{{"reservation_id", id}}.dump(), "/v1/release");
           if (round > 0) ++t.requeues;
         }
-        table.remove(job);
+        table.end(job);
         ++t.jobs;
       }
     });
@@ -225,14 +313,21 @@ int main(int argc, char** argv) {
       }
     });
   threads.emplace_back([&] {  // a line a minute
+    basild::control::Client c(sock);
     for (auto next = start + 60s; running; next += 60s) {
       while (running && Clock::now() < next) std::this_thread::sleep_for(200ms);
       if (!running) break;
-      std::printf("%4.0f s: %llu calls, %llu errors, %llu jobs, RSS %ld KiB, %d fds, state.db %ld KiB\n",
-                  std::chrono::duration<double>(Clock::now() - start).count(),
-                  static_cast<unsigned long long>(t.total(t.calls)), static_cast<unsigned long long>(t.total(t.errors)),
-                  static_cast<unsigned long long>(t.jobs.load()), basil_test::status_kib(basild, "VmRSS:"),
-                  basil_test::open_fds(basild), file_kib(dir + "/state.db") + file_kib(dir + "/state.db-wal"));
+      const auto stats = c.request("GET", "/v1/stats", "", "", 30s);
+      const json state = stats.ok() ? json::parse(stats.body, nullptr, false).value("state", json::object()) : json();
+      const auto pruned = state.is_object() ? state.value("pruned", json::object()).value("total", -1LL) : -1LL;
+      std::printf(
+          "%4.0f s: %llu calls, %llu errors, %llu jobs, RSS %ld KiB, %d fds, state.db %ld KiB + WAL %ld KiB, "
+          "%lld rows pruned\n",
+          std::chrono::duration<double>(Clock::now() - start).count(),
+          static_cast<unsigned long long>(t.total(t.calls)), static_cast<unsigned long long>(t.total(t.errors)),
+          static_cast<unsigned long long>(t.jobs.load()), basil_test::status_kib(basild, "VmRSS:"),
+          basil_test::open_fds(basild), file_kib(dir + "/state.db"), file_kib(dir + "/state.db-wal"),
+          static_cast<long long>(pruned));
       std::fflush(stdout);
     }
   });
@@ -268,6 +363,7 @@ int main(int argc, char** argv) {
   process.signal(SIGTERM);
   const bool clean = process.wait().code() == 0;
   std::printf("basild stopped on SIGTERM: %s\n", clean ? "exit 0" : "not cleanly");
+  print_table_space(dir + "/state.db", t.jobs.load());
   const bool ok = errors == 0 && vanished == 0 && gone_zero && outside == 0 && t.stale_answers == 0 &&
                   fds_end <= fds_start + 8 && clean;
   return ok ? 0 : 1;

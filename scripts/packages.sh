@@ -5,10 +5,10 @@
 #   scripts/packages.sh [--reuse]   (--reuse: check the packages built last
 #                                   time in build-deb/ again, no build)
 #  1. build: the tracked tree (and new files not ignored) copied to
-#     build-deb/basild-VERSION, then
-#     DEB_BUILD_OPTIONS=nocheck dpkg-buildpackage -b -us -uc (no tests:
-#     the suite has run); the packages land in build-deb/, and the copy
-#     with its build tree is removed.
+#     build-deb/basild-VERSION, then dpkg-buildpackage -b -us -uc as
+#     Debian's builders run it, without nocheck: the build's check runs
+#     the unit tests (debian/rules); the packages land in build-deb/, and
+#     the copy with its build tree is removed.
 #  2. lintian: any error or warning not overridden fails.
 #  3. apt-get install ./*.deb, as a site does.
 #  4. the installed basild as its unit runs it: the installed example
@@ -56,7 +56,7 @@ if [ "${1:-}" != --reuse ]; then
   (cd "$top" && git ls-files -z --cached --others --exclude-standard |
      while IFS= read -r -d '' f; do [ -e "$f" ] || [ -L "$f" ] && printf '%s\0' "$f"; done |
      tar --null -T - -cf -) | tar -xf - -C "$src"
-  (cd "$src" && DEB_BUILD_OPTIONS="nocheck parallel=$(nproc)" dpkg-buildpackage -b -us -uc) >"$log/build.log" 2>&1 ||
+  (cd "$src" && DEB_BUILD_OPTIONS="parallel=$(nproc)" dpkg-buildpackage -b -us -uc) >"$log/build.log" 2>&1 ||
     { tail -40 "$log/build.log"; fail "dpkg-buildpackage (log: $log/build.log)"; }
   rm -rf "$src"  # the copy and its build tree (1.5 GB); the packages are beside it
 fi

@@ -1,8 +1,9 @@
 // The last good QUERY ENGINE answer, per request protocol. A scheduler asks
-// ENGINE when it starts (Slurm's slurmctld stops if that fails, unless
-// cray.conf pins AlpsEngine) and in every job step, before its CONFIRM and
-// again before its RELEASE (slurmstepd dies on a failure, and its job then
-// holds its nodes and its ALPS reservation for ever). The answer changes
+// ENGINE when it starts (Slurm's slurmctld stops if that fails) and in
+// every job step, before its CONFIRM and again before its RELEASE
+// (slurmstepd dies on a failure, and its job then holds its nodes and its
+// ALPS reservation for ever); Slurm asks none when cray.conf pins
+// AlpsEngine. The answer changes
 // only when ALPS is upgraded, so the memory serves twice:
 // - while the main system cannot answer, a forwarded ENGINE is answered
 //   with the last answer ALPS gave (recall); a restarted basild finds the
