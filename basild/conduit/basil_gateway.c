@@ -1,64 +1,35 @@
 /*
  * basil_gateway: the remote half of basild's ssh conduit in gateway mode.
  *
- * Runs on the main system's login node, started once per ssh session by
- * basild (or by the forced command of a restricted key). Reads framed BASIL
- * requests on stdin, runs apbasil for each (several at once, each in a
- * process group of its own, the request on its stdin, never through a
- * shell) and writes framed answers on stdout. It runs apkill the same way
- * (stdin empty) when asked to signal an application.
- *
- * Build it on the main system with its own compiler; it needs only the C
- * library and C99 (apbasil_proxy(8), "The gateway helper"):
+ * Runs on the main system's login node, started once per ssh session by basild (or by the
+ * forced command of a restricted key). Reads framed requests on stdin, runs apbasil for each
+ * (several at once, each in a process group of its own, never through a shell) and writes
+ * framed answers on stdout; apkill likewise. It needs only the C library and C99:
  *   cc -std=c99 -O2 -o basil_gateway basil_gateway.c
- *   install -m 755 basil_gateway /usr/local/libexec/basil_gateway
- * or, where the system has liblz4 (its headers: lz4-devel on SLES), with
- * the answers compressed on their way (the Z frame below):
+ * or, with liblz4, with the answers compressed on their way (Z below):
  *   cc -std=c99 -O2 -DBASIL_GATEWAY_LZ4 -o basil_gateway basil_gateway.c -llz4
  *
- * The frames (basild/conduit/frames.h); numbers are unsigned decimal:
+ * Frames (basild/conduit/frames.h), numbers unsigned decimal:
+ *   out, once: "BASIL-GATEWAY 6[ lz4]\n"
+ *   in:  "I <len>\n" <identity>   the conduit's; a running helper of the same identity ends
+ *   in:  "Q <id> <len>\n" <req>   run apbasil, the request on its stdin
+ *   in:  "A <id> <sig> <apid>\n"  run APKILL [ARGS...] -<sig> <apid> (sig 1 to 64)
+ *   in:  "K <id>\n"               kill that call's process group (queued: answered killed)
+ *   in:  "Z lz4\n"                from now on each call's stdout is one LZ4 frame
+ *   out: "D <id> <len>\n" <bytes> a piece of a long answer's stdout, as it comes
+ *   out: "R <id> <how> <value> <outlen> <errlen>\n" <stdout> <stderr>   a call's end; how:
+ *                                0 exited (value: code), 1 killed (signal), 2 not started
+ *                                (errno), 3 stdout over --max-output
+ *   out: "E <len>\n" <message>    a fatal protocol error; the helper then exits 1
+ * Versions 3 to 5 also had a flow window, credits, a spare apbasil and early answers.
  *
- *   out, once: "BASIL-GATEWAY 6[ lz4]\n"              (" lz4": built with BASIL_GATEWAY_LZ4)
- *   in:  "I <len>\n" <identity>       the conduit's identity (basild's host and state
- *                                     database): a helper of the same identity still
- *                                     running is ended first, with its calls (below)
- *   in:  "Q <id> <len>\n" <request>   run apbasil with the request on its stdin
- *   in:  "A <id> <signal> <apid>\n"   run APKILL [ARGS...] -<signal> <apid> (signal 1 to 64;
- *                                     answered how 2, value ENOENT, without --apkill)
- *   in:  "K <id>\n"                   kill that call's process group
- *   in:  "Z lz4\n"                    from now on each call's stdout (its D frames' bytes
- *                                     and its R frame's <out>, together) is one LZ4 frame;
- *                                     only to a helper whose greeting lists lz4
- *   out: "D <id> <len>\n" <bytes>     a piece of a long answer's stdout, as it comes
- *                                     (once STREAM_BYTES of it wait)
- *   out: "R <id> <how> <value> <outlen> <errlen>\n" <stdout> <stderr>
- *                                     the end of a call, with the rest of its stdout;
- *                                     how: 0 exited (value: exit code), 1 killed (value:
- *                                     signal), 2 could not start (value: errno), 3 stdout
- *                                     over --max-output
- *   out: "E <len>\n" <message>        fatal protocol error, then the helper exits 1
+ * The end of stdin, stdout hung up (the session gone), SIGTERM, SIGINT or SIGHUP kill every
+ * call's process group and end the helper. A helper given an identity (I) held by a running
+ * helper ends that one first (SIGTERM, then SIGKILL), through a lock named after the identity
+ * in --lock-dir (default /tmp/basil_gateway.<uid>, 0700, the user's alone).
  *
- * Version 6 is the plain protocol: versions 3 to 5 had a flow window and
- * credits (W, C), an apbasil started ahead (S) and answers sent before
- * apbasil's exit; basild no longer asks for them, and this helper does
- * not know them.
- *
- * Nothing the helper runs outlives basild's hold on it. End of file on
- * stdin, or stdout hung up (the ssh session gone: basild stopped, killed,
- * or its host lost), kills every call's process group (apbasil and
- * whatever it started) with SIGKILL and the helper exits; so does SIGTERM,
- * SIGINT or SIGHUP. A basild whose session was lost without the login node
- * seeing it end (its host died) starts a new helper with the same identity;
- * that helper sends the old one SIGTERM, and SIGKILL if it is still there
- * PREDECESSOR_WAIT_MS later, through a lock file named after the identity
- * in --lock-dir (default /tmp/basil_gateway.<uid>, made 0700, which must be
- * the helper's user's alone). Helpers of other identities (another basild)
- * are not touched.
- *
- * Usage: basil_gateway [--max-running N] [--max-output BYTES]
- *                      [--max-request BYTES] [--apkill APKILL]
- *                      [--apkill-arg ARG]... [--lock-dir DIR] APBASIL [ARGS...]
- * (each --apkill-arg is one word put before "-<signal> <apid>").
+ * Usage: basil_gateway [--max-running N] [--max-output BYTES] [--max-request BYTES]
+ *          [--apkill APKILL] [--apkill-arg ARG]... [--lock-dir DIR] APBASIL [ARGS...]
  */
 #define _POSIX_C_SOURCE 200809L
 
@@ -86,9 +57,14 @@
 #endif
 #endif
 
-int flock(int fd, int operation); /* <sys/file.h>, outside POSIX */
+int flock(int fd, int operation); /* outside POSIX 2008, in every Linux C library */
+int pipe2(int fd[2], int flags);
 
-#define VERSION 6
+#ifdef BASIL_GATEWAY_LZ4
+#define HELLO "BASIL-GATEWAY 6 lz4\n"
+#else
+#define HELLO "BASIL-GATEWAY 6\n"
+#endif
 #define MAX_HEADER 128
 #define MAX_STDERR (64 * 1024)
 #define MAX_CALLS 256
@@ -110,8 +86,9 @@ struct buf {
 };
 
 struct call {
-  int used;
-  unsigned long long id;
+  int used, queued; /* queued: waits for one of the max_running places */
+  unsigned long long id, seq, apid;
+  int signal; /* an apkill of apid with this signal; 0: apbasil */
   pid_t pid; /* the process group's leader; 0 once reaped */
   int in_fd, out_fd, err_fd;
   char *req; /* the request, written to apbasil's stdin as it takes it */
@@ -121,26 +98,15 @@ struct call {
   size_t raw_waiting; /* of those, the ones in out (not yet in a D frame) */
   int status;   /* waitpid's, once reaped */
   int overflow; /* stdout over max_output: killed */
-  int spawn_errno;
 #ifdef BASIL_GATEWAY_LZ4
   LZ4F_cctx *lz4; /* stdout's LZ4 frame (Z frame); NULL: sent as it is */
 #endif
 };
 
-/* A request read while max_running calls run. */
-struct pending {
-  unsigned long long id;
-  char *req;
-  size_t len;
-  int signal; /* an apkill of apid with this signal; 0: apbasil */
-  unsigned long long apid;
-  struct pending *next;
-};
-
 extern char **environ;
 
 static struct call calls[MAX_CALLS];
-static struct pending *queue_head, *queue_tail;
+static unsigned long long next_seq;
 static size_t max_running = 4, max_output = 256u << 20, max_request = 1u << 20;
 static char **apbasil_argv, **apkill_argv;
 static char apkill_signal_word[8], apkill_apid_word[24];
@@ -149,7 +115,8 @@ static int wake_pipe[2] = {-1, -1}; /* SIGCHLD and the stop signals write a byte
 static volatile sig_atomic_t stop_requested;
 #ifdef BASIL_GATEWAY_LZ4
 static int compress_out; /* Z frame seen: calls started from now on compress */
-static LZ4F_preferences_t lz4_prefs;
+static LZ4F_preferences_t lz4_prefs = {.frameInfo = {.blockSizeID = LZ4F_max64KB, .blockMode = LZ4F_blockLinked},
+                                         .autoFlush = 1};
 #endif
 
 /* ---------------------------------------------------------------- small things */
@@ -166,12 +133,6 @@ static int buf_reserve(struct buf *b, size_t n) {
   return 0;
 }
 
-static void buf_free(struct buf *b) {
-  free(b->data);
-  b->data = NULL;
-  b->len = b->cap = 0;
-}
-
 static void close_fd(int *fd) {
   if (*fd >= 0) close(*fd);
   *fd = -1;
@@ -179,16 +140,7 @@ static void close_fd(int *fd) {
 
 static long long monotonic_ms(void) {
   struct timespec t;
-  if (clock_gettime(CLOCK_MONOTONIC, &t) != 0) return 0;
-  return (long long)t.tv_sec * 1000 + t.tv_nsec / 1000000;
-}
-
-static void sleep_ms(long ms) {
-  struct timespec t;
-  t.tv_sec = ms / 1000;
-  t.tv_nsec = (ms % 1000) * 1000000L;
-  while (nanosleep(&t, &t) != 0 && errno == EINTR) {
-  }
+  return clock_gettime(CLOCK_MONOTONIC, &t) != 0 ? 0 : (long long)t.tv_sec * 1000 + t.tv_nsec / 1000000;
 }
 
 /* Kills every call's process group and reaps the leaders: nothing the
@@ -198,57 +150,26 @@ static void kill_all(void) {
   for (i = 0; i < MAX_CALLS; i++) {
     if (!calls[i].used || calls[i].pid <= 0) continue;
     kill(-calls[i].pid, SIGKILL);
-    while (waitpid(calls[i].pid, &calls[i].status, 0) < 0 && errno == EINTR) {
-    }
+    while (waitpid(calls[i].pid, &calls[i].status, 0) < 0 && errno == EINTR) continue;
     calls[i].pid = 0;
   }
-}
-
-static int write_all(int fd, const char *p, size_t n) {
-  while (n > 0) {
-    ssize_t w = write(fd, p, n);
-    if (w < 0) {
-      if (errno == EINTR) continue;
-      return -1;
-    }
-    p += w;
-    n -= (size_t)w;
-  }
-  return 0;
-}
-
-static void fatal(const char *msg) {
-  char head[MAX_HEADER];
-  size_t n = strlen(msg);
-  snprintf(head, sizeof head, "E %lu\n", (unsigned long)n);
-  (void)write_all(1, head, strlen(head));
-  (void)write_all(1, msg, n);
-  kill_all();
-  exit(1);
 }
 
 /* A frame, header and two bodies, in one writev (a small answer leaves in
    one ssh packet). A write error means the session is gone. */
 static void write_frame(const char *head, const char *p1, size_t n1, const char *p2, size_t n2) {
   struct iovec iov[3];
-  size_t total, done = 0, k;
-  iov[0].iov_base = (char *)head;
-  iov[0].iov_len = strlen(head);
-  iov[1].iov_base = (char *)p1;
-  iov[1].iov_len = n1;
-  iov[2].iov_base = (char *)p2;
-  iov[2].iov_len = n2;
-  total = iov[0].iov_len + n1 + n2;
-  while (done < total) {
+  size_t k;
+  iov[0].iov_base = (char *)head, iov[0].iov_len = strlen(head);
+  iov[1].iov_base = (char *)p1, iov[1].iov_len = n1;
+  iov[2].iov_base = (char *)p2, iov[2].iov_len = n2;
+  while (iov[0].iov_len + iov[1].iov_len + iov[2].iov_len > 0) {
     ssize_t w = writev(1, iov, 3);
-    size_t left;
-    if (w < 0) {
-      if (errno == EINTR) continue;
+    size_t left = w > 0 ? (size_t)w : 0;
+    if (w < 0 && errno != EINTR) {
       kill_all();
       exit(0);
     }
-    done += (size_t)w;
-    left = (size_t)w;
     for (k = 0; k < 3; k++) {
       size_t take = left < iov[k].iov_len ? left : iov[k].iov_len;
       iov[k].iov_base = (char *)iov[k].iov_base + take;
@@ -256,6 +177,14 @@ static void write_frame(const char *head, const char *p1, size_t n1, const char 
       left -= take;
     }
   }
+}
+
+static void fatal(const char *msg) {
+  char head[MAX_HEADER];
+  snprintf(head, sizeof head, "E %lu\n", (unsigned long)strlen(msg));
+  write_frame(head, msg, strlen(msg), NULL, 0);
+  kill_all();
+  exit(1);
 }
 
 static void on_signal(int sig) {
@@ -278,50 +207,34 @@ static unsigned long long fnv1a(const char *p, size_t n) {
   return h;
 }
 
-/* The directory of the identity locks: --lock-dir, or
-   /tmp/basil_gateway.<uid>; ours alone (no one else may write in it, so no
-   one else can plant a lock that names a pid to kill). */
-static int open_lock_dir(char *dir, size_t n) {
-  struct stat st;
-  if (lock_dir)
-    snprintf(dir, n, "%s", lock_dir);
-  else
-    snprintf(dir, n, "/tmp/basil_gateway.%lu", (unsigned long)getuid());
-  if (mkdir(dir, 0700) != 0 && errno != EEXIST) return -1;
-  if (lstat(dir, &st) != 0) return -1;
-  if (!S_ISDIR(st.st_mode) || st.st_uid != getuid() || (st.st_mode & 022) != 0) {
-    errno = EPERM;
-    return -1;
-  }
-  return 0;
-}
-
-/* Takes the lock of `identity`; a helper holding it is asked to end
-   (SIGTERM, then SIGKILL) and waited for. The lock is held, open, until
-   this helper exits. Trouble is said on stderr and is not fatal: the
-   helper runs calls without a lock. */
+/* Takes the lock of `identity` in the lock directory (--lock-dir, or
+   /tmp/basil_gateway.<uid>), which must be ours alone: no one else may plant
+   a lock that names a pid to kill. A helper holding the lock is asked to end
+   (SIGTERM, then SIGKILL) and waited for; the lock stays held, open, until
+   this helper exits. Trouble is said on stderr and is not fatal: the helper
+   runs its calls without the lock. */
 static void end_predecessor(const char *identity, size_t n) {
   char dir[PATH_MAX], path[PATH_MAX + 64], pidtext[32];
-  long long until;
+  const char *trouble = NULL;
+  long long start = monotonic_ms(), waited;
+  struct stat st;
   pid_t holder = 0;
-  int fd, sent_kill = 0;
-  if (open_lock_dir(dir, sizeof dir) != 0) {
-    fprintf(stderr, "basil_gateway: no lock directory %s (%s): a predecessor is not ended\n", dir, strerror(errno));
-    return;
-  }
+  int fd = -1;
+  if (lock_dir)
+    snprintf(dir, sizeof dir, "%s", lock_dir);
+  else
+    snprintf(dir, sizeof dir, "/tmp/basil_gateway.%lu", (unsigned long)getuid());
   snprintf(path, sizeof path, "%s/basil_gateway.%016llx.lock", dir, fnv1a(identity, n));
-  fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW, 0600);
-  if (fd < 0 || fcntl(fd, F_SETFD, FD_CLOEXEC) != 0) {
-    fprintf(stderr, "basil_gateway: cannot open %s: %s\n", path, strerror(errno));
-    if (fd >= 0) close(fd);
-    return;
-  }
-  until = monotonic_ms() + PREDECESSOR_WAIT_MS;
-  while (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+  if ((mkdir(dir, 0700) != 0 && errno != EEXIST) || lstat(dir, &st) != 0)
+    trouble = strerror(errno);
+  else if (!S_ISDIR(st.st_mode) || st.st_uid != getuid() || (st.st_mode & 022) != 0)
+    trouble = "its directory is not this user's alone";
+  else if ((fd = open(path, O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600)) < 0)
+    trouble = strerror(errno);
+  while (!trouble && flock(fd, LOCK_EX | LOCK_NB) != 0) {
     if (errno != EWOULDBLOCK && errno != EINTR) {
-      fprintf(stderr, "basil_gateway: cannot lock %s: %s\n", path, strerror(errno));
-      close(fd);
-      return;
+      trouble = strerror(errno);
+      break;
     }
     if (holder == 0) {
       ssize_t r = pread(fd, pidtext, sizeof pidtext - 1, 0);
@@ -329,17 +242,17 @@ static void end_predecessor(const char *identity, size_t n) {
       holder = (pid_t)strtol(pidtext, NULL, 10);
       if (holder > 1 && holder != getpid()) kill(holder, SIGTERM);
     }
-    if (monotonic_ms() >= until) {
-      if (sent_kill || holder <= 1) {
-        fprintf(stderr, "basil_gateway: the helper holding %s (pid %ld) does not end\n", path, (long)holder);
-        close(fd);
-        return;
-      }
+    waited = monotonic_ms() - start;
+    if (waited >= PREDECESSOR_WAIT_MS + PREDECESSOR_KILL_MS || (waited >= PREDECESSOR_WAIT_MS && holder <= 1))
+      trouble = "the helper holding it does not end";
+    else if (waited >= PREDECESSOR_WAIT_MS)
       kill(holder, SIGKILL);
-      sent_kill = 1;
-      until = monotonic_ms() + PREDECESSOR_KILL_MS;
-    }
-    sleep_ms(20);
+    poll(NULL, 0, 20);
+  }
+  if (trouble) {
+    fprintf(stderr, "basil_gateway: lock %s: %s; no predecessor is ended\n", path, trouble);
+    if (fd >= 0) close(fd);
+    return;
   }
   snprintf(pidtext, sizeof pidtext, "%ld\n", (long)getpid());
   if (ftruncate(fd, 0) != 0 || pwrite(fd, pidtext, strlen(pidtext), 0) < 0)
@@ -348,18 +261,13 @@ static void end_predecessor(const char *identity, size_t n) {
 
 /* ---------------------------------------------------------------- calls */
 
-static size_t running_count(void) {
-  size_t i, n = 0;
-  for (i = 0; i < MAX_CALLS; i++) n += calls[i].used ? 1 : 0;
-  return n;
-}
 
 static void release_call(struct call *c) {
   close_fd(&c->in_fd);
   close_fd(&c->out_fd);
   close_fd(&c->err_fd);
-  buf_free(&c->out);
-  buf_free(&c->err);
+  free(c->out.data);
+  free(c->err.data);
   free(c->req);
 #ifdef BASIL_GATEWAY_LZ4
   if (c->lz4) LZ4F_freeCompressionContext(c->lz4);
@@ -368,78 +276,52 @@ static void release_call(struct call *c) {
   c->in_fd = c->out_fd = c->err_fd = -1;
 }
 
-/* An R frame for a call that never ran: how 2 (could not start), value `e`. */
-static void refuse(unsigned long long id, int e, const char *why) {
+/* An R frame for a call that never ran: how 1 (killed) or 2 (not started). */
+static void refuse(struct call *c, int how, int value, const char *why) {
   char head[MAX_HEADER];
-  snprintf(head, sizeof head, "R %llu 2 %d 0 %lu\n", id, e, (unsigned long)strlen(why));
+  snprintf(head, sizeof head, "R %llu %d %d 0 %lu\n", c->id, how, value, (unsigned long)strlen(why));
   write_frame(head, NULL, 0, why, strlen(why));
+  release_call(c);
 }
 
 /* Runs argv in a process group of its own, with pipes for its three
    standard streams; 0, or the errno of what failed. */
 static int spawn_program(char **run, struct call *c) {
-  int pin[2], pout[2], perr[2], e, i;
+  int p[3][2] = {{-1, -1}, {-1, -1}, {-1, -1}}, e = 0, i;
   posix_spawn_file_actions_t fa;
   posix_spawnattr_t at;
   sigset_t none, dfl;
-  if (pipe(pin) != 0) return errno;
-  if (pipe(pout) != 0) {
-    e = errno;
-    close(pin[0]);
-    close(pin[1]);
-    return e;
-  }
-  if (pipe(perr) != 0) {
-    e = errno;
-    close(pin[0]);
-    close(pin[1]);
-    close(pout[0]);
-    close(pout[1]);
-    return e;
-  }
-  for (i = 0; i < 2; i++) {
-    fcntl(pin[i], F_SETFD, FD_CLOEXEC);
-    fcntl(pout[i], F_SETFD, FD_CLOEXEC);
-    fcntl(perr[i], F_SETFD, FD_CLOEXEC);
-  }
+  for (i = 0; i < 3 && e == 0; i++)
+    if (pipe2(p[i], O_CLOEXEC) != 0) e = errno;
   sigemptyset(&none);
   sigemptyset(&dfl);
   sigaddset(&dfl, SIGPIPE);
   sigaddset(&dfl, SIGCHLD);
-  e = posix_spawn_file_actions_init(&fa);
-  if (e == 0) {
-    if (posix_spawnattr_init(&at) == 0) {
-      if ((e = posix_spawn_file_actions_adddup2(&fa, pin[0], 0)) == 0 &&
-          (e = posix_spawn_file_actions_adddup2(&fa, pout[1], 1)) == 0 &&
-          (e = posix_spawn_file_actions_adddup2(&fa, perr[1], 2)) == 0 &&
-          (e = posix_spawnattr_setsigmask(&at, &none)) == 0 && (e = posix_spawnattr_setsigdefault(&at, &dfl)) == 0 &&
-          (e = posix_spawnattr_setpgroup(&at, 0)) == 0 &&
-          (e = posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF)) ==
-              0)
+  if (e == 0 && (e = posix_spawn_file_actions_init(&fa)) == 0) {
+    if ((e = posix_spawnattr_init(&at)) == 0) {
+      if (posix_spawn_file_actions_adddup2(&fa, p[0][0], 0) || posix_spawn_file_actions_adddup2(&fa, p[1][1], 1) ||
+          posix_spawn_file_actions_adddup2(&fa, p[2][1], 2) || posix_spawnattr_setsigmask(&at, &none) ||
+          posix_spawnattr_setsigdefault(&at, &dfl) || posix_spawnattr_setpgroup(&at, 0) ||
+          posix_spawnattr_setflags(&at, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+        e = ENOMEM;
+      else
         e = posix_spawn(&c->pid, run[0], &fa, &at, run, environ);
       posix_spawnattr_destroy(&at);
-    } else {
-      e = ENOMEM;
     }
     posix_spawn_file_actions_destroy(&fa);
   }
-  close(pin[0]);
-  close(pout[1]);
-  close(perr[1]);
+  for (i = 0; i < 3; i++) close_fd(&p[i][i != 0]); /* the child's ends */
   if (e != 0) {
-    close(pin[1]);
-    close(pout[0]);
-    close(perr[0]);
+    for (i = 0; i < 3; i++) close_fd(&p[i][i == 0]);
     c->pid = 0;
     return e;
   }
   setpgid(c->pid, c->pid); /* also in the parent: no race with a kill */
-  fcntl(pin[1], F_SETFL, fcntl(pin[1], F_GETFL) | O_NONBLOCK);
-  fcntl(pout[0], F_SETFL, fcntl(pout[0], F_GETFL) | O_NONBLOCK);
-  fcntl(perr[0], F_SETFL, fcntl(perr[0], F_GETFL) | O_NONBLOCK);
-  c->in_fd = pin[1];
-  c->out_fd = pout[0];
-  c->err_fd = perr[0];
+  /* Our ends (stdin's write end, stdout's and stderr's read ends) never block. */
+  for (i = 0; i < 3; i++) fcntl(p[i][i == 0], F_SETFL, fcntl(p[i][i == 0], F_GETFL) | O_NONBLOCK);
+  c->in_fd = p[0][1];
+  c->out_fd = p[1][0];
+  c->err_fd = p[2][0];
   return 0;
 }
 
@@ -454,29 +336,14 @@ static void feed_stdin(struct call *c) {
   if (c->req_off == c->req_len) close_fd(&c->in_fd);
 }
 
-static void start_call(struct pending *p) {
-  struct call *c = NULL;
-  size_t i;
+static void start_call(struct call *c) {
   int e;
-  for (i = 0; i < MAX_CALLS && !c; i++)
-    if (!calls[i].used) c = &calls[i];
-  if (!c) fatal("no free call slot");
-  memset(c, 0, sizeof *c);
-  c->used = 1;
-  c->id = p->id;
-  c->req = p->req;
-  c->req_len = p->len;
-  c->in_fd = c->out_fd = c->err_fd = -1;
-  if (p->signal) {
-    snprintf(apkill_signal_word, sizeof apkill_signal_word, "-%d", p->signal);
-    snprintf(apkill_apid_word, sizeof apkill_apid_word, "%llu", p->apid);
-    e = apkill_argv ? spawn_program(apkill_argv, c) : ENOENT;
-  } else {
-    e = spawn_program(apbasil_argv, c);
-  }
+  c->queued = 0;
+  snprintf(apkill_signal_word, sizeof apkill_signal_word, "-%d", c->signal);
+  snprintf(apkill_apid_word, sizeof apkill_apid_word, "%llu", c->apid);
+  e = !c->signal ? spawn_program(apbasil_argv, c) : apkill_argv ? spawn_program(apkill_argv, c) : ENOENT;
   if (e != 0) {
-    release_call(c);
-    refuse(p->id, e, p->signal && !apkill_argv ? "no apkill: the helper was started without --apkill" : strerror(e));
+    refuse(c, 2, e, c->signal && !apkill_argv ? "no apkill: the helper was started without --apkill" : strerror(e));
     return;
   }
   feed_stdin(c);
@@ -493,29 +360,31 @@ static void start_call(struct pending *p) {
 #endif
 }
 
+/* Starts the oldest queued calls while fewer than max_running run. */
 static void start_queued(void) {
-  while (queue_head && running_count() < max_running) {
-    struct pending *p = queue_head;
-    queue_head = p->next;
-    if (!queue_head) queue_tail = NULL;
-    start_call(p);
-    free(p);
+  for (;;) {
+    struct call *next = NULL;
+    size_t i, running = 0;
+    for (i = 0; i < MAX_CALLS; i++) {
+      running += calls[i].used && !calls[i].queued;
+      if (calls[i].queued && (!next || calls[i].seq < next->seq)) next = &calls[i];
+    }
+    if (!next || running >= max_running) return;
+    start_call(next);
   }
 }
 
 static void enqueue(unsigned long long id, char *req, size_t len, int sig, unsigned long long apid) {
-  struct pending *p = (struct pending *)calloc(1, sizeof *p);
-  if (!p) fatal("out of memory");
-  p->id = id;
-  p->req = req;
-  p->len = len;
-  p->signal = sig;
-  p->apid = apid;
-  if (queue_tail)
-    queue_tail->next = p;
-  else
-    queue_head = p;
-  queue_tail = p;
+  struct call *c = NULL;
+  size_t i;
+  for (i = 0; i < MAX_CALLS && !c; i++)
+    if (!calls[i].used) c = &calls[i];
+  if (!c) fatal("more calls than the helper holds (256)");
+  memset(c, 0, sizeof *c);
+  c->used = c->queued = 1;
+  c->seq = next_seq++;
+  c->id = id, c->req = req, c->req_len = len, c->signal = sig, c->apid = apid;
+  c->in_fd = c->out_fd = c->err_fd = -1;
   start_queued();
 }
 
@@ -578,18 +447,15 @@ static int drain(struct call *c, int *fd, int is_out) {
 static void finish_call(struct call *c) {
   char head[MAX_HEADER];
   int how = 0, value = 0;
-  if (c->overflow) {
+  if (c->overflow)
     how = 3;
-  } else if (WIFSIGNALED(c->status)) {
-    how = 1;
-    value = WTERMSIG(c->status);
-  } else if (WIFEXITED(c->status)) {
+  else if (WIFSIGNALED(c->status))
+    how = 1, value = WTERMSIG(c->status);
+  else if (WIFEXITED(c->status))
     value = WEXITSTATUS(c->status);
-  }
 #ifdef BASIL_GATEWAY_LZ4
   if (c->lz4 && !c->overflow) take_stdout(c, NULL, 0);
 #endif
-  if (c->overflow) c->out.len = 0;
   snprintf(head, sizeof head, "R %llu %d %d %lu %lu\n", c->id, how, value, (unsigned long)c->out.len,
            (unsigned long)c->err.len);
   write_frame(head, c->out.data, c->out.len, c->err.data, c->err.len);
@@ -676,8 +542,11 @@ static void take_frames(void) {
       enqueue(v[0], NULL, 0, (int)v[1], v[2]);
     } else if (line[0] == 'K' && parse_numbers(line + 1, v, 1)) {
       size_t i;
-      for (i = 0; i < MAX_CALLS; i++)
-        if (calls[i].used && calls[i].id == v[0] && calls[i].pid > 0) kill(-calls[i].pid, SIGKILL);
+      for (i = 0; i < MAX_CALLS; i++) {
+        if (!calls[i].used || calls[i].id != v[0]) continue;
+        if (calls[i].queued) refuse(&calls[i], 1, SIGKILL, "killed before it started");
+        else if (calls[i].pid > 0) kill(-calls[i].pid, SIGKILL);
+      }
     } else if (line[0] == 'Z') {
 #ifdef BASIL_GATEWAY_LZ4
       if (strcmp(line, "Z lz4") != 0) fatal("bad compression header");
@@ -715,43 +584,35 @@ static void usage(void) {
   exit(2);
 }
 
+/* The options, then apbasil's argv; apkill's gets "-<signal> <apid>" after its own. */
 static void parse_args(int argc, char **argv) {
-  const char *apkill = NULL;
-  char **apkill_args = (char **)calloc((size_t)argc + 1, sizeof *apkill_args);
-  size_t n_apkill_args = 0, i;
-  int a = 1;
-  if (!apkill_args) exit(2);
+  int a = 1, n = 1;
+  apkill_argv = (char **)calloc((size_t)argc + 4, sizeof *apkill_argv);
+  if (!apkill_argv) exit(2);
   for (; a + 1 < argc && strncmp(argv[a], "--", 2) == 0; a += 2) {
-    char *end;
-    unsigned long long v = strtoull(argv[a + 1], &end, 10);
-    int number = *argv[a + 1] != '\0' && *end == '\0' && v > 0;
-    if (strcmp(argv[a], "--max-running") == 0 && number && v <= MAX_CALLS)
-      max_running = (size_t)v;
+    char *end, *v = argv[a + 1];
+    unsigned long long x = strtoull(v, &end, 10);
+    int number = *v != '\0' && *end == '\0' && x > 0;
+    if (strcmp(argv[a], "--max-running") == 0 && number && x <= MAX_CALLS)
+      max_running = (size_t)x;
     else if (strcmp(argv[a], "--max-output") == 0 && number)
-      max_output = (size_t)v;
+      max_output = (size_t)x;
     else if (strcmp(argv[a], "--max-request") == 0 && number)
-      max_request = (size_t)v;
-    else if (strcmp(argv[a], "--apkill") == 0)
-      apkill = argv[a + 1];
+      max_request = (size_t)x;
+    else if (strcmp(argv[a], "--apkill") == 0 && v[0] == '/')
+      apkill_argv[0] = v;
     else if (strcmp(argv[a], "--apkill-arg") == 0)
-      apkill_args[n_apkill_args++] = argv[a + 1];
-    else if (strcmp(argv[a], "--lock-dir") == 0 && argv[a + 1][0] == '/')
-      lock_dir = argv[a + 1];
+      apkill_argv[n++] = v;
+    else if (strcmp(argv[a], "--lock-dir") == 0 && v[0] == '/')
+      lock_dir = v;
     else
       usage();
   }
-  if (a >= argc || argv[a][0] != '/') usage();
-  if (apkill ? apkill[0] != '/' : n_apkill_args > 0) usage();
+  if (a >= argc || argv[a][0] != '/' || (!apkill_argv[0] && n > 1)) usage();
   apbasil_argv = &argv[a];
-  if (apkill) {
-    apkill_argv = (char **)calloc(n_apkill_args + 4, sizeof *apkill_argv);
-    if (!apkill_argv) exit(2);
-    apkill_argv[0] = (char *)apkill;
-    for (i = 0; i < n_apkill_args; i++) apkill_argv[i + 1] = apkill_args[i];
-    apkill_argv[n_apkill_args + 1] = apkill_signal_word;
-    apkill_argv[n_apkill_args + 2] = apkill_apid_word;
-  }
-  free(apkill_args);
+  apkill_argv[n] = apkill_signal_word;
+  apkill_argv[n + 1] = apkill_apid_word;
+  if (!apkill_argv[0]) free(apkill_argv), apkill_argv = NULL;
 }
 
 /* Descriptors the helper's parent left open (not close-on-exec) are not
@@ -768,22 +629,16 @@ static void close_inherited_on_exec(void) {
 }
 
 static void set_up_signals(void) {
+  static const int signals[5] = {SIGCHLD, SIGTERM, SIGINT, SIGHUP, SIGPIPE};
   struct sigaction sa;
   int i;
-  if (pipe(wake_pipe) != 0) exit(2);
-  for (i = 0; i < 2; i++) {
-    fcntl(wake_pipe[i], F_SETFD, FD_CLOEXEC);
-    fcntl(wake_pipe[i], F_SETFL, O_NONBLOCK);
-  }
+  if (pipe2(wake_pipe, O_CLOEXEC | O_NONBLOCK) != 0) exit(2);
   memset(&sa, 0, sizeof sa);
   sigemptyset(&sa.sa_mask);
-  sa.sa_handler = on_signal;
-  sigaction(SIGCHLD, &sa, NULL);
-  sigaction(SIGTERM, &sa, NULL);
-  sigaction(SIGINT, &sa, NULL);
-  sigaction(SIGHUP, &sa, NULL);
-  sa.sa_handler = SIG_IGN;
-  sigaction(SIGPIPE, &sa, NULL);
+  for (i = 0; i < 5; i++) {
+    sa.sa_handler = signals[i] == SIGPIPE ? SIG_IGN : on_signal;
+    sigaction(signals[i], &sa, NULL);
+  }
 }
 
 /* One wait for something to do, and doing it; 0 when the helper ends:
@@ -793,12 +648,9 @@ static int step(void) {
   struct call *owner[3 + 3 * MAX_CALLS];
   int n = 3, i, waiting = 0, ready;
   size_t k;
-  p[0].fd = 0;
-  p[0].events = POLLIN;
-  p[1].fd = 1;
-  p[1].events = 0; /* POLLERR or POLLHUP only: the session is gone */
-  p[2].fd = wake_pipe[0];
-  p[2].events = POLLIN;
+  p[0].fd = 0, p[0].events = POLLIN;
+  p[1].fd = 1, p[1].events = 0; /* POLLERR or POLLHUP only: the session is gone */
+  p[2].fd = wake_pipe[0], p[2].events = POLLIN;
   for (k = 0; k < MAX_CALLS; k++) {
     struct call *c = &calls[k];
     if (!c->used) continue;
@@ -814,8 +666,7 @@ static int step(void) {
   if (p[1].revents & (POLLERR | POLLHUP | POLLNVAL)) return 0;
   if (p[2].revents & POLLIN) {
     char drop[64];
-    while (read(wake_pipe[0], drop, sizeof drop) > 0) {
-    }
+    while (read(wake_pipe[0], drop, sizeof drop) > 0) continue;
   }
   if (stop_requested) return 0;
   for (i = 3; i < n; i++) {
@@ -835,22 +686,11 @@ static int step(void) {
 }
 
 int main(int argc, char **argv) {
-  char hello[64];
   parse_args(argc, argv);
   close_inherited_on_exec();
   set_up_signals();
-#ifdef BASIL_GATEWAY_LZ4
-  memset(&lz4_prefs, 0, sizeof lz4_prefs);
-  lz4_prefs.frameInfo.blockSizeID = LZ4F_max64KB;
-  lz4_prefs.frameInfo.blockMode = LZ4F_blockLinked;
-  lz4_prefs.autoFlush = 1;
-  snprintf(hello, sizeof hello, "BASIL-GATEWAY %d lz4\n", VERSION);
-#else
-  snprintf(hello, sizeof hello, "BASIL-GATEWAY %d\n", VERSION);
-#endif
-  write_frame(hello, NULL, 0, NULL, 0);
-  while (step()) {
-  }
+  write_frame(HELLO, NULL, 0, NULL, 0);
+  while (step()) continue;
   kill_all();
   return 0;
 }

@@ -13,7 +13,8 @@
 //   conduit -> helper, a request:      "Q <id> <len>\n" <len bytes of request XML>
 //   conduit -> helper, run apkill:     "A <id> <signal> <apid>\n"  (no body; the helper runs
 //                                      its --apkill argv, then "-<signal>" "<apid>")
-//   conduit -> helper, cancel a call:  "K <id>\n"  (the helper kills its process group)
+//   conduit -> helper, cancel a call:  "K <id>\n"  (the helper kills its process group; a call
+//                                      still waiting for a place is answered killed, never run)
 //   helper -> conduit, stdout so far:  "D <id> <len>\n" <len bytes>   (version 2 on: a long answer
 //                                      in pieces as apbasil writes it; the R frame carries the rest)
 //   helper -> conduit, an answer:      "R <id> <how> <value> <outlen> <errlen>\n" <out> <err>

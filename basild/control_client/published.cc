@@ -58,8 +58,12 @@ basil::Result<Published> decode_published(std::string_view text) {
 
 basil::Result<Published> read_published(const std::string& socket) {
   const std::string path = published_path(socket);
-  struct stat sock {};
-  if (::lstat(socket.c_str(), &sock) != 0) return why(socket, std::strerror(errno));
+  // The folder's owner is basild's user: the socket may be gone (basild
+  // stopped) while what it published still names its configuration.
+  const auto slash = path.rfind('/');
+  const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+  struct stat owner {};
+  if (::stat(dir.c_str(), &owner) != 0) return why(dir, std::strerror(errno));
   const int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
   if (fd < 0) return why(path, std::strerror(errno));
   struct stat st {};
@@ -67,8 +71,8 @@ basil::Result<Published> read_published(const std::string& socket) {
   Status trouble;
   if (::fstat(fd, &st) != 0) {
     trouble = why(path, std::strerror(errno));
-  } else if (!S_ISREG(st.st_mode) || (st.st_uid != sock.st_uid && st.st_uid != 0) || (st.st_mode & 022) != 0) {
-    trouble = why(path, "not a regular file of the socket's owner that only it may write: not read");
+  } else if (!S_ISREG(st.st_mode) || (st.st_uid != owner.st_uid && st.st_uid != 0) || (st.st_mode & 022) != 0) {
+    trouble = why(path, "not a regular file of its folder's owner that only it may write: not read");
   } else if (static_cast<std::uint64_t>(st.st_size) > kMaxBytes) {
     trouble = why(path, "over " + std::to_string(kMaxBytes) + " bytes: not read");
   } else {

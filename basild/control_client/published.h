@@ -36,10 +36,11 @@ std::string encode_published(const Published& p);
 // of the wrong type or range is an error.
 basil::Result<Published> decode_published(std::string_view json);
 
-// Reads what basild published beside `socket`: only a regular file owned
-// by the socket's owner (or root) that nobody else may write, opened
-// without blocking (a FIFO or another user's file there is never read, nor
-// waited on); an error says why it was not taken.
+// Reads what basild published beside `socket` (also when basild stopped and
+// the socket is gone): only a regular file owned by its folder's owner (or
+// root) that nobody else may write, opened without blocking (a FIFO or
+// another user's file there is never read, nor waited on); an error says
+// why it was not taken.
 basil::Result<Published> read_published(const std::string& socket);
 // Writes it beside `socket`, mode 0644, replacing the last atomically.
 basil::Status write_published(const std::string& socket, const Published& p);

@@ -256,6 +256,16 @@ TEST_F(FrontTest, AnUnreachableBasildHandsTheCallToTheFallback) {
   expect_failure(r, "1.1", basil::ErrorClass::kTransient, "no ssh conduit is configured");
 }
 
+// basild stopped (its socket gone, what it published left): the fallback
+// reads the configuration basild named, not the default one.
+TEST_F(FrontTest, AfterBasildStoppedTheFallbackReadsTheConfigurationBasildPublished) {
+  publish({.config = config});
+  ASSERT_NE(::access(socket_path.c_str(), F_OK), 0);
+  const auto request = *basil::encode_request(basil::make_request(basil::Dialect::k1_1, basil::EngineQuery{}));
+  const auto r = basil_test::run({program(), "--socket", socket_path}, request, {.err = basil_test::Redirect::pipe()});
+  expect_failure(r, "1.1", basil::ErrorClass::kTransient, "no ssh conduit is configured");
+}
+
 // Over 1 MiB, the request is not sent: the front answers a PERMANENT
 // FAILURE in its protocol (read from its first bytes).
 TEST_F(FrontTest, ARequestOverOneMebibyteIsAPermanentFailureAndIsNotSent) {

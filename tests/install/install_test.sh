@@ -20,7 +20,7 @@ cmake --install "$build" --prefix "$prefix" >"$work/install.log" 2>&1 ||
 # Every program, the gateway's source, the manual pages, the examples and
 # the systemd unit (naming the installed basild).
 for f in sbin/basild sbin/apbasil_proxy sbin/apkill_proxy sbin/basil-slurm bin/basilctl bin/basil-emulator \
-         libexec/basild/apbasil_proxy-full libexec/basild/apbasil_proxy-fallback libexec/basild/basil_gateway; do
+         libexec/basild/apbasil_proxy-fallback libexec/basild/basil_gateway; do
   [ -x "$prefix/$f" ] || fail "$f is not installed"
 done
 # The layout is the Debian packages' (cmake/BasilInstall.cmake): each
@@ -81,23 +81,25 @@ while [ $SECONDS -lt $deadline ]; do
 done
 [ $healthy = 1 ] || fail "basilctl health never reported an inventory: $(ctl --json health 2>&1)"
 
-# A QUERY through the installed proxy, to the installed basild: the first
-# through apbasil_proxy-full in libexec/basild, which leaves the card; the
-# second on the front's own path, with that card.
-mkdir -p "$work/cards"
-for pass in full lean; do
-  reply=$(echo '<BasilRequest protocol="1.3" method="QUERY" type="INVENTORY"/>' |
-          APBASIL_PROXY_CARD_DIR="$work/cards" APBASIL_PROXY_CONFIG="$conf" "$prefix/sbin/apbasil_proxy" \
-            2>"$work/proxy.err") ||
-    { cat "$work/proxy.err"; fail "apbasil_proxy exited $? ($pass)"; }
-  grep -q 'status="SUCCESS"' <<<"$reply" && grep -q "<Inventory" <<<"$reply" ||
-    fail "apbasil_proxy's QUERY INVENTORY ($pass): $reply"
-  [ "$(ls "$work/cards" | wc -l)" = 1 ] || fail "apbasil_proxy-full left no card ($pass)"
-done
+# A QUERY through the installed proxy, to the installed basild (its socket
+# named by the environment, its limits from what basild published).
+reply=$(echo '<BasilRequest protocol="1.3" method="QUERY" type="INVENTORY"/>' |
+        APBASIL_PROXY_SOCKET="$work/control.sock" "$prefix/sbin/apbasil_proxy" 2>"$work/proxy.err") ||
+  { cat "$work/proxy.err"; fail "apbasil_proxy exited $?"; }
+grep -q 'status="SUCCESS"' <<<"$reply" && grep -q "<Inventory" <<<"$reply" ||
+  fail "apbasil_proxy's QUERY INVENTORY: $reply"
 
 kill -TERM "$pid"
 wait "$pid"
 rc=$?
 pid=
 [ $rc = 0 ] || fail "basild exited $rc after SIGTERM"
+
+# basild stopped: the installed proxy finds its installed fallback, which
+# reads basild's configuration (named in what basild published) and, with
+# no ssh conduit there, answers a FAILURE saying so.
+reply=$(echo '<BasilRequest protocol="1.3" method="QUERY" type="ENGINE"/>' |
+        APBASIL_PROXY_SOCKET="$work/control.sock" "$prefix/sbin/apbasil_proxy" 2>"$work/proxy.err")
+grep -q 'status="FAILURE"' <<<"$reply" && grep -q "no ssh conduit is configured" <<<"$reply" ||
+  { cat "$work/proxy.err"; fail "apbasil_proxy without basild: $reply"; }
 echo "installed: $(cd "$prefix" && find . -type f | wc -l) files; basild, basilctl, basil-emulator and apbasil_proxy from the prefix work"

@@ -194,6 +194,22 @@ TEST_F(GatewayHelperTest, CancelKillsARunningRequest) {
   EXPECT_EQ(a.value, 9u);
 }
 
+// A call cancelled while it waits for a place (--max-running) never runs:
+// it is answered as killed at once, before the call that holds the place.
+TEST_F(GatewayHelperTest, CancelOfAQueuedCallAnswersItKilledAndItNeverRuns) {
+  auto frames = run(conduit::encode_request_frame(5, "") + conduit::encode_request_frame(6, "") +
+                        conduit::encode_cancel_frame(6) + conduit::encode_cancel_frame(5),
+                    "--max-running 1 /bin/sleep 30");
+  ASSERT_EQ(frames.size(), 3u);
+  const auto& queued = std::get<conduit::GatewayAnswer>(frames[1]);
+  EXPECT_EQ(queued.id, 6u);
+  EXPECT_EQ(queued.how, conduit::ExitHow::kSignaled);
+  EXPECT_EQ(queued.value, 9u);
+  EXPECT_EQ(queued.err, "killed before it started");
+  const auto& running = std::get<conduit::GatewayAnswer>(frames[2]);
+  EXPECT_EQ(running.id, 5u);
+  EXPECT_EQ(running.how, conduit::ExitHow::kSignaled);
+}
 
 }  // namespace
 }  // namespace basild
