@@ -1,10 +1,13 @@
 // apbasil_proxy-fallback: the part of apbasil_proxy that needs libssh and
 // basild.conf. apbasil_proxy (front.cc) runs it, with the request on stdin,
-// when the local basild could not be reached at all (nothing was sent):
-// with an ssh conduit in the configuration it sends the call over its own
-// ssh session ([conduit] of the same basild.conf), else it writes a BASIL
-// FAILURE (TRANSIENT, SYSTEM) naming the cause. See apbasil_proxy(8).
-//   apbasil_proxy-fallback --config FILE --why TEXT   (request on stdin)
+// when the local basild could not be reached at all (nothing was sent).
+// When basild's configuration names another control socket than the one the
+// front tried (a site that moved it and did not tell apbasil_proxy), the
+// call goes through basild there, with a warning. Otherwise, with an ssh
+// conduit in the configuration it sends the call over its own ssh session
+// ([conduit] of the same basild.conf), else it writes a BASIL FAILURE
+// (TRANSIENT, SYSTEM) naming the cause. See apbasil_proxy(8).
+//   apbasil_proxy-fallback --config FILE [--socket TRIED] --why TEXT   (request on stdin)
 #include <cstring>
 #include <fstream>
 #include <iostream>
@@ -16,17 +19,11 @@
 #include "apbasil_proxy/proxy.h"
 #include "basild/conduit/from_config.h"
 #include "basild/config/config.h"
+#include "basild/control_client/published.h"
 
 namespace {
 
 using namespace std::chrono_literals;
-
-int fail(const std::string& request, bool transient, const std::string& why) {
-  std::cerr << "apbasil_proxy: " << why << "\n";
-  return apbasil_proxy::write_all(1, apbasil_proxy::failure_response(request, transient, "apbasil_proxy: " + why))
-             ? 0
-             : 1;
-}
 
 // [conduit] as basild uses it, for one call: no keepalives, never writing
 // known_hosts, and not under basild's identity (a helper started under it
@@ -54,29 +51,47 @@ basild::CallOutcome via_own_session(const basild::Config& c, const std::string& 
   return std::move(*out);
 }
 
+// basild not reached: the call over the fallback's own ssh session, or a FAILURE.
+int without_basild(const basild::Config& config, const std::string& request, const std::string& why) {
+  using apbasil_proxy::answer_failure;
+  if (config.conduit.mode == basild::ConduitMode::kLocal)
+    return answer_failure(request, true, "basild is not reachable (" + why + ") and no ssh conduit is configured");
+  const auto out = via_own_session(config, request);
+  if (!out.status)
+    return answer_failure(request, true, "basild is not reachable (" + why + "); own ssh session: " + out.status.message());
+  return apbasil_proxy::write_all(1, out.response) ? 0 : 1;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
+  using apbasil_proxy::answer_failure;
   // The request first: every answer, even to bad arguments, is in its protocol.
   const auto request = apbasil_proxy::read_request(0);
-  std::string config_path = "/etc/basild/basild.conf", why = "basild is not reachable";
+  std::string config_path = "/etc/basild/basild.conf", why = "basild is not reachable", tried;
   for (int i = 1; i + 1 < argc; i += 2) {
     const std::string a = argv[i];
     if (a == "--config") config_path = argv[i + 1];
+    if (a == "--socket") tried = argv[i + 1];
     if (a == "--why") why = argv[i + 1];
   }
   if (!request || request->size() > apbasil_proxy::kMaxRequestBytes)
-    return fail(request.value_or(""), false, "the request on stdin is unreadable or over 1 MiB");
+    return answer_failure(request.value_or(""), false, "the request on stdin is unreadable or over 1 MiB");
   std::ifstream in(config_path);
-  if (!in) return fail(*request, false, why + "; cannot read the configuration " + config_path + ": " + std::strerror(errno));
+  if (!in)
+    return answer_failure(*request, false,
+                          why + "; cannot read the configuration " + config_path + ": " + std::strerror(errno));
   std::stringstream text;
   text << in.rdbuf();
   const auto config = basild::parse_config(text.str(), config_path);
-  if (!config) return fail(*request, false, why + "; bad configuration: " + config.status().message());
-  if (config->conduit.mode == basild::ConduitMode::kLocal)
-    return fail(*request, true, "basild is not reachable (" + why + ") and no ssh conduit is configured");
-  const auto out = via_own_session(*config, *request);
-  if (!out.status)
-    return fail(*request, true, "basild is not reachable (" + why + "); own ssh session: " + out.status.message());
-  return apbasil_proxy::write_all(1, out.response) ? 0 : 1;
+  if (!config) return answer_failure(*request, false, why + "; bad configuration: " + config.status().message());
+  const std::string& socket = config->control.socket;
+  if (tried.empty() || socket == tried) return without_basild(*config, *request, why);
+  apbasil_proxy::write_all(2, "apbasil_proxy: basild's control socket is " + socket + " (" + config_path + "), not " +
+                                  tried + ": tell apbasil_proxy so (--socket, $APBASIL_PROXY_SOCKET)\n");
+  const auto wait = basild::control::published_wait(std::chrono::duration_cast<std::chrono::milliseconds>(config->apbasil.timeout));
+  return apbasil_proxy::call_through_basild(socket, *request, wait, config->apbasil.max_output_bytes,
+                                            [&](const std::string& also) {
+                                              return without_basild(*config, *request, why + "; " + socket + ": " + also);
+                                            });
 }

@@ -30,7 +30,6 @@
 
 namespace {
 
-using apbasil_proxy::Next;
 using apbasil_proxy::write_all;
 
 struct Options {
@@ -67,28 +66,24 @@ std::string self_directory() {
   return path.substr(0, path.rfind('/'));
 }
 
-int failure(const std::string& request, bool transient, const std::string& why) {
-  write_all(2, "apbasil_proxy: " + why + "\n");
-  return write_all(1, apbasil_proxy::failure_response(request, transient, "apbasil_proxy: " + why)) ? 0 : 1;
-}
-
 // Executes apbasil_proxy-fallback with the request on its standard input
 // (a memory file: it reads exactly what this program read); returns only
 // when it cannot, with the FAILURE written here.
-int fall_back(const std::string& request, const std::string& config, const std::string& why) {
+int fall_back(const std::string& request, const std::string& config, const std::string& socket,
+              const std::string& why) {
   const int fd = ::memfd_create("apbasil_proxy-request", 0);
   if (fd < 0 || !write_all(fd, request) || ::lseek(fd, 0, SEEK_SET) != 0 || ::dup2(fd, 0) != 0)
-    return failure(request, true, why + "; cannot pass the request on: " + std::strerror(errno));
+    return apbasil_proxy::answer_failure(request, true, why + "; cannot pass the request on: " + std::strerror(errno));
   if (fd != 0) ::close(fd);
-  std::vector<std::string> args{"apbasil_proxy-fallback", "--config", config, "--why", why};
+  std::vector<std::string> args{"apbasil_proxy-fallback", "--config", config, "--socket", socket, "--why", why};
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
   const auto dir = self_directory();
   for (const auto& path : apbasil_proxy::fallback_paths(dir)) ::execv(path.c_str(), argv.data());
-  return failure(request, true,
-                 why + "; cannot run apbasil_proxy-fallback beside " + dir + " or in ../libexec/basild (" +
-                     std::strerror(errno) + ")");
+  return apbasil_proxy::answer_failure(request, true,
+                                      why + "; cannot run apbasil_proxy-fallback beside " + dir +
+                                          " or in ../libexec/basild (" + std::strerror(errno) + ")");
 }
 
 }  // namespace
@@ -104,7 +99,8 @@ int main(int argc, char** argv) {
   }
   const auto request = apbasil_proxy::read_request(0);
   if (!request || request->size() > apbasil_proxy::kMaxRequestBytes)
-    return failure(request.value_or(""), false, "the request on stdin is unreadable or over 1 MiB");
+    return apbasil_proxy::answer_failure(request.value_or(""), false,
+                                         "the request on stdin is unreadable or over 1 MiB");
 
   // What basild published; its defaults when there is nothing to read (an
   // older basild, or none running).
@@ -112,23 +108,8 @@ int main(int argc, char** argv) {
   if (auto p = basild::control::read_published(options->socket)) settings = *p;
   const std::string config = options->config.value_or(settings.config);
 
-  for (bool resent = false;; resent = true) {
-    const auto a = apbasil_proxy::ask_basild(options->socket, *request, settings.wait, settings.max_output_bytes, 1);
-    switch (apbasil_proxy::next_step(a, resent)) {
-      case Next::kDone:
-        return 0;
-      case Next::kWriteBody:
-        return write_all(1, a.body) ? 0 : 1;
-      case Next::kBrokeOff:
-        write_all(2, "apbasil_proxy: the answer broke off after " + std::to_string(a.passed_on) + " bytes: " + a.why +
-                         "\n");
-        return 1;
-      case Next::kResend:
-        continue;
-      case Next::kFallback:
-        return fall_back(*request, config, "control socket " + options->socket + ": " + a.why);
-      case Next::kFailure:
-        return failure(*request, a.transient, a.why);
-    }
-  }
+  return apbasil_proxy::call_through_basild(
+      options->socket, *request, settings.wait, settings.max_output_bytes, [&](const std::string& why) {
+        return fall_back(*request, config, options->socket, "control socket " + options->socket + ": " + why);
+      });
 }

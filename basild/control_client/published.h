@@ -27,6 +27,12 @@ struct Published {
   bool operator==(const Published&) const = default;
 };
 
+// How long a caller waits for basild to answer a call, given [apbasil]
+// timeout: twice it (the queue and the call) and 5 s.
+inline std::chrono::milliseconds published_wait(std::chrono::milliseconds apbasil_timeout) {
+  return apbasil_timeout * 2 + std::chrono::seconds(5);
+}
+
 // The control socket a caller uses when told none: basild.conf's default.
 inline constexpr std::string_view kDefaultSocket = "/run/basild/control.sock";
 

@@ -226,7 +226,7 @@ struct Service::Impl : std::enable_shared_from_this<Impl> {
     // What apbasil_proxy and apkill_proxy, which read no basild.conf, need.
     control::Published pub;
     if (!flags.config_path.empty()) pub.config = flags.config_path;
-    pub.wait = std::chrono::duration_cast<std::chrono::milliseconds>(config.apbasil.timeout * 2 + std::chrono::seconds(5));
+    pub.wait = control::published_wait(std::chrono::duration_cast<std::chrono::milliseconds>(config.apbasil.timeout));
     pub.max_output_bytes = config.apbasil.max_output_bytes;
     if (auto s = control::write_published(config.control.socket, pub); !s) log.warning("B0119", s.message());
     return {};

@@ -266,6 +266,30 @@ TEST_F(FrontTest, AfterBasildStoppedTheFallbackReadsTheConfigurationBasildPublis
   expect_failure(r, "1.1", basil::ErrorClass::kTransient, "no ssh conduit is configured");
 }
 
+// A site moved basild's socket and did not tell apbasil_proxy (an upgrade
+// from a proxy that read basild.conf): the fallback finds the socket in the
+// configuration and the call goes through basild there, with a warning;
+// it does not go around basild.
+TEST_F(FrontTest, ASocketTheProxyWasNotToldIsFoundInTheConfigurationAndTheCallGoesThroughBasild) {
+  const int listener = basil_test::listen_unix(socket_path, 4);
+  ASSERT_GE(listener, 0);
+  const auto request = *basil::encode_request(basil::make_request(basil::Dialect::k1_3, release(42)));
+  const std::string answer = R"(<BasilResponse protocol="1.3"><ResponseData status="SUCCESS" method="RELEASE"/></BasilResponse>)";
+  std::atomic<int> served{0};
+  std::thread basild = fake_basild(listener, request, 1,
+                                   "HTTP/1.1 200 OK\r\nContent-Type: application/xml\r\nContent-Length: " +
+                                       std::to_string(answer.size()) + "\r\n\r\n" + answer,
+                                   &served);
+  const auto r = basil_test::run({program(), "--socket", dir + "/moved.sock", "--config", config}, request,
+                                 {.err = basil_test::Redirect::pipe()});
+  basild.join();
+  ::close(listener);
+  EXPECT_EQ(served.load(), 1);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.out, answer);
+  EXPECT_NE(r.err.find("basild's control socket is " + socket_path), std::string::npos) << r.err;
+}
+
 // Over 1 MiB, the request is not sent: the front answers a PERMANENT
 // FAILURE in its protocol (read from its first bytes).
 TEST_F(FrontTest, ARequestOverOneMebibyteIsAPermanentFailureAndIsNotSent) {
