@@ -16,6 +16,7 @@
 #include "apbasil_proxy/proxy.h"
 #include "basild/conduit/from_config.h"
 #include "basild/config/config.h"
+#include "process/write_all.h"
 
 namespace {
 
@@ -23,7 +24,7 @@ using namespace std::chrono_literals;
 
 int fail(const std::string& request, bool transient, const std::string& why) {
   std::cerr << "apbasil_proxy: " << why << "\n";
-  return apbasil_proxy::write_all(1, apbasil_proxy::failure_response(request, transient, "apbasil_proxy: " + why))
+  return basil::process::write_all(1, apbasil_proxy::failure_response(request, transient, "apbasil_proxy: " + why))
              ? 0
              : 1;
 }
@@ -78,5 +79,5 @@ int main(int argc, char** argv) {
   const auto out = via_own_session(*config, *request);
   if (!out.status)
     return fail(*request, true, "basild is not reachable (" + why + "); own ssh session: " + out.status.message());
-  return apbasil_proxy::write_all(1, out.response) ? 0 : 1;
+  return basil::process::write_all(1, out.response) ? 0 : 1;
 }
