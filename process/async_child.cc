@@ -136,41 +136,41 @@ void AsyncChild::Impl::feed() {
 }
 
 void AsyncChild::Impl::read_out() {
-  out.async_read_some(asio::buffer(obuf), [self = shared_from_this()](const boost::system::error_code& ec,
-                                                                       std::size_t n) {
-    if (n > 0 && !self->result.over_limit) {
-      if (self->result.out.size() + n > self->options.max_output_bytes) {
-        self->result.over_limit = true;
-        self->kill_group_now("output over the limit");
-        return;
-      }
-      self->result.out.append(self->obuf.data(), n);
-    }
-    if (ec) {
-      self->out_eof = true;
-      self->maybe_reap();
-      return;
-    }
-    self->read_out();
-  });
+  out.async_read_some(asio::buffer(obuf),
+                      [self = shared_from_this()](const boost::system::error_code& ec, std::size_t n) {
+                        if (n > 0 && !self->result.over_limit) {
+                          if (self->result.out.size() + n > self->options.max_output_bytes) {
+                            self->result.over_limit = true;
+                            self->kill_group_now("output over the limit");
+                            return;
+                          }
+                          self->result.out.append(self->obuf.data(), n);
+                        }
+                        if (ec) {
+                          self->out_eof = true;
+                          self->maybe_reap();
+                          return;
+                        }
+                        self->read_out();
+                      });
 }
 
 void AsyncChild::Impl::read_err() {
-  err.async_read_some(asio::buffer(ebuf), [self = shared_from_this()](const boost::system::error_code& ec,
-                                                                       std::size_t n) {
-    if (n > 0) {
-      const std::size_t cap = self->options.max_stderr_bytes;
-      const std::size_t keep = std::min(cap - std::min(self->result.err.size(), cap), n);
-      self->result.err.append(self->ebuf.data(), keep);
-      self->result.err_dropped += n - keep;
-    }
-    if (ec) {
-      self->err_eof = true;
-      self->maybe_reap();
-      return;
-    }
-    self->read_err();
-  });
+  err.async_read_some(asio::buffer(ebuf),
+                      [self = shared_from_this()](const boost::system::error_code& ec, std::size_t n) {
+                        if (n > 0) {
+                          const std::size_t cap = self->options.max_stderr_bytes;
+                          const std::size_t keep = std::min(cap - std::min(self->result.err.size(), cap), n);
+                          self->result.err.append(self->ebuf.data(), keep);
+                          self->result.err_dropped += n - keep;
+                        }
+                        if (ec) {
+                          self->err_eof = true;
+                          self->maybe_reap();
+                          return;
+                        }
+                        self->read_err();
+                      });
 }
 
 void AsyncChild::Impl::maybe_reap() {

@@ -21,8 +21,6 @@
 // Use from the thread that runs the io_context.
 #pragma once
 
-#include "basild/asio/asio.h"
-
 #include <sys/types.h>
 
 #include <chrono>
@@ -33,29 +31,30 @@
 #include <string_view>
 
 #include "basil_proto/status.h"
+#include "basild/asio/asio.h"
 #include "process/spawn.h"
 
 namespace basil::process {
 
 struct AsyncOptions {
-  std::string input{};                                   // for its standard input, which is then closed
-  std::chrono::milliseconds timeout{60'000};             // then its group is killed (timed_out)
-  std::size_t max_output_bytes = std::size_t{1} << 30;   // standard output past this: its group is killed (over_limit)
-  std::size_t max_stderr_bytes = 4096;                   // standard error kept; the rest only counted
+  std::string input{};                                  // for its standard input, which is then closed
+  std::chrono::milliseconds timeout{60'000};            // then its group is killed (timed_out)
+  std::size_t max_output_bytes = std::size_t{1} << 30;  // standard output past this: its group is killed (over_limit)
+  std::size_t max_stderr_bytes = 4096;                  // standard error kept; the rest only counted
 };
 
 // How a child ended, with what it wrote.
 struct Finished {
-  basil::Status started;      // not ok: it could not be started, and why (nothing below is set)
-  bool reaped = false;        // false: killed, and not reaped within 2 s (it is reaped later)
-  int wait_status = -1;       // once reaped: its wait status; -1 when another waitpid took it
-  bool timed_out = false;     // killed at the deadline
-  bool over_limit = false;    // killed for standard output past max_output_bytes
-  bool killed = false;        // killed by kill()
-  std::string out;            // standard output
-  std::string err;            // standard error, up to max_stderr_bytes
-  std::size_t err_dropped = 0;  // bytes of standard error past them
-  std::string note;           // what was done to it: "killed process group 4242 (timeout)", ...
+  basil::Status started;                          // not ok: it could not be started, and why (nothing below is set)
+  bool reaped = false;                            // false: killed, and not reaped within 2 s (it is reaped later)
+  int wait_status = -1;                           // once reaped: its wait status; -1 when another waitpid took it
+  bool timed_out = false;                         // killed at the deadline
+  bool over_limit = false;                        // killed for standard output past max_output_bytes
+  bool killed = false;                            // killed by kill()
+  std::string out;                                // standard output
+  std::string err;                                // standard error, up to max_stderr_bytes
+  std::size_t err_dropped = 0;                    // bytes of standard error past them
+  std::string note;                               // what was done to it: "killed process group 4242 (timeout)", ...
   std::chrono::steady_clock::duration elapsed{};  // from start() to the end
 };
 

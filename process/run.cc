@@ -188,8 +188,8 @@ const std::string& Child::out() const { return s_->run.out; }
 Run Child::finish(Deadline deadline) {
   State& s = *s_;
   if (!s.input_given) s.in.reset();
-  const bool ended = s.pump(deadline, [&s] { return !s.in.open() && !s.out.open() && !s.err.open(); }) &&
-                     s.wait_exit(deadline);
+  const bool ended =
+      s.pump(deadline, [&s] { return !s.in.open() && !s.out.open() && !s.err.open(); }) && s.wait_exit(deadline);
   if (!ended && !s.reaped) {
     s.run.timed_out = true;
     kill_group(s.pid);

@@ -31,10 +31,10 @@ inline constexpr std::size_t kDefaultCaptured = 64 * 1024;
 
 // What a child wrote and how it ended.
 struct Run {
-  int exit_code = -1;        // its exit status; -1 when a signal ended it (or it was reaped elsewhere)
-  int signal = 0;            // the signal that ended it (SIGKILL when killed at the deadline)
-  bool timed_out = false;    // still running, or its pipes still open, at the deadline: its group was killed
-  std::string out, err;      // its standard output and error, up to max_captured bytes each
+  int exit_code = -1;          // its exit status; -1 when a signal ended it (or it was reaped elsewhere)
+  int signal = 0;              // the signal that ended it (SIGKILL when killed at the deadline)
+  bool timed_out = false;      // still running, or its pipes still open, at the deadline: its group was killed
+  std::string out, err;        // its standard output and error, up to max_captured bytes each
   bool out_truncated = false;  // bytes of standard output past max_captured were dropped
   bool err_truncated = false;
   // As a shell's $? has it: the exit status, or 128 + the signal.

@@ -91,8 +91,8 @@ void LocalTransport::Impl::finished(std::uint64_t id, milliseconds timeout, Hand
   CallOutcome o;
   o.elapsed = f.elapsed;
   if (!f.started) {
-    o.status = Status(Code::kTransport, "cannot start " + options_.label + " '" + options_.argv.front() +
-                                            "': " + f.started.message());
+    o.status = Status(Code::kTransport,
+                      "cannot start " + options_.label + " '" + options_.argv.front() + "': " + f.started.message());
   } else {
     o.status = judge(f, timeout);
     std::string diag;
@@ -123,16 +123,16 @@ Status LocalTransport::Impl::judge(const Finished& f, milliseconds timeout) cons
   const std::string& what = options_.label;
   if (f.killed) return Status(Code::kTransport, "transport shut down");
   if (f.timed_out) {
-    return Status(Code::kTimeout, what + " timed out after " + std::to_string(timeout.count()) +
-                                      " ms (killed its process group)");
+    return Status(Code::kTimeout,
+                  what + " timed out after " + std::to_string(timeout.count()) + " ms (killed its process group)");
   }
   if (f.over_limit) {
     return Status(Code::kTransport, what + " output exceeds " + std::to_string(options_.max_output_bytes) + " bytes");
   }
   const int status = f.wait_status;
   if (status >= 0 && WIFSIGNALED(status)) {
-    return Status(Code::kTransport, what + " " + basil::process::describe_wait_status(status) + " after " +
-                                        std::to_string(ms) + " ms");
+    return Status(Code::kTransport,
+                  what + " " + basil::process::describe_wait_status(status) + " after " + std::to_string(ms) + " ms");
   }
   const bool exited = status >= 0 && WIFEXITED(status);
   if (options_.output == LocalOutput::kText) {

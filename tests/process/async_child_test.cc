@@ -102,8 +102,8 @@ TEST(AsyncChildTest, AProgramThatDoesNotExistIsNotStartedAndSaysWhy) {
 TEST(AsyncChildTest, KillEndsTheChildAndSaysWhy) {
   boost::asio::io_context io;
   std::optional<Finished> out;
-  const AsyncChild child = AsyncChild::start(io, Program{{"/bin/sleep", "60"}}, {.timeout = 60s},
-                                             [&](Finished f) { out = std::move(f); });
+  const AsyncChild child =
+      AsyncChild::start(io, Program{{"/bin/sleep", "60"}}, {.timeout = 60s}, [&](Finished f) { out = std::move(f); });
   child.kill("shut down");
   EXPECT_FALSE(out.has_value()) << "the handler never runs inside kill()";
   io.run();

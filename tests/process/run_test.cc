@@ -53,7 +53,8 @@ TEST(RunTest, InputLargerThanAPipeHoldsIsFedWhileOutputIsRead) {
 }
 
 TEST(RunTest, OutputPastTheLimitIsReadAndDroppedAndSaidSo) {
-  const auto r = run(sh("head -c 100000 /dev/zero; head -c 3000 /dev/zero >&2"), {.timeout = 10s, .max_captured = 1000});
+  const auto r =
+      run(sh("head -c 100000 /dev/zero; head -c 3000 /dev/zero >&2"), {.timeout = 10s, .max_captured = 1000});
   ASSERT_TRUE(r) << r.status().message();
   EXPECT_EQ(r->exit_code, 0) << "the child never blocked on a full pipe";
   EXPECT_EQ(r->out.size(), 1000u);
@@ -112,8 +113,9 @@ TEST(RunTest, AProgramWithoutASlashIsLookedUpInPathOnlyWhenAsked) {
 TEST(RunTest, TheEnvironmentIsTheCallersWithTheNamesGivenReplaced) {
   ASSERT_EQ(::setenv("BASIL_RUN_TEST_KEPT", "kept", 1), 0);
   ASSERT_EQ(::setenv("BASIL_RUN_TEST_SET", "old", 1), 0);
-  const auto r = run(Program{{"/bin/sh", "-c", "echo $BASIL_RUN_TEST_KEPT $BASIL_RUN_TEST_SET"}, {"BASIL_RUN_TEST_SET=new"}},
-                     {.timeout = 10s});
+  const auto r =
+      run(Program{{"/bin/sh", "-c", "echo $BASIL_RUN_TEST_KEPT $BASIL_RUN_TEST_SET"}, {"BASIL_RUN_TEST_SET=new"}},
+          {.timeout = 10s});
   ASSERT_TRUE(r) << r.status().message();
   EXPECT_EQ(r->out, "kept new\n");
 }
@@ -201,7 +203,8 @@ TEST(RunTest, AChildDiesWithTheProcessThatStartedIt) {
   ::close(ends[0]);
   EXPECT_EQ(reap(starter), 0);
   ASSERT_GT(sleeper, 0);
-  EXPECT_TRUE(basil_test::wait_until([&] { return gone(sleeper); }, 10s)) << "sleep " << sleeper << " outlived its starter";
+  EXPECT_TRUE(basil_test::wait_until([&] { return gone(sleeper); }, 10s))
+      << "sleep " << sleeper << " outlived its starter";
 }
 
 TEST(RunTest, AFunctionsValueIsItsExitStatusAndAThrowEndsItWith127) {
