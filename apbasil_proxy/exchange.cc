@@ -6,6 +6,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "process/write_all.h"
+
 namespace apbasil_proxy {
 
 namespace {
@@ -37,18 +39,6 @@ std::optional<std::string> read_request(int fd) {
     if (in.size() > kMaxRequestBytes) break;
   }
   return in;
-}
-
-bool write_all(int fd, std::string_view s) {
-  while (!s.empty()) {
-    const ssize_t w = ::write(fd, s.data(), s.size());
-    if (w < 0) {
-      if (errno == EINTR) continue;
-      return false;
-    }
-    s.remove_prefix(static_cast<std::size_t>(w));
-  }
-  return true;
 }
 
 Attempt judge_reply(basild::control::ClientReply r) {
@@ -85,7 +75,7 @@ Attempt ask_basild(const std::string& socket, const std::string& request, std::c
   sink.piece = [&](std::string_view piece) {
     if (written + piece.size() > max_output) return !(over = true);
     written += piece.size();
-    return write_all(out_fd, piece);
+    return basil::process::write_all(out_fd, piece);
   };
   Attempt a = judge_reply(client.request("POST", kBasilTarget, request, "application/xml", wait, sink));
   a.passed_on = written;

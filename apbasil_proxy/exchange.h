@@ -19,8 +19,6 @@ inline constexpr std::size_t kMaxRequestBytes = std::size_t{1} << 20;
 // All of `fd`, at most kMaxRequestBytes + 1 bytes (a longer result means
 // "too long"); nullopt on a read error.
 std::optional<std::string> read_request(int fd);
-// Writes all of `s`; false on an error.
-bool write_all(int fd, std::string_view s);
 
 // How a control-socket attempt ended.
 enum class Outcome {

@@ -20,6 +20,7 @@
 #include "basild/conduit/from_config.h"
 #include "basild/config/config.h"
 #include "basild/control_client/published.h"
+#include "process/write_all.h"
 
 namespace {
 
@@ -59,7 +60,7 @@ int without_basild(const basild::Config& config, const std::string& request, con
   const auto out = via_own_session(config, request);
   if (!out.status)
     return answer_failure(request, true, "basild is not reachable (" + why + "); own ssh session: " + out.status.message());
-  return apbasil_proxy::write_all(1, out.response) ? 0 : 1;
+  return basil::process::write_all(1, out.response) ? 0 : 1;
 }
 
 }  // namespace
@@ -87,7 +88,7 @@ int main(int argc, char** argv) {
   if (!config) return answer_failure(*request, false, why + "; bad configuration: " + config.status().message());
   const std::string& socket = config->control.socket;
   if (tried.empty() || socket == tried) return without_basild(*config, *request, why);
-  apbasil_proxy::write_all(2, "apbasil_proxy: basild's control socket is " + socket + " (" + config_path + "), not " +
+  basil::process::write_all(2, "apbasil_proxy: basild's control socket is " + socket + " (" + config_path + "), not " +
                                   tried + ": tell apbasil_proxy so (--socket, $APBASIL_PROXY_SOCKET)\n");
   const auto wait = basild::control::published_wait(std::chrono::duration_cast<std::chrono::milliseconds>(config->apbasil.timeout));
   return apbasil_proxy::call_through_basild(socket, *request, wait, config->apbasil.max_output_bytes,

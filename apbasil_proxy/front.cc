@@ -27,10 +27,11 @@
 #include "apbasil_proxy/exchange.h"
 #include "apbasil_proxy/proxy.h"
 #include "basild/control_client/published.h"
+#include "process/write_all.h"
 
 namespace {
 
-using apbasil_proxy::write_all;
+using basil::process::write_all;
 
 struct Options {
   std::string socket{basild::control::kDefaultSocket};

@@ -2,8 +2,11 @@
 
 #include "apbasil_proxy/exchange.h"
 #include "basil_proto/codec.h"
+#include "process/write_all.h"
 
 namespace apbasil_proxy {
+
+using basil::process::write_all;
 
 std::string failure_response(std::string_view request, bool transient, std::string_view message) {
   const auto envelope = basil::read_request_envelope(request);

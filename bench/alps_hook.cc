@@ -26,7 +26,7 @@
 #include <vector>
 
 #include "basil_proto/codec.h"
-#include "emulator/run_program.h"
+#include "process/run.h"
 
 namespace {
 
@@ -65,7 +65,7 @@ std::vector<std::string> lines_of(const std::string& file) {
 basil::Result<basil::Response> call(const std::vector<std::string>& apbasil, basil::RequestBody body) {
   auto request = basil::encode_request(basil::make_request(basil::Dialect::k1_3, std::move(body)));
   if (!request) return request.status();
-  auto run = emu::run_program(apbasil, *request, 30s);
+  auto run = basil::process::run({apbasil, {}, /*search_path=*/true}, {.input = *request, .timeout = 30s});
   if (!run) return run.status();
   auto response = basil::decode_response(run->out);
   if (!response) return response.status();

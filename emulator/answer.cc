@@ -1,27 +1,14 @@
 #include "emulator/answer.h"
 
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstddef>
 #include <variant>
 
 #include "basil_proto/codec.h"
 #include "basil_proto/encode_stream.h"
+#include "process/write_all.h"
 
 namespace emu {
 
-bool write_all(int fd, std::string_view data) {
-  while (!data.empty()) {
-    const ssize_t n = ::write(fd, data.data(), data.size());
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return false;
-    }
-    data.remove_prefix(static_cast<std::size_t>(n));
-  }
-  return true;
-}
+using basil::process::write_all;
 
 std::string encode_or_internal(const basil::Response& r) {
   auto xml = basil::encode_response(r);

@@ -2,15 +2,11 @@
 #pragma once
 
 #include <string>
-#include <string_view>
 
 #include "basil_proto/model.h"
 #include "basil_proto/status.h"
 
 namespace emu {
-
-// Writes all of `data` to `fd` (EINTR retried); false when the reader is gone.
-bool write_all(int fd, std::string_view data);
 
 // The response's document; when it cannot be encoded, a PERMANENT FAILURE
 // in the same protocol saying so.

@@ -28,12 +28,13 @@
 #include "emulator/core/system.h"
 #include "emulator/sdb_command.h"
 #include "emulator/store/store.h"
+#include "process/write_all.h"
 
 namespace po = boost::program_options;
 using basil::Result;
 using basil::Status;
 using emu::encode_or_internal;
-using emu::write_all;
+using basil::process::write_all;
 
 namespace {
 

@@ -15,8 +15,8 @@
 #include <vector>
 
 #include "emulator/core/sdb.h"
-#include "emulator/run_program.h"
 #include "emulator/store/store.h"
+#include "process/run.h"
 
 using basil::Code;
 using basil::Result;
@@ -152,14 +152,17 @@ Status load(Store& store, const SdbTarget& target, int timeout_s, std::size_t* r
   if (row_count != nullptr) *row_count = rows->size();
   const std::vector<std::string> argv{target.client, "--defaults-file=" + target.defaults_file, "--batch",
                                       "--connect-timeout=" + std::to_string(std::min(timeout_s, kConnectTimeoutS))};
-  auto run = run_program(argv, sdb_sql(*rows, target.database), std::chrono::seconds(timeout_s));
+  // The client is looked up in PATH, as a shell would find it (never through one).
+  const std::string sql = sdb_sql(*rows, target.database);
+  const basil::process::Program client{argv, {}, /*search_path=*/true};
+  auto run = basil::process::run(client, {.input = sql, .timeout = std::chrono::seconds(timeout_s)});
   if (!run) return run.status();
   if (run->timed_out)
     return Status(Code::kTimeout, target.client + " did not finish within " + std::to_string(timeout_s) +
                                       " s (killed): " + one_line(run->err));
-  if (run->exit_code != 0)
+  if (run->status() != 0)
     return Status(Code::kTransport,
-                  target.client + " exited with " + std::to_string(run->exit_code) + ": " + one_line(run->err));
+                  target.client + " exited with " + std::to_string(run->status()) + ": " + one_line(run->err));
   return Status::ok();
 }
 

@@ -14,7 +14,9 @@
 #     library (Asio, Beast, libssh, SQLite, libsystemd) either;
 #   - basild/control_client, linked into the static apbasil_proxy, includes
 #     only basil_proto, basild/asio and itself;
-#   - apbasil_proxy and slurm (basil-slurm) include nothing of basild/daemon.
+#   - apbasil_proxy and slurm (basil-slurm) include nothing of basild/daemon;
+#   - process (basil_process, linked by every program that runs another)
+#     includes only basil_proto, basild/asio and itself.
 set -euo pipefail
 check=0
 if [ "${1:-}" = --check ]; then
@@ -24,7 +26,7 @@ fi
 top=${1:-$(cd "$(dirname "$0")/.." && pwd)}
 cd "$top"
 
-folders=(basil_proto basild emulator apbasil_proxy slurm tests bench fuzz)
+folders=(basil_proto basild emulator apbasil_proxy slurm process tests bench fuzz)
 existing=()
 for f in "${folders[@]}"; do [ -d "$f" ] && existing+=("$f"); done
 
@@ -73,5 +75,7 @@ includes | awk -F'\t' "$folder_awk"'
       bad("the control client (static apbasil_proxy) includes only basil_proto and basild/asio")
     if ((from == "apbasil_proxy" || from == "slurm") && $3 == "q" && to == "basild/daemon")
       bad(from " includes nothing of basild/daemon")
+    if (from == "process" && $3 == "q" && to != "basil_proto" && to != "basild/asio" && to != "process")
+      bad("process includes only basil_proto, basild/asio and itself")
   }
   END { exit n > 0 }'

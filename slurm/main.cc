@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "basild/control_client/client.h"
-#include "emulator/run_program.h"
+#include "process/run.h"
 #include "slurm/config_path.h"
 #include "slurm/hooks.h"
 #include "slurm/slurm_api.h"
@@ -129,14 +129,15 @@ class RealPorts : public Ports {
   ProgramRun scontrol(const std::vector<std::string>& args) {
     std::vector<std::string> argv = {*config_.scontrol};
     argv.insert(argv.end(), args.begin(), args.end());
-    auto r = emu::run_program(argv, {}, config_.slurm_timeout, kMaxSlurmOutput);
+    auto r = basil::process::run({argv, {}, /*search_path=*/true},
+                                 {.timeout = config_.slurm_timeout, .max_captured = kMaxSlurmOutput});
     ProgramRun out;
     if (!r) {
       out.started = false;
       out.error = r.status().message();
       return out;
     }
-    out.exit_code = r->exit_code;
+    out.exit_code = r->status();
     out.timed_out = r->timed_out;
     out.out = std::move(r->out);
     out.err = std::move(r->err);

@@ -5,14 +5,17 @@
 #include <optional>
 #include <string_view>
 
+#include "process/write_all.h"
 #include "slurm/libslurm.h"
 
 namespace basild::slurm {
 namespace {
 
+using basil::process::write_all;
+
 // libslurm's reason for its last failure, on standard error; exit status 1.
 int libslurm_failed(const Libslurm& api, std::string_view what) {
-  write_text(2, std::string(what) + ": " + api.strerror(api.get_errno()) + "\n");
+  write_all(2, std::string(what) + ": " + api.strerror(api.get_errno()) + "\n");
   return 1;
 }
 
@@ -21,7 +24,7 @@ int libslurm_failed(const Libslurm& api, std::string_view what) {
 const Libslurm* libslurm_in_child() {
   std::string error;
   const Libslurm* api = load_libslurm(error);
-  if (api == nullptr) write_text(2, error + "\n");
+  if (api == nullptr) write_all(2, error + "\n");
   return api;
 }
 
@@ -39,7 +42,7 @@ int show_in_child(const std::string& spec) {
   const auto task = underscore == std::string::npos ? std::optional<std::uint32_t>(NO_VAL)
                                                     : number(std::string_view(spec).substr(underscore + 1));
   if (!job || !task) {
-    write_text(2, "not a job id: " + spec + "\n");
+    write_all(2, "not a job id: " + spec + "\n");
     return 1;
   }
   const Libslurm* api = libslurm_in_child();
@@ -57,7 +60,7 @@ int show_in_child(const std::string& spec) {
     const char* printed = api->sprint_job_info(rec, 1);  // xmalloc'd: left to the child's end
     std::string line = printed != nullptr ? printed : "";
     if (line.empty() || line.back() != '\n') line += '\n';
-    write_text(1, line);
+    write_all(1, line);
   }
   return 0;
 }
@@ -83,7 +86,7 @@ int update_in_child(const std::string& spec, bool no_requeue, const std::string&
     if (resp->error_code[i] == SLURM_SUCCESS) continue;
     const char* which = resp->job_array_id[i] != nullptr ? resp->job_array_id[i] : id.c_str();
     const char* why = api->strerror(static_cast<int>(resp->error_code[i]));
-    write_text(2, std::string("slurm_update_job2: ") + which + ": " + why + "\n");
+    write_all(2, std::string("slurm_update_job2: ") + which + ": " + why + "\n");
     return 1;
   }
   return 0;  // resp: left to the child's end, as the records above
@@ -130,10 +133,8 @@ ProgramRun update_job_record(const std::string& spec, bool no_requeue, const std
 
 ProgramRun update_job_record_while(const std::string& spec, bool no_requeue, const std::string& admin_comment,
                                    std::chrono::milliseconds timeout, const std::function<void()>& meanwhile) {
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  Child c = start_child([&] { return update_in_child(spec, no_requeue, admin_comment); });
-  meanwhile();
-  return finish_child(c, deadline);
+  return run_in_child_while([&] { return update_in_child(spec, no_requeue, admin_comment); },
+                            std::chrono::steady_clock::now() + timeout, meanwhile);
 }
 
 JobSession::JobSession(std::string spec, std::chrono::milliseconds timeout)
@@ -153,9 +154,9 @@ std::optional<ProgramRun> JobSession::update_while(bool no_requeue, const std::s
                                                    const std::function<void()>& meanwhile) {
   if (!child_ || !child_->waiting()) return std::nullopt;
   const auto deadline = std::chrono::steady_clock::now() + timeout_;
-  Child c = child_->send(update_command(no_requeue, admin_comment));
+  child_->send(update_command(no_requeue, admin_comment));
   meanwhile();
-  return finish_child(c, deadline);
+  return child_->finish(deadline);
 }
 
 std::string complete_job_failed(std::uint32_t job_id, int exit_code, const std::string& message,

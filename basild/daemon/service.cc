@@ -9,7 +9,6 @@
 #include "basild/daemon/routes.h"
 #include "basild/daemon/state_watch.h"
 #include "basild/daemon/views.h"
-#include "basild/io/child_groups.h"
 #include "basild/io/job_sources.h"
 #include "basild/control_client/published.h"
 #include "basild/io/scontrol.h"
@@ -18,6 +17,7 @@
 #include "basild/core/state_store_replay.h"
 #include "basild/io/store.h"
 #include "basild/io/xml_log.h"
+#include "process/child_groups.h"
 
 namespace basild {
 
@@ -120,10 +120,11 @@ struct Service::Impl : std::enable_shared_from_this<Impl> {
   }
 
   // Kills the process groups of the children a basild before this one left
-  // running (io/child_groups.h), then records this one's. Done once the
+  // running (process/child_groups.h), then records this one's. Done once the
   // database's lock is held: never another running basild's children.
   void sweep_children() {
-    auto swept = asio::use_service<ChildGroups>(io).sweep_and_open(config.state.database + ".children");
+    auto& groups = asio::use_service<basil::process::ChildGroups>(io);
+    auto swept = groups.sweep_and_open(config.state.database + ".children");
     if (!swept) {
       log.warning("B0131", swept.status().message() + ": children's process groups are not recorded");
       return;

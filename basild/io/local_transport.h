@@ -1,20 +1,14 @@
 // The local apbasil transport: runs the configured apbasil (an argv, never a
 // shell) as a child process per call, on the io_context's event loop.
 //
-// Per call: three pipes (all O_CLOEXEC; the child gets them as 0/1/2 and no
-// other descriptor), spawn_child (spawn.h) into a new process group with
-// default signal dispositions, an empty signal mask and SIGKILL when basild
-// dies (its group recorded in the io_context's ChildGroups service:
-// child_groups.h), the request written to stdin
-// which is then closed, stdout and stderr read on the loop. When both reach
-// end of file the child is reaped with waitpid(pid, WNOHANG), polled on a
-// short timer (no SIGCHLD handler, no waitpid(-1): several transports, and
-// other code that spawns children, coexist; the one rule is that nobody else
-// may reap with waitpid(-1)). A deadline timer kills the whole process group
-// with SIGKILL and reaps the child.
-//
-// The constructor sets SIGPIPE to SIG_IGN if it is SIG_DFL (a child that
-// exits before reading its request must not kill the daemon).
+// Each call is a basil::process::AsyncChild (process/async_child.h, which
+// says what the child gets: its own process group, default signal
+// dispositions, an empty signal mask, no descriptor but its pipes, SIGKILL
+// when basild dies, its group recorded in the io_context's ChildGroups
+// service): the request on its standard input, stdout and stderr read on
+// the loop, the call's timeout as its deadline (which kills the whole
+// process group), max_output_bytes as its stdout limit (over it: the group
+// killed) and max_stderr_bytes of stderr kept for the diagnostics.
 //
 // Outcomes: spawn failure, timeout (kTimeout), output over the limit, death
 // by a signal, empty or non-XML output, and a non-zero exit without a

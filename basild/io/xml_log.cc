@@ -10,6 +10,8 @@
 #include <cstring>
 #include <ctime>
 
+#include "process/write_all.h"
+
 namespace basild {
 
 namespace {
@@ -159,17 +161,9 @@ void XmlLog::write(const XmlLogRecord& record) {
     ++write_errors_;
     return;
   }
-  std::size_t off = 0;
-  while (off < text.size()) {
-    const auto n = ::write(fd_, text.data() + off, text.size() - off);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      ++write_errors_;
-      break;
-    }
-    off += static_cast<std::size_t>(n);
-  }
-  size_ += off;
+  std::size_t written = 0;
+  if (!basil::process::write_all(fd_, text, &written)) ++write_errors_;
+  size_ += written;
 }
 
 CallObserver XmlLog::observer() {

@@ -13,12 +13,14 @@
 #include <cerrno>
 #include <string>
 
+#include "process/write_all.h"
 #include "tests/support/temp_dir.h"
 
 namespace basild::slurm {
 namespace {
 
 using namespace std::chrono_literals;
+using basil::process::write_all;
 
 Deadline in(std::chrono::milliseconds d) { return std::chrono::steady_clock::now() + d; }
 
@@ -27,7 +29,7 @@ bool gone(pid_t pid) { return ::kill(pid, 0) != 0 && errno == ESRCH; }
 
 // A first step that prints its pid, then `text`.
 int print_pid_then(const std::string& text) {
-  write_text(1, std::to_string(::getpid()) + "\n" + text);
+  write_all(1, std::to_string(::getpid()) + "\n" + text);
   return 0;
 }
 
@@ -37,8 +39,8 @@ TEST(SlurmChildTest, TheFirstStepsOutputComesWholeAndTheCommandRunsTheSecondWhos
   const std::string big(200000, 'r');  // more than a pipe holds: read while the child writes
   TwoStepChild child([&] { return print_pid_then(big); },
                      [](const std::string& command) {
-                       write_text(1, "to stdout: " + command + "\n");  // goes with the errors now
-                       write_text(2, "second got " + command + "\n");
+                       write_all(1, "to stdout: " + command + "\n");  // goes with the errors now
+                       write_all(2, "second got " + command + "\n");
                        return 7;
                      });
   ProgramRun first = child.first(in(10s));
@@ -50,9 +52,9 @@ TEST(SlurmChildTest, TheFirstStepsOutputComesWholeAndTheCommandRunsTheSecondWhos
   EXPECT_EQ(first.out, std::to_string(pid) + "\n" + big);  // the end marker taken off
   EXPECT_FALSE(gone(pid));
 
-  Child second = child.send("1basil: reservation 42");
+  child.send("1basil: reservation 42");
   EXPECT_FALSE(child.waiting());
-  const ProgramRun run = finish_child(second, in(10s));
+  const ProgramRun run = child.finish(in(10s));
   EXPECT_EQ(run.exit_code, 7);
   EXPECT_EQ(run.out, "");
   EXPECT_EQ(run.err, "to stdout: 1basil: reservation 42\nsecond got 1basil: reservation 42\n");
@@ -63,7 +65,7 @@ TEST(SlurmChildTest, AChildGivenNoCommandEndsWithoutTheSecondStepAndIsReaped) {
   basil_test::TempDir dir("slurm-child");
   const std::string ran = dir.path() + "/second-ran";
   auto second = [&](const std::string&) {
-    write_text(::open(ran.c_str(), O_WRONLY | O_CREAT, 0644), "it ran");
+    write_all(::open(ran.c_str(), O_WRONLY | O_CREAT, 0644), "it ran");
     return 9;
   };
   {
@@ -72,7 +74,7 @@ TEST(SlurmChildTest, AChildGivenNoCommandEndsWithoutTheSecondStepAndIsReaped) {
     ASSERT_EQ(first.exit_code, 0) << first.err;
     ASSERT_TRUE(child.waiting());
     const pid_t pid = pid_of(first.out);
-    const ProgramRun ended = child.end(in(10s));
+    const ProgramRun ended = child.finish(in(10s));
     EXPECT_FALSE(ended.timed_out) << "it did not see the end of its input";
     EXPECT_EQ(ended.exit_code, 0) << ended.err;
     EXPECT_FALSE(child.waiting());
@@ -93,8 +95,8 @@ TEST(SlurmChildTest, AChildGivenNoCommandEndsWithoutTheSecondStepAndIsReaped) {
 TEST(SlurmChildTest, AFirstStepThatFailsEndsTheChildWithItsStatusAndReasonAndTakesNoCommand) {
   TwoStepChild child(
       [] {
-        write_text(1, "part of a record");
-        write_text(2, "slurm_load_job: Invalid job id specified\n");
+        write_all(1, "part of a record");
+        write_all(2, "slurm_load_job: Invalid job id specified\n");
         return 1;
       },
       [](const std::string&) { return 0; });
@@ -111,7 +113,7 @@ TEST(SlurmChildTest, AFirstStepThatFailsEndsTheChildWithItsStatusAndReasonAndTak
 TEST(SlurmChildTest, OutputPastTheLimitIsCutThereAndSaysSo) {
   const ProgramRun whole = run_in_child(
       [] {
-        write_text(1, std::string(kMaxSlurmOutput, 'r'));
+        write_all(1, std::string(kMaxSlurmOutput, 'r'));
         return 0;
       },
       10s);
@@ -119,8 +121,8 @@ TEST(SlurmChildTest, OutputPastTheLimitIsCutThereAndSaysSo) {
   EXPECT_FALSE(whole.truncated);
   const ProgramRun cut = run_in_child(
       [] {
-        write_text(1, std::string(kMaxSlurmOutput + 5000, 'r'));
-        write_text(2, "done\n");
+        write_all(1, std::string(kMaxSlurmOutput + 5000, 'r'));
+        write_all(2, "done\n");
         return 0;
       },
       10s);
@@ -130,7 +132,7 @@ TEST(SlurmChildTest, OutputPastTheLimitIsCutThereAndSaysSo) {
   EXPECT_EQ(cut.err, "done\n");
   TwoStepChild child(
       [] {
-        write_text(1, std::string(kMaxSlurmOutput + 1, 'r'));
+        write_all(1, std::string(kMaxSlurmOutput + 1, 'r'));
         return 0;
       },
       [](const std::string&) { return 0; });
@@ -144,7 +146,7 @@ TEST(SlurmChildTest, AFirstStepPastItsDeadlineIsKilledAndReaped) {
   ASSERT_EQ(::pipe(ends), 0);
   TwoStepChild child(
       [&] {
-        write_text(ends[1], std::to_string(::getpid()) + "\n");
+        write_all(ends[1], std::to_string(::getpid()) + "\n");
         ::pause();  // a slurmctld that never answers
         return 0;
       },
@@ -186,8 +188,8 @@ TEST(SlurmChildTest, ACommandSentToAChildThatDiedWhileWaitingReportsItsDeathNotA
   // below meets a closed pipe (SIGPIPE, held back), not a live reader.
   siginfo_t info{};
   ASSERT_EQ(::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOWAIT), 0);
-  Child second = child.send(std::string(100000, 'x'));
-  const ProgramRun run = finish_child(second, in(10s));  // this test process is still here
+  child.send(std::string(100000, 'x'));
+  const ProgramRun run = child.finish(in(10s));  // this test process is still here
   EXPECT_EQ(run.exit_code, 128 + SIGKILL);
   EXPECT_TRUE(gone(pid));
 }
@@ -195,8 +197,8 @@ TEST(SlurmChildTest, ACommandSentToAChildThatDiedWhileWaitingReportsItsDeathNotA
 TEST(SlurmChildTest, AOneStepChildEndsWithItsBodysStatusAndOutput) {
   const ProgramRun ok = run_in_child(
       [] {
-        write_text(1, "out");
-        write_text(2, "err");
+        write_all(1, "out");
+        write_all(2, "err");
         return 3;
       },
       10s);

@@ -1,4 +1,4 @@
-#include "basild/io/child_groups.h"
+#include "process/child_groups.h"
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -16,7 +16,7 @@
 #include <map>
 #include <sstream>
 
-namespace basild {
+namespace basil::process {
 
 namespace {
 
@@ -215,4 +215,4 @@ void ChildGroups::ended(pid_t pgid) {
   write_slot(static_cast<std::size_t>(it - slots_.begin()), line_of(*it));
 }
 
-}  // namespace basild
+}  // namespace basil::process

@@ -1,6 +1,6 @@
 // The record of the children's process groups and the sweep at start: which
 // groups a dead basild left are killed, as a pure plan over a process table.
-#include "basild/io/child_groups.h"
+#include "process/child_groups.h"
 
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-namespace basild {
+namespace basil::process {
 namespace {
 
 constexpr std::uint32_t kUid = 0;
@@ -64,4 +64,4 @@ TEST(ChildGroupsTest, TheBootClockAndProcStartTimesAgree) {
 }
 
 }  // namespace
-}  // namespace basild
+}  // namespace basil::process

@@ -1,26 +1,27 @@
-// The process groups of the children basild runs (apbasil, the job-table
-// commands, apkill), recorded in a file so that a start after a crash or a
-// kill -9 kills what the dead basild left.
+// The process groups of the children a daemon runs on its io_context
+// (async_child.h: basild's apbasil, job-table commands and apkill),
+// recorded in a file so that a start after a crash or a kill -9 kills what
+// the dead daemon left.
 //
-// A child dies with basild by itself (PR_SET_PDEATHSIG, spawn.h), but the
-// signal reaches only the child: a grandchild (a shell script's command, an
-// apbasil that forked) stays in the child's process group, which is the
+// A child dies with its daemon by itself (PR_SET_PDEATHSIG, spawn.h), but
+// the signal reaches only the child: a grandchild (a shell script's command,
+// an apbasil that forked) stays in the child's process group, which is the
 // child's pid. So each child's group is written to the file from its spawn
-// until the child is reaped (a timed-out call's group is killed before):
+// until the child is reaped (a killed child's group is killed before):
 // one fixed-size line per running child ("PGID NOT_BEFORE NOT_AFTER", the boot-clock
 // ticks just before and after the spawn, so that a group whose number was
 // reused since is told apart), rewritten in place, no fsync (a host crash
-// leaves no process behind). At start, after the state database's lock is
-// taken (a second basild must not kill the first one's children), every
-// group the file names that still has members is killed with SIGKILL, when
-// they are all basild's uid, started no earlier than that group's spawn, and
-// its leader (if alive) is the process that was spawned; then the file is
-// emptied.
+// leaves no process behind). At start, once the daemon knows it is the only
+// one (basild: after its state database's lock is taken; a second basild
+// must not kill the first one's children), every group the file names that
+// still has members is killed with SIGKILL, when they are all the daemon's
+// uid, started no earlier than that group's spawn, and its leader (if
+// alive) is the process that was spawned; then the file is emptied.
 //
 // The registry is a service of the io_context (boost::asio::use_service):
-// the local transports of that io_context record their children in it, and
+// every AsyncChild started on that io_context records its child in it, and
 // it writes them to the file once the daemon has opened one
-// (sweep_and_open); until then (the tests' transports) it writes nothing.
+// (sweep_and_open); until then (the tests' children) it writes nothing.
 // Used from the thread that runs the io_context.
 #pragma once
 
@@ -33,7 +34,7 @@
 #include "basil_proto/status.h"
 #include "basild/asio/asio.h"
 
-namespace basild {
+namespace basil::process {
 
 // One running child's group, as the file holds it.
 struct GroupRecord {
@@ -98,4 +99,4 @@ class ChildGroups : public boost::asio::execution_context::service {
 // Every process /proc lists (one that ends meanwhile is left out).
 std::vector<ProcessInfo> process_table();
 
-}  // namespace basild
+}  // namespace basil::process
