@@ -210,7 +210,7 @@ void ReconcileRunner::plan_and_act(const basil::Inventory& inv, JobTableView job
 // A dry run's candidate is logged and audited once, not every cycle.
 void ReconcileRunner::report_dry_runs(const ReconcilePlan& plan, WallTimePoint now) {
   for (const auto& c : plan.candidates) {
-    if (c.state != "dry-run" || dry_run_reported_.count(c.res_id) != 0) continue;
+    if (c.state != CandidateState::kDryRun || dry_run_reported_.count(c.res_id) != 0) continue;
     dry_run_reported_.insert(c.res_id);
     log_.notice("B0412", "dry run: would release " + std::string(candidate_kind_name(c.kind)) + " reservation " +
                              std::to_string(c.res_id) + " (batch_id " + c.batch_id + ", user " + c.user + ", nodes " +
@@ -347,9 +347,14 @@ json ReconcileRunner::orphans_json() const {
   json cands = json::array();
   if (last_plan_) {
     for (const auto& c : last_plan_->candidates)
-      cands.push_back({{"reservation_id", c.res_id}, {"kind", candidate_kind_name(c.kind)},
-                       {"batch_id", c.batch_id}, {"user", c.user}, {"state", c.state}, {"seen", c.seen},
-                       {"first_seen_ms", epoch_ms(c.first_seen)}, {"nodes", c.nodes.format()}});
+      cands.push_back({{"reservation_id", c.res_id},
+                       {"kind", candidate_kind_name(c.kind)},
+                       {"batch_id", c.batch_id},
+                       {"user", c.user},
+                       {"state", candidate_state_name(c.state)},
+                       {"seen", c.seen},
+                       {"first_seen_ms", epoch_ms(c.first_seen)},
+                       {"nodes", c.nodes.format()}});
   }
   json releasing = json::array();
   if (auto active = ports_.store->list_active()) {
