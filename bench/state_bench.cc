@@ -53,7 +53,7 @@ std::uint64_t file_bytes(const std::string& path) {
   return ::stat(path.c_str(), &st) == 0 ? static_cast<std::uint64_t>(st.st_size) : 0;
 }
 
-bool one_job(basild::StateStore& s, std::uint64_t n) {
+bool one_job(basild::ReplayingStore& s, std::uint64_t n) {
   const std::string batch = std::to_string(n);
   auto intent = s.record_intent(batch, "alice", R"({"batch_id":")" + batch + R"(","params":[{"width":32}]})");
   if (!intent) return false;

@@ -58,7 +58,7 @@ basil::Status OrderedStore::adopt_for_job(std::uint64_t res_id, const std::strin
   return store_.adopt_for_job(res_id, detail);
 }
 
-// ---- everything else: passed on as it is (touch_seen changes no fact an
+// ---- the rest: passed on as it is (touch_seen changes no fact an
 // INVENTORY decides on)
 
 basil::Result<std::int64_t> OrderedStore::record_intent(const std::string& batch_id, const std::string& user,
@@ -78,32 +78,5 @@ basil::Result<std::vector<ReservationRecord>> OrderedStore::find_by_batch_id(con
   return store_.find_by_batch_id(batch_id);
 }
 basil::Result<std::vector<ReservationRecord>> OrderedStore::list_active() { return store_.list_active(); }
-basil::Status OrderedStore::sync_jobs(const std::string& source, const std::vector<std::string>& live_ids) {
-  return store_.sync_jobs(source, live_ids);
-}
-basil::Result<std::vector<JobRecord>> OrderedStore::list_jobs(bool live_only) { return store_.list_jobs(live_only); }
-basil::Status OrderedStore::audit(AuditEntry entry) { return store_.audit(std::move(entry)); }
-basil::Result<std::vector<AuditEntry>> OrderedStore::list_audit(WallTime since, std::size_t limit) {
-  return store_.list_audit(since, limit);
-}
-basil::Status OrderedStore::record_node_events(std::vector<NodeEvent> events) {
-  return store_.record_node_events(std::move(events));
-}
-basil::Result<std::vector<NodeEvent>> OrderedStore::list_node_events(WallTime since, std::size_t limit) {
-  return store_.list_node_events(since, limit);
-}
-basil::Status OrderedStore::save_timings(const std::vector<std::pair<std::string, std::string>>& snapshots) {
-  return store_.save_timings(snapshots);
-}
-basil::Result<std::vector<std::pair<std::string, std::string>>> OrderedStore::load_timings() {
-  return store_.load_timings();
-}
-basil::Status OrderedStore::save_engine_answer(const std::string& protocol, const std::string& xml) {
-  return store_.save_engine_answer(protocol, xml);
-}
-basil::Result<std::vector<std::pair<std::string, std::string>>> OrderedStore::load_engine_answers() {
-  return store_.load_engine_answers();
-}
-basil::Result<std::vector<std::string>> OrderedStore::quick_check() { return store_.quick_check(); }
 
 }  // namespace basild

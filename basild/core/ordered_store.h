@@ -1,7 +1,9 @@
-// A StateStore that numbers every change basild makes to a reservation in
-// the ChangeOrder, then passes the call on to the store it wraps. The daemon
-// hands this one to every part, so that no change escapes the order that
-// INVENTORYs are applied against (basild/core/change_order.h).
+// A ReservationStore that numbers every change basild makes to a
+// reservation in the ChangeOrder, then passes the call on to the store it
+// wraps. The daemon hands this one to every part that changes reservations,
+// so that no change escapes the order that INVENTORYs are applied against
+// (basild/core/change_order.h). Audit entries, the job table and snapshots
+// change no reservation: the parts write them beside it.
 //
 // A change is numbered whether or not the wrapped store could record it:
 // the change happened at ALPS (a RELEASE answered) even when the record of
@@ -13,9 +15,9 @@
 
 namespace basild {
 
-class OrderedStore final : public StateStore {
+class OrderedStore final : public ReservationStore {
  public:
-  OrderedStore(StateStore& store, ChangeOrder& order) : store_(store), order_(order) {}
+  OrderedStore(ReservationStore& store, ChangeOrder& order) : store_(store), order_(order) {}
 
   basil::Result<std::int64_t> record_intent(const std::string& batch_id, const std::string& user,
                                             const std::string& params, bool forwarded = false) override;
@@ -40,22 +42,8 @@ class OrderedStore final : public StateStore {
   basil::Result<std::vector<ReservationRecord>> find_by_batch_id(const std::string& batch_id) override;
   basil::Result<std::vector<ReservationRecord>> list_active() override;
 
-  basil::Status sync_jobs(const std::string& source, const std::vector<std::string>& live_ids) override;
-  basil::Result<std::vector<JobRecord>> list_jobs(bool live_only = true) override;
-
-  basil::Status audit(AuditEntry entry) override;
-  basil::Result<std::vector<AuditEntry>> list_audit(WallTime since, std::size_t limit) override;
-  basil::Status record_node_events(std::vector<NodeEvent> events) override;
-  basil::Result<std::vector<NodeEvent>> list_node_events(WallTime since, std::size_t limit) override;
-
-  basil::Status save_timings(const std::vector<std::pair<std::string, std::string>>& snapshots) override;
-  basil::Result<std::vector<std::pair<std::string, std::string>>> load_timings() override;
-  basil::Status save_engine_answer(const std::string& protocol, const std::string& xml) override;
-  basil::Result<std::vector<std::pair<std::string, std::string>>> load_engine_answers() override;
-  basil::Result<std::vector<std::string>> quick_check() override;
-
  private:
-  StateStore& store_;
+  ReservationStore& store_;
   ChangeOrder& order_;
 };
 

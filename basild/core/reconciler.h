@@ -1,31 +1,56 @@
 // The orphan reconciler: a pure planner that maps (the reservations ALPS
-// holds, the scheduler's job table, basild's records, now, the settings) to
-// actions; the daemon executes them. It keeps one piece of state between
-// cycles: the candidates and how many checks in a row saw each one so.
+// holds, the scheduler's job table, basild's records, now, the settings, and
+// what the last plan left) to actions; the daemon executes them. A plan is
+// made in two steps.
 //
-// - Interactive: batch_id absent, empty, "UNKNOWN" or in the configured
-//   list. Never a candidate.
-// - Orphan: its batch_id is not a live job, it is not a reservation basild
-//   made within the grace time, and it was seen so in at least `consecutive`
-//   checks in a row spanning at least `grace`.
-// - Stray: its batch_id is a live job for which basild recorded another
-//   reservation (a RESERVE whose answer was lost, then retried around
-//   basild). Released after the same counting. When basild holds several
-//   records for one job, the job's own is the newest that a RESERVE answer
-//   named (else the newest adopted); the others are strays.
-// - A live job with no recorded reservation and exactly one in ALPS: that
-//   one is adopted. More than one: nothing is done (ambiguous, reported).
-// - A check whose job table failed counts nothing and releases nothing.
-// - Due candidates: at most max_releases_per_cycle are released per cycle,
-//   oldest first; when some are due but the candidates (due or still
-//   counting) are more than release_share_floor and more than
-//   max_release_share of all batch reservations, none is released and the
-//   plan raises an alarm. In dry-run (configured, or no source that
-//   speaks for the scheduler) nothing is released.
-// - Reservations basild is releasing (its own RELEASE sent, not proven gone):
-//   released again when no release loop runs for them (after a restart);
-//   when their claims stay above 0 for claims_timeout, their aprun
-//   applications are apkilled (again every claims_timeout).
+// Step 1, one verdict per reservation ALPS lists, from its own facts
+// (ReservationFacts: the reservation, basild's record of it, the job table,
+// the settings, now). Two of those facts are looked up across the cycle
+// before any verdict: the job's own reservation and how many reservations
+// ALPS lists with the same batch_id (rules 7 and 8 split on it); nothing a
+// verdict decides changes another's facts. The first of these rules that
+// holds decides (kReservationRules in reconciler.cc, in this order):
+//   1 releasing    basild's RELEASE was sent and is not proven gone: released
+//                  again when no RELEASE loop runs for it (after a restart);
+//                  when its claims stay above 0 for claims_timeout, its aprun
+//                  applications are apkilled (again every claims_timeout).
+//   2 interactive  batch_id absent, empty, "UNKNOWN" or in the configured
+//                  list: never a candidate, and no batch reservation.
+//   3 uncounted    the job table failed: this check counts nothing.
+//   4 stray        its batch_id is a live job whose own reservation is
+//                  another (a RESERVE whose answer was lost, then retried
+//                  around basild). When basild holds several records for one
+//                  job, the job's own is the newest that a RESERVE answer
+//                  named (else the newest adopted); the others are strays.
+//   5 own          the live job's own reservation.
+//   6 unrecorded   its batch_id is a live job but basild has no record of it
+//                  yet: the poller records it first (adopting needs one).
+//   7 adopt        a live job with no own reservation, and ALPS lists exactly
+//                  this one for it: adopted.
+//   8 ambiguous    a live job with no own reservation and several in ALPS:
+//                  nothing is done; reported.
+//   9 reserving    no record, and a RESERVE intent of its batch_id is
+//                  pending: the poller settles it with its intent.
+//  10 young        a reservation basild made for its job within the grace.
+//  11 orphan       anything else: its batch_id is not a live job.
+// Counting: a stray or an orphan counts one check more when it was the same
+// kind of candidate the check before, else starts again at 1 from now; any
+// other verdict ends its count. A check whose job table failed changes no
+// count (a reservation ALPS no longer lists loses its count, always). A
+// candidate is due when it was seen so in at least `consecutive` checks in
+// a row spanning at least `grace`.
+//
+// Step 2, across the candidates (settle_candidates), in this order:
+//   1 nothing due   nothing is released.
+//   2 dry run       (configured, or no source speaks for the scheduler) the
+//                   due ones are shown as such, none is released.
+//   3 share alarm   the candidates (due or still counting) are more than
+//                   release_share_floor and more than max_release_share of
+//                   all batch reservations: none is released, the plan
+//                   raises an alarm.
+//   4 release       the oldest due ones, at most max_releases_per_cycle; the
+//                   others wait for a later cycle. A released candidate
+//                   leaves the count (the record's state carries it on).
 #pragma once
 
 #include <chrono>
@@ -34,6 +59,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "basil_proto/model.h"
@@ -118,6 +144,18 @@ std::string_view action_kind_name(ReconcileAction::Kind k);
 ReconcileAction release_candidate(std::uint64_t res_id, std::string batch_id, std::string user, basil::NidList nodes,
                                   CandidateKind kind, std::string reason);
 
+// Where a candidate stands after a plan; printed by candidate_state_name
+// ("counting", "due", ...) for `basilctl orphans`.
+enum class CandidateState : std::uint8_t {
+  kCounting,   // not due yet
+  kDue,        // due, waits for a later cycle (the per-cycle limit)
+  kReleasing,  // released by this plan
+  kHeld,       // due, held by the share alarm
+  kDryRun,     // due, not released: dry run
+  kAmbiguous,  // a live job with several reservations and no own one
+};
+std::string_view candidate_state_name(CandidateState s);
+
 // A candidate as the last plan left it, for `basilctl orphans`.
 struct CandidateView {
   std::uint64_t res_id = 0;
@@ -127,9 +165,7 @@ struct CandidateView {
   basil::NidList nodes;
   std::uint32_t seen = 0;  // checks in a row
   WallTimePoint first_seen{};
-  // "counting", "due" (waits for a later cycle), "releasing", "held"
-  // (alarm), "dry-run", "ambiguous" (a live job with several).
-  std::string state;
+  CandidateState state = CandidateState::kCounting;
 };
 
 struct ReconcilePlan {
@@ -142,6 +178,95 @@ struct ReconcilePlan {
   std::size_t due = 0;  // candidates due this cycle (released or not)
 };
 
+// ---- step 1: one reservation
+
+// The rules of step 1, in the order they apply.
+enum class ReservationRule : std::uint8_t {
+  kReleasing,
+  kInteractive,
+  kUncounted,
+  kStray,
+  kOwn,
+  kUnrecorded,
+  kAdopt,
+  kAmbiguous,
+  kReserving,
+  kYoung,
+  kOrphan,
+};
+std::string_view reservation_rule_name(ReservationRule r);
+
+// Batch id absent, empty, "UNKNOWN" or in the configured list.
+bool is_interactive(const std::optional<std::string>& batch_id, const ReconcileSettings& s);
+
+// What one reservation's verdict is judged on. Every pointer is set but
+// `record` and `job_own`.
+struct ReservationFacts {
+  const AlpsReservation* alps = nullptr;
+  const RecordView* record = nullptr;   // basild's record of it; null: none
+  const RecordView* job_own = nullptr;  // its batch_id's own reservation (live job or not); null: none
+  std::size_t alps_of_batch = 0;        // reservations ALPS lists with its batch_id
+  const JobTableView* jobs = nullptr;
+  bool reserving = false;     // a RESERVE intent of its batch_id is pending
+  bool release_loop = false;  // a RELEASE loop runs for it
+  const ReconcileSettings* settings = nullptr;
+  WallTimePoint now{};
+};
+
+// The first rule that holds.
+ReservationRule rule_for(const ReservationFacts& f);
+
+// A candidate's count: checks in a row that saw it so, since first_seen.
+struct CandidateCount {
+  CandidateKind kind = CandidateKind::kOrphan;
+  WallTimePoint first_seen{};
+  std::uint32_t seen = 0;
+};
+// How long a reservation being released has held claims, and when its
+// applications were last apkilled.
+struct ClaimsWatch {
+  std::optional<WallTimePoint> claims_since;
+  std::optional<WallTimePoint> apkilled;
+};
+
+// What a plan leaves for the next, per reservation ALPS listed.
+struct ReconcileMemory {
+  std::map<std::uint64_t, CandidateCount> counts;
+  std::map<std::uint64_t, ClaimsWatch> claims;  // kept while ALPS lists the reservation
+};
+
+struct ReservationVerdict {
+  ReservationRule rule = ReservationRule::kOrphan;
+  std::optional<CandidateCount> count;   // after this check; none: no candidate
+  std::optional<ClaimsWatch> claims;     // after this check; none: none kept
+  std::vector<ReconcileAction> actions;  // release again, apkill, adopt
+  bool batch = false;                    // one of the batch reservations the share alarm counts
+  bool due = false;
+};
+
+// Step 1 for one reservation: its rule, and what follows from it given its
+// count and claims watch so far (null: none).
+ReservationVerdict judge(const ReservationFacts& f, const CandidateCount* count_so_far,
+                         const ClaimsWatch* claims_so_far);
+
+// ---- step 2: across the candidates
+
+// `plan.candidates` holds every counted candidate, oldest first, each kDue
+// or kCounting: applies step 2 to them, adding its releases to
+// `plan.actions` and its alarm to `plan`. `batch_reservations` is how many
+// verdicts were `batch`.
+void settle_candidates(ReconcilePlan& plan, std::size_t batch_reservations, const ReconcileSettings& s,
+                       WallTimePoint now);
+
+// ---- the whole plan
+
+struct CyclePlan {
+  ReconcilePlan plan;
+  ReconcileMemory memory;  // for the next cycle
+};
+CyclePlan plan_cycle(const ReconcileInput& input, const ReconcileSettings& s, const ReconcileMemory& before);
+
+// The planner with its memory between cycles.
 class Reconciler {
  public:
   explicit Reconciler(ReconcileSettings settings = {}) : settings_(std::move(settings)) {}
@@ -151,20 +276,8 @@ class Reconciler {
   ReconcilePlan plan(const ReconcileInput& input);
 
  private:
-  struct Candidate {
-    CandidateKind kind = CandidateKind::kOrphan;
-    WallTimePoint first_seen{};
-    std::uint32_t seen = 0;
-  };
-  struct Releasing {
-    std::optional<WallTimePoint> claims_since;
-    std::optional<WallTimePoint> apkilled;
-  };
-  bool interactive(const std::optional<std::string>& batch_id) const;
-
   ReconcileSettings settings_;
-  std::map<std::uint64_t, Candidate> candidates_;
-  std::map<std::uint64_t, Releasing> releasing_;
+  ReconcileMemory memory_;
 };
 
 }  // namespace basild

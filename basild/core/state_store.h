@@ -1,9 +1,14 @@
-// The state store port: what basild must not forget across a restart,
-// behind one interface. basild/io/store.h is the SQLite one the daemon
-// runs; tests/support/memory_store.h is an in-memory one for tests, held to
-// the same contract by tests/basild/io/store_contract_test.cc.
+// The state store ports: what basild must not forget across a restart,
+// behind narrow interfaces, one per need of the daemon's parts:
+// ReservationStore (intents and reservations), JobTableStore (the
+// scheduler's job table), AuditLog (audit entries and node events written),
+// HistoryReader (the same listed), SnapshotStore (timing and ENGINE
+// snapshots by key) and StoreUpkeep (pruning, space, checks). A whole store
+// is a StateStore: basild/io/store.h is the SQLite one the daemon runs;
+// tests/support/memory_store.h is an in-memory one for tests, held to the
+// same contract by tests/basild/io/store_contract_test.cc.
 //
-// The contract every StateStore keeps:
+// The contract every store keeps:
 // - An operation that fails changes nothing; one that returns OK is done
 //   (for the SQLite store: committed).
 // - Every time a store records comes from its own clock, kept to the
@@ -18,7 +23,7 @@
 //   "intent", "reserve", "adopt", "stray", "seen", "state", "release".
 //
 // Default arguments are the same in every implementation: a call through
-// the interface and one through the implementation mean the same.
+// an interface and one through the implementation mean the same.
 #pragma once
 
 #include <cstddef>
@@ -34,9 +39,12 @@
 
 namespace basild {
 
-class StateStore {
+// ---- intents and reservations: what basild made, saw and changes at ALPS.
+// Its reads show its writes, so a wrapper that keeps or orders writes
+// (core/state_store_replay.h, core/ordered_store.h) wraps all of it.
+class ReservationStore {
  public:
-  virtual ~StateStore() = default;
+  virtual ~ReservationStore() = default;
 
   // ---- intents (committed before the RESERVE goes out)
   // A new pending intent; ids grow and are never used again.
@@ -87,38 +95,49 @@ class StateStore {
   virtual basil::Result<std::vector<ReservationRecord>> find_by_batch_id(const std::string& batch_id) = 0;
   // Every reservation not in a terminal state, by res_id.
   virtual basil::Result<std::vector<ReservationRecord>> list_active() = 0;
+};
 
-  // ---- the scheduler's job table
+// ---- the scheduler's job table, as the reconcile runner learns it
+class JobTableStore {
+ public:
+  virtual ~JobTableStore() = default;
   // `live_ids` is everything `source` lists now: known ones get last_seen,
   // new ones are added "live", live ones missing from it become "ended".
   virtual basil::Status sync_jobs(const std::string& source, const std::vector<std::string>& live_ids) = 0;
-  // By source, then job id.
-  virtual basil::Result<std::vector<JobRecord>> list_jobs(bool live_only = true) = 0;
+};
 
-  // ---- audit log and node events
+// ---- the audit log and node events, as the daemon's parts write them
+class AuditLog {
+ public:
+  virtual ~AuditLog() = default;
   // An empty detail is stored as "{}".
   virtual basil::Status audit(AuditEntry entry) = 0;
+  virtual basil::Status record_node_events(std::vector<NodeEvent> events) = 0;
+};
+
+// ---- the job table, the audit log and node events, as the control API
+// lists them (no write is kept or ordered ahead of them)
+class HistoryReader {
+ public:
+  virtual ~HistoryReader() = default;
+  // By source, then job id.
+  virtual basil::Result<std::vector<JobRecord>> list_jobs(bool live_only = true) = 0;
   // The newest `limit` entries at or after `since`, oldest first (as recorded).
   virtual basil::Result<std::vector<AuditEntry>> list_audit(WallTime since, std::size_t limit) = 0;
-  virtual basil::Status record_node_events(std::vector<NodeEvent> events) = 0;
   // As list_audit.
   virtual basil::Result<std::vector<NodeEvent>> list_node_events(WallTime since, std::size_t limit) = 0;
+};
 
-  // ---- timing aggregates: one JSON snapshot per key ("RESERVE", "QUERY/INVENTORY"), by key
+// ---- key-value snapshots, by key
+class SnapshotStore {
+ public:
+  virtual ~SnapshotStore() = default;
+  // Timing aggregates: one JSON snapshot per key ("RESERVE", "QUERY/INVENTORY").
   virtual basil::Status save_timings(const std::vector<std::pair<std::string, std::string>>& snapshots) = 0;
   virtual basil::Result<std::vector<std::pair<std::string, std::string>>> load_timings() = 0;
-
-  // ---- the last good QUERY ENGINE answer per request protocol (raw XML), by protocol
+  // The last good QUERY ENGINE answer per request protocol (raw XML).
   virtual basil::Status save_engine_answer(const std::string& protocol, const std::string& xml) = 0;
   virtual basil::Result<std::vector<std::pair<std::string, std::string>>> load_engine_answers() = 0;
-
-  // The store checks itself now: {"ok"} or the problems it found.
-  virtual basil::Result<std::vector<std::string>> quick_check() = 0;
-
- protected:
-  StateStore() = default;
-  StateStore(const StateStore&) = default;
-  StateStore& operator=(const StateStore&) = default;
 };
 
 // ---- upkeep: what a store keeps and for how long, and whether its file is sound
@@ -147,9 +166,9 @@ struct StoreSpace {
   std::uint64_t wal_bytes = 0;
 };
 
-// The store's upkeep, apart from the StateStore port that the daemon's parts
-// record through: the daemon's state watch (basild/daemon/state_watch.h)
-// runs it on a timer, never during a call.
+// The store's upkeep, apart from the ports that the daemon's parts record
+// through: the daemon's state watch (basild/daemon/state_watch.h) runs it on
+// a timer, never during a call.
 class StoreUpkeep {
  public:
   virtual ~StoreUpkeep() = default;
@@ -165,7 +184,17 @@ class StoreUpkeep {
   // The store's file is still the one it opened: OK, or kMalformed naming
   // what happened to it (removed, replaced, truncated).
   virtual basil::Status check_file() = 0;
+  // The store checks itself now: {"ok"} or the problems it found.
+  virtual basil::Result<std::vector<std::string>> quick_check() = 0;
 };
+
+// A whole store: every port above.
+class StateStore : public ReservationStore,
+                   public JobTableStore,
+                   public AuditLog,
+                   public HistoryReader,
+                   public SnapshotStore,
+                   public StoreUpkeep {};
 
 // The reservation state machine every store enforces: ended reservations
 // stay ended; everything else follows INVENTORY (the authority).

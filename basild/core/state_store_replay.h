@@ -1,5 +1,7 @@
-// A StateStore in front of another that keeps what ALPS did when the
-// database cannot record it, and counts how the writes go.
+// The ports the daemon's parts write through (reservations, the job table,
+// the audit log, snapshots), in front of a whole store: keeps what ALPS did
+// when the database cannot record it, and counts how the writes go. Reads
+// of the history (HistoryReader) and the upkeep go to the store itself.
 //
 // - A write the database fails for its own sake (full, locked, damaged: any
 //   error but kInvalidValue, which is a change the store refused) is counted,
@@ -43,7 +45,10 @@ struct WriteHealth {
   std::string last_error;      // the last write failure
 };
 
-class ReplayingStore final : public StateStore {
+class ReplayingStore final : public ReservationStore,
+                             public JobTableStore,
+                             public AuditLog,
+                             public SnapshotStore {
  public:
   explicit ReplayingStore(StateStore& inner) : inner_(inner) {}
 
@@ -78,18 +83,9 @@ class ReplayingStore final : public StateStore {
   basil::Result<std::vector<ReservationRecord>> list_active() override;
 
   basil::Status sync_jobs(const std::string& source, const std::vector<std::string>& live_ids) override;
-  basil::Result<std::vector<JobRecord>> list_jobs(bool live_only = true) override {
-    return inner_.list_jobs(live_only);
-  }
 
   basil::Status audit(AuditEntry entry) override;
-  basil::Result<std::vector<AuditEntry>> list_audit(WallTime since, std::size_t limit) override {
-    return inner_.list_audit(since, limit);
-  }
   basil::Status record_node_events(std::vector<NodeEvent> events) override;
-  basil::Result<std::vector<NodeEvent>> list_node_events(WallTime since, std::size_t limit) override {
-    return inner_.list_node_events(since, limit);
-  }
 
   basil::Status save_timings(const std::vector<std::pair<std::string, std::string>>& snapshots) override;
   basil::Result<std::vector<std::pair<std::string, std::string>>> load_timings() override {
@@ -99,7 +95,6 @@ class ReplayingStore final : public StateStore {
   basil::Result<std::vector<std::pair<std::string, std::string>>> load_engine_answers() override {
     return inner_.load_engine_answers();
   }
-  basil::Result<std::vector<std::string>> quick_check() override { return inner_.quick_check(); }
 
  private:
   enum class Change : std::uint8_t { kConfirmed, kReleasing, kReleased };

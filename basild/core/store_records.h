@@ -1,7 +1,7 @@
 // The records basild's state store keeps: reservations, RESERVE intents, the
 // scheduler's job table as basild knows it, audit entries and node events,
 // with the names their states are stored and shown under. Plain data, no
-// I/O: the StateStore port (basild/core/state_store.h) takes and returns
+// I/O: the state store ports (basild/core/state_store.h) take and return
 // them, the SQLite store (basild/io/store.h) persists them.
 #pragma once
 

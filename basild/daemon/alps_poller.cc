@@ -242,7 +242,7 @@ void AlpsPoller::record_node_changes(const std::vector<NodeChangeSeen>& changes)
   }
   if (changes.size() > 16)
     log_.notice("B0241", std::to_string(changes.size()) + " node changes (seen in " + changes.front().seen_in + ")");
-  note(ports_.store->record_node_events(std::move(events)));
+  note(ports_.audit->record_node_events(std::move(events)));
 }
 
 void AlpsPoller::note_reachability(const basil::Status& s, const char* what) {

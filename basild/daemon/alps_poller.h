@@ -35,7 +35,8 @@ namespace basild {
 PollSettings poll_settings(const PollConfig& c);
 
 struct PollerPorts {
-  StateStore* store = nullptr;
+  ReservationStore* store = nullptr;
+  AuditLog* audit = nullptr;  // node events
   Client* client = nullptr;
   const ClockPort* clock = nullptr;
   // Every change basild makes, numbered against the INVENTORYs in flight

@@ -17,7 +17,8 @@ namespace basild {
 struct CallParts {
   boost::asio::io_context& io;
   Logger& log;
-  StateStore& store;
+  ReservationStore& store;
+  AuditLog& audit;
   Client& client;
   const ClockPort& clock;
   AlpsPoller& poller;

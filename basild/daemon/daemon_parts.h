@@ -28,7 +28,8 @@ class SharedViews;
 struct DaemonParts {
   const Config* config = nullptr;  // as last reloaded
   const ClockPort* clock = nullptr;
-  StateStore* store = nullptr;
+  ReservationStore* store = nullptr;
+  HistoryReader* history = nullptr;
   const StateWatch* state_watch = nullptr;
   const Client* client = nullptr;
   const Conduit* transport = nullptr;

@@ -222,7 +222,7 @@ void Forwarder::apkill(const json& body, control::Responder reply) {
     e.batch_id = owner->batch_id.value_or("");
     e.user = owner->user_name;
     e.detail = json{{"apids", {apid}}, {"signal", signal}, {"caller", "forwarded"}}.dump();
-    self->note(self->parts_.store.audit(e));
+    self->note(self->parts_.audit.audit(e));
     self->parts_.apkill.apkill(apid, signal, [self, apid, signal, reply](CallOutcome o) {
       if (!o.status) {
         self->parts_.log.warning("B0423", "apkill -" + std::to_string(signal) + " " + std::to_string(apid) +

@@ -144,7 +144,7 @@ void NodeSyncRunner::changed(const NodeSyncAction& act) {
                  {"slurm_reason", act.slurm_reason}};
   if (act.kind == NodeSyncAction::Kind::kDrain) detail["reason"] = act.reason;
   e.detail = detail.dump(-1, ' ', false, json::error_handler_t::replace);
-  note_state_failure(log_, ports_.store->audit(std::move(e)));
+  note_state_failure(log_, ports_.audit->audit(std::move(e)));
 }
 
 void NodeSyncRunner::failed(const NodeSyncAction& act, const basil::Status& s) {

@@ -35,7 +35,7 @@ namespace basild {
 NodeSyncSettings node_sync_settings(const SlurmConfig& c);
 
 struct NodeSyncPorts {
-  StateStore* store = nullptr;
+  AuditLog* audit = nullptr;
   NodeControlPort* control = nullptr;
   const ClockPort* clock = nullptr;
 };

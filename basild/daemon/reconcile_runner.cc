@@ -124,7 +124,7 @@ Awaitable<JobTableView> ReconcileRunner::fetch_job_table(const std::vector<Reser
     // Every listed job is live, whatever its state.
     const std::vector<std::string> ids = job_ids(*r);
     view.live.insert(ids.begin(), ids.end());
-    note(ports_.store->sync_jobs(name, ids));
+    note(ports_.job_table->sync_jobs(name, ids));
   }
   if (basild_source_configured()) {
     std::vector<std::string> own;
@@ -132,7 +132,7 @@ Awaitable<JobTableView> ReconcileRunner::fetch_job_table(const std::vector<Reser
       if (rec.origin != ResOrigin::kSeen && rec.state != ResState::kReleasing && !rec.batch_id.empty())
         own.push_back(rec.batch_id);
     view.live.insert(own.begin(), own.end());
-    note(ports_.store->sync_jobs("basild", own));
+    note(ports_.job_table->sync_jobs("basild", own));
   }
   co_return view;
 }
@@ -194,7 +194,7 @@ void ReconcileRunner::plan_and_act(const basil::Inventory& inv, JobTableView job
       AuditEntry e;
       e.kind = "alarm";
       e.detail = json{{"reason", plan.alarm_reason}, {"due", plan.due}}.dump();
-      note(ports_.store->audit(e));
+      note(ports_.audit->audit(e));
     }
     log_.error("B0410", "orphan release held: " + plan.alarm_reason);
   } else if (alarm_on_) {
@@ -210,12 +210,12 @@ void ReconcileRunner::plan_and_act(const basil::Inventory& inv, JobTableView job
 // A dry run's candidate is logged and audited once, not every cycle.
 void ReconcileRunner::report_dry_runs(const ReconcilePlan& plan, WallTimePoint now) {
   for (const auto& c : plan.candidates) {
-    if (c.state != "dry-run" || dry_run_reported_.count(c.res_id) != 0) continue;
+    if (c.state != CandidateState::kDryRun || dry_run_reported_.count(c.res_id) != 0) continue;
     dry_run_reported_.insert(c.res_id);
     log_.notice("B0412", "dry run: would release " + std::string(candidate_kind_name(c.kind)) + " reservation " +
                              std::to_string(c.res_id) + " (batch_id " + c.batch_id + ", user " + c.user + ", nodes " +
                              c.nodes.format() + ")");
-    note(ports_.store->audit(audit_of("orphan", c.res_id, c.batch_id, c.user, c.nodes,
+    note(ports_.audit->audit(audit_of("orphan", c.res_id, c.batch_id, c.user, c.nodes,
                                       {{"kind", candidate_kind_name(c.kind)},
                                        {"dry_run", true},
                                        {"seen", c.seen},
@@ -235,7 +235,7 @@ void ReconcileRunner::execute(const ReconcileAction& act) {
       return;
     case ReconcileAction::Kind::kApkill: {
       ++apkills_;
-      note(ports_.store->audit(audit_of("apkill", act.res_id, act.batch_id, act.user, act.nodes,
+      note(ports_.audit->audit(audit_of("apkill", act.res_id, act.batch_id, act.user, act.nodes,
                                         {{"apids", act.apids}, {"reason", act.reason}})));
       log_.warning("B0421", "reservation " + rid + ": " + act.reason + "; apkill -9 of its applications");
       auto self = shared_from_this();
@@ -257,7 +257,7 @@ void ReconcileRunner::execute(const ReconcileAction& act) {
       log_.error("B0430", "reservation " + rid + " not released: " + s.to_string());
       return;
     }
-    note(ports_.store->audit(audit_of("orphan", act.res_id, act.batch_id, act.user, act.nodes,
+    note(ports_.audit->audit(audit_of("orphan", act.res_id, act.batch_id, act.user, act.nodes,
                                       {{"kind", kind},
                                        {"reason", act.reason},
                                        {"age_s", std::chrono::duration<double>(act.age).count()},
@@ -347,9 +347,14 @@ json ReconcileRunner::orphans_json() const {
   json cands = json::array();
   if (last_plan_) {
     for (const auto& c : last_plan_->candidates)
-      cands.push_back({{"reservation_id", c.res_id}, {"kind", candidate_kind_name(c.kind)},
-                       {"batch_id", c.batch_id}, {"user", c.user}, {"state", c.state}, {"seen", c.seen},
-                       {"first_seen_ms", epoch_ms(c.first_seen)}, {"nodes", c.nodes.format()}});
+      cands.push_back({{"reservation_id", c.res_id},
+                       {"kind", candidate_kind_name(c.kind)},
+                       {"batch_id", c.batch_id},
+                       {"user", c.user},
+                       {"state", candidate_state_name(c.state)},
+                       {"seen", c.seen},
+                       {"first_seen_ms", epoch_ms(c.first_seen)},
+                       {"nodes", c.nodes.format()}});
   }
   json releasing = json::array();
   if (auto active = ports_.store->list_active()) {

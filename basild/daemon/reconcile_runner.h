@@ -32,7 +32,9 @@ namespace basild {
 ReconcileSettings reconcile_settings(const ReconcileConfig& c);
 
 struct ReconcilePorts {
-  StateStore* store = nullptr;
+  ReservationStore* store = nullptr;
+  JobTableStore* job_table = nullptr;
+  AuditLog* audit = nullptr;
   Client* client = nullptr;
   ApkillPort* apkill = nullptr;
   const ClockPort* clock = nullptr;

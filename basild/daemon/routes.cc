@@ -57,7 +57,7 @@ class Routes {
   }
 
   Response jobs(const Request&) const {
-    auto list = d_.store->list_jobs(true);
+    auto list = d_.history->list_jobs(true);
     if (!list) return error_reply(list.status());
     json arr = json::array();
     for (const auto& j : *list)
@@ -70,7 +70,7 @@ class Routes {
   Response events(const Request& req) const {
     auto query = event_query(req.query, d_.clock->wall());
     if (!query) return error_reply(query.status());
-    auto list = d_.store->list_audit(query->since, query->limit);
+    auto list = d_.history->list_audit(query->since, query->limit);
     if (!list) return error_reply(list.status());
     json arr = json::array();
     for (const auto& a : *list) {
@@ -80,7 +80,7 @@ class Routes {
                      {"batch_id", a.batch_id}, {"user", a.user}, {"nodes", a.nodes.format()},
                      {"detail", detail.is_discarded() ? json(a.detail) : detail}});
     }
-    auto nodes = d_.store->list_node_events(query->since, query->limit);
+    auto nodes = d_.history->list_node_events(query->since, query->limit);
     if (!nodes) return error_reply(nodes.status());
     json narr = json::array();
     for (const auto& n : *nodes)

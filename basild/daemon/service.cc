@@ -48,8 +48,11 @@ struct Service::Impl : std::enable_shared_from_this<Impl> {
   // outlives them all.
   ChangeOrder order;
   std::unique_ptr<Store> store;
-  std::unique_ptr<ReplayingStore> writes;  // keeps what the database could not record (state_store_replay.h)
-  std::unique_ptr<OrderedStore> state;     // the store every part changes through, over `writes`
+  // The parts write through `writes`, which keeps what the database could not
+  // record (state_store_replay.h); they change reservations through `state`,
+  // over `writes`, which numbers each change (ordered_store.h).
+  std::unique_ptr<ReplayingStore> writes;
+  std::unique_ptr<OrderedStore> state;
   std::shared_ptr<StateWatch> state_watch;
   std::unique_ptr<Conduit> transport;  // [conduit]: local apbasil or the ssh conduit
   EngineMemory engine_memory;          // the last good ENGINE answers (persisted)
@@ -160,13 +163,13 @@ struct Service::Impl : std::enable_shared_from_this<Impl> {
   // one's kept for the next.
   void remember_engine_answers() {
     EngineMemory::Answers known;
-    if (auto kept = state->load_engine_answers()) {
+    if (auto kept = writes->load_engine_answers()) {
       for (auto& [protocol, xml] : *kept) known.emplace(std::move(protocol), std::move(xml));
     } else {
       log.warning("B0105", "cannot read the last good QUERY ENGINE answers: " + kept.status().to_string());
     }
     engine_memory = EngineMemory(std::move(known), [this](const std::string& protocol, const std::string& xml) {
-      if (auto st = state->save_engine_answer(protocol, xml); !st)
+      if (auto st = writes->save_engine_answer(protocol, xml); !st)
         log.warning("B0106", "cannot keep the QUERY ENGINE answer (protocol " + protocol + "): " + st.to_string());
     });
   }
@@ -188,6 +191,7 @@ struct Service::Impl : std::enable_shared_from_this<Impl> {
     parts.config = &config;
     parts.clock = &clock;
     parts.store = state.get();
+    parts.history = store.get();
     parts.state_watch = state_watch.get();
     parts.client = client.get();
     parts.transport = transport.get();
@@ -238,6 +242,8 @@ struct Service::Impl : std::enable_shared_from_this<Impl> {
   void build_parts() {
     ReconcilePorts ports;
     ports.store = state.get();
+    ports.job_table = writes.get();
+    ports.audit = writes.get();
     ports.client = client.get();
     ports.clock = &clock;
     apkill = std::make_shared<ApkillAdapter>(io, *transport, local_apkill_argv(config.reconcile),
@@ -255,10 +261,12 @@ struct Service::Impl : std::enable_shared_from_this<Impl> {
     runner = std::make_shared<ReconcileRunner>(io, config.reconcile, log, std::move(ports));
 
     scontrol = std::make_unique<ScontrolNodeControl>(io, scontrol_options(config.slurm));
-    node_sync = std::make_shared<NodeSyncRunner>(config.slurm, log, NodeSyncPorts{state.get(), scontrol.get(), &clock});
+    node_sync =
+        std::make_shared<NodeSyncRunner>(config.slurm, log, NodeSyncPorts{writes.get(), scontrol.get(), &clock});
 
     PollerPorts pp;
     pp.store = state.get();
+    pp.audit = writes.get();
     pp.client = client.get();
     pp.clock = &clock;
     pp.order = &order;
@@ -267,7 +275,7 @@ struct Service::Impl : std::enable_shared_from_this<Impl> {
     pp.nodes_refreshed = [n = node_sync](const basil::Inventory& inv) { n->nodes_refreshed(inv); };
     poller = std::make_shared<AlpsPoller>(io, config.poll, log, std::move(pp));
 
-    CallParts cp{io, log, *state, *client, clock, *poller, *runner, *apkill};
+    CallParts cp{io, log, *state, *writes, *client, clock, *poller, *runner, *apkill};
     forwarder = std::make_shared<Forwarder>(cp, config.basil.strict_decode);
     typed = std::make_shared<TypedCalls>(cp, config.geometry);
 
@@ -275,7 +283,7 @@ struct Service::Impl : std::enable_shared_from_this<Impl> {
     wp.writes = writes.get();
     wp.upkeep = store.get();
     wp.clock = &clock;
-    wp.probe = [this] { return state->save_timings({{"timings", timings.to_json().dump()}}); };
+    wp.probe = [this] { return writes->save_timings({{"timings", timings.to_json().dump()}}); };
     state_watch = std::make_shared<StateWatch>(io, state_watch_settings(config.state), log, std::move(wp));
   }
 
@@ -303,7 +311,7 @@ struct Service::Impl : std::enable_shared_from_this<Impl> {
       if (std::exchange(*finished, true)) return;
       if (self->transport) self->transport->shutdown();
       if (self->state)
-        note_state_failure(self->log, self->state->save_timings({{"timings", self->timings.to_json().dump()}}));
+        note_state_failure(self->log, self->writes->save_timings({{"timings", self->timings.to_json().dump()}}));
       self->log.notice("B0109", "stopped");
       if (done) asio::post(self->io, done);
     };

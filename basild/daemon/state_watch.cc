@@ -143,7 +143,7 @@ void StateWatch::check_file() {
 
 void StateWatch::check_quick() {
   last_quick_check_ = ports_.clock->wall();
-  auto r = ports_.writes->quick_check();
+  auto r = ports_.upkeep->quick_check();
   std::string problem;
   if (!r) {
     problem = r.status().to_string();

@@ -1,9 +1,9 @@
-// basild's state store: the StateStore port (basild/core/state_store.h, its
-// contract) on one SQLite database (WAL, synchronous=NORMAL) that holds what
-// basild must not forget across a restart or a kill -9: reservations it made
-// or saw, RESERVE intents, the scheduler's job table as basild knows it, an
-// audit log, node events, timing snapshots and the last good QUERY ENGINE
-// answers.
+// basild's state store: every state store port (basild/core/state_store.h,
+// their contract) on one SQLite database (WAL, synchronous=NORMAL) that
+// holds what basild must not forget across a restart or a kill -9:
+// reservations it made or saw, RESERVE intents, the scheduler's job table as
+// basild knows it, an audit log, node events, timing snapshots and the last
+// good QUERY ENGINE answers.
 //
 // - One basild per database: open() takes an exclusive flock on
 //   "<database>.lock" for the Store's lifetime and writes its pid there; a
@@ -81,7 +81,7 @@ struct OpenReport {
   bool shrinks = false;  // auto_vacuum=INCREMENTAL: reclaim() can shrink the file
 };
 
-class Store final : public StateStore, public StoreUpkeep {
+class Store final : public StateStore {
  public:
   ~Store() override;
   Store(const Store&) = delete;
@@ -94,7 +94,7 @@ class Store final : public StateStore, public StoreUpkeep {
   const std::string& path() const;
   static int schema_version_latest();
 
-  // ---- StateStore (basild/core/state_store.h says what each does)
+  // ---- the ports (basild/core/state_store.h says what each does)
   basil::Result<std::int64_t> record_intent(const std::string& batch_id, const std::string& user,
                                             const std::string& params, bool forwarded = false) override;
   basil::Status settle_intent_adopted(std::int64_t intent_id, ReservationRecord record,

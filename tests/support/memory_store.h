@@ -1,5 +1,5 @@
-// An in-memory StateStore for tests of what uses the store port (the
-// reconcile runner, ...): the same observable behaviour as the SQLite store
+// An in-memory StateStore (every store port) for tests of what uses the
+// ports (the reconcile runner, ...): the same observable behaviour as the SQLite store
 // (basild/io/store.h) without a file: the same state changes refused with
 // the same codes and messages, intents settled once, the same audit trail,
 // list orders and limits, every time from the clock it is given and kept to
@@ -30,7 +30,7 @@ namespace basild_test {
 // nodes 40-41, for a test to record.
 basild::ReservationRecord job_reservation(std::uint64_t res_id, const std::string& batch_id);
 
-class MemoryStore final : public basild::StateStore, public basild::StoreUpkeep {
+class MemoryStore final : public basild::StateStore {
  public:
   using Clock = std::function<basild::WallTime()>;
   // Every time the store records is clock()'s (the system clock's by default).

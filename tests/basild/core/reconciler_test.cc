@@ -175,7 +175,7 @@ TEST(ReconcilerTest, AnEmptyJobTableRaisesTheAlarmInsteadOfAMassRelease) {
   EXPECT_NE(plan.alarm_reason.find("8 of 8"), std::string::npos) << plan.alarm_reason;
   EXPECT_TRUE(of_kind(plan, ReconcileKind::kRelease).empty());
   EXPECT_EQ(plan.due, 8u);
-  for (const auto& v : plan.candidates) EXPECT_EQ(v.state, "held");
+  for (const auto& v : plan.candidates) EXPECT_EQ(v.state, CandidateState::kHeld);
 }
 
 TEST(ReconcilerTest, TheAlarmCountsCandidatesThatAreNotDueYet) {
@@ -234,7 +234,7 @@ TEST(ReconcilerTest, DryRunReleasesNothingAndSaysWhatItWould) {
   EXPECT_TRUE(plan.dry_run);
   EXPECT_TRUE(plan.actions.empty());
   ASSERT_EQ(plan.candidates.size(), 1u);
-  EXPECT_EQ(plan.candidates[0].state, "dry-run");
+  EXPECT_EQ(plan.candidates[0].state, CandidateState::kDryRun);
 }
 
 TEST(ReconcilerTest, AStrayOfALiveJobIsReleasedAndItsRecordedReservationKept) {
@@ -349,7 +349,7 @@ TEST(ReconcilerTest, ALiveJobWithSeveralUnrecordedReservationsIsAmbiguousAndUnto
     auto plan = c.at(t);
     EXPECT_TRUE(plan.actions.empty());
     ASSERT_EQ(plan.candidates.size(), 2u);
-    EXPECT_EQ(plan.candidates[0].state, "ambiguous");
+    EXPECT_EQ(plan.candidates[0].state, CandidateState::kAmbiguous);
   }
 }
 

@@ -64,6 +64,7 @@ class AlpsPollerTest : public ::testing::Test {
     pc.orphan_check_interval = 60s;
     PollerPorts ports;
     ports.store = &ordered_;
+    ports.audit = &store_;
     ports.client = client_.get();
     ports.clock = &clock_;
     ports.order = &order_;
@@ -423,6 +424,7 @@ TEST_F(AlpsPollerTest, AFailedNegotiationLeavesAlpsUnreachableWithTheReason) {
   Client client(io_.get_executor(), down, ClientOptions{});
   PollerPorts ports;
   ports.store = &ordered_;
+  ports.audit = &store_;
   ports.client = &client;
   ports.clock = &clock_;
   ports.order = &order_;

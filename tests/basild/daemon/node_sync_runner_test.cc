@@ -283,6 +283,7 @@ TEST_F(NodeSyncRunnerTest, APolledInventoryWithADownNodeDrainsItInSlurm) {
   pc.mode = PollMode::kInventory;
   PollerPorts ports;
   ports.store = &ordered;
+  ports.audit = &store_;
   ports.client = &client;
   ports.clock = &clock_;
   ports.order = &order;

@@ -60,6 +60,8 @@ class ReconcileRunnerTest : public ::testing::Test {
     rc.claims_timeout = claims_timeout;
     ReconcilePorts ports;
     ports.store = &store_;
+    ports.job_table = &store_;
+    ports.audit = &store_;
     ports.client = client_.get();
     ports.apkill = &apkill_;
     ports.clock = &clock_;

@@ -26,16 +26,19 @@ class TypedCallsTest : public ::testing::Test {
     client_ = std::make_unique<Client>(io_.get_executor(), alps_, ClientOptions{});
     PollerPorts pp;
     pp.store = &store_;
+    pp.audit = &store_;
     pp.client = client_.get();
     pp.clock = &clock_;
     poller_ = std::make_shared<AlpsPoller>(io_, PollConfig{}, log_.logger(), std::move(pp));
     ReconcilePorts rp;
     rp.store = &store_;
+    rp.job_table = &store_;
+    rp.audit = &store_;
     rp.client = client_.get();
     rp.clock = &clock_;
     rp.apkill = &apkill_;
     runner_ = std::make_shared<ReconcileRunner>(io_, ReconcileConfig{}, log_.logger(), std::move(rp));
-    CallParts parts{io_, log_.logger(), store_, *client_, clock_, *poller_, *runner_, apkill_};
+    CallParts parts{io_, log_.logger(), store_, store_, *client_, clock_, *poller_, *runner_, apkill_};
     typed_ = std::make_shared<TypedCalls>(parts, GeometryConfig{});
     ASSERT_TRUE(memory_.record_reserved(std::nullopt, basild_test::job_reservation(7, "1001")));
   }

@@ -28,8 +28,7 @@ class StoreRetentionTest : public StoreContractTest {
     StoreContractTest::SetUp();
     store_ = make_store();
     ASSERT_TRUE(store_);
-    upkeep_ = dynamic_cast<StoreUpkeep*>(store_.get());
-    ASSERT_NE(upkeep_, nullptr);
+    upkeep_ = store_.get();
   }
   // Runs `what` at `age` before now.
   template <typename What>
