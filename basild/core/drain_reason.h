@@ -5,6 +5,8 @@
 //
 //   reason    = PREFIX " ALPS " clause
 //   clause    = "has nid " NID condition                    (AlpsNodeView)
+//             | "holds nid " NID " for reservation " RESID
+//               " of user " USER ", no Slurm job"          (AlpsHold)
 //   condition = " state " STATE
 //             | " role " ROLE
 //             | " state " STATE ", role " ROLE
@@ -18,14 +20,14 @@
 // name written otherwise than basild writes it (parse(text) succeeds only
 // when format(parse(text)) == text).
 //
+// RESID is decimal with no leading zero; USER is the reservation's user
+// as ALPS names it when that is a word of letters, digits, '.', '_' and
+// '-' (every Unix user name), else "?": a name of another form cannot
+// make a reason that reads back as something else.
+//
 // Each kind of reason is one clause, told apart by its verb after "ALPS "
-// ("has"), with its own alternative of DrainReason. A later kind adds its
-// clause and alternative here and nowhere else, for instance
-//   clause =/ "holds nid " NID " for reservation " RESID " of user " USER
-//             ", no Slurm job"
-// for a node ALPS holds for a reservation no Slurm job owns. Fields other
-// than the last are words without blanks or commas, so that a clause reads
-// back unambiguously.
+// ("has", "holds"), with its own alternative of DrainReason; a later kind
+// adds its clause and alternative here and nowhere else.
 #pragma once
 
 #include <cstdint>
@@ -47,8 +49,19 @@ struct AlpsNodeView {
   bool operator==(const AlpsNodeView&) const = default;
 };
 
+// A node ALPS holds for a reservation that no Slurm job owns (an
+// interactive session, an orphan in its grace period, a reservation being
+// released while its applications end, another party's); the "holds nid"
+// clause names it.
+struct AlpsHold {
+  std::uint32_t nid = 0;
+  std::uint64_t reservation_id = 0;
+  std::string user;
+  bool operator==(const AlpsHold&) const = default;
+};
+
 // One alternative per clause of the grammar.
-using DrainReason = std::variant<AlpsNodeView>;
+using DrainReason = std::variant<AlpsNodeView, AlpsHold>;
 
 // The reason's text. An AlpsNodeView of a node UP and BATCH has no
 // condition to name: "" (basild drains no such node).

@@ -4,14 +4,19 @@
 #include <map>
 #include <set>
 
+#include "basild/core/reconciler.h"
+
 namespace basild {
 
 namespace {
 
 // Plans one Slurm node that ALPS lists; appends to `drains`, `resumes` or
 // the plan's skipped.
-void plan_node(const SlurmNode& s, const AlpsNodeView& a, const NodeSyncSettings& settings,
-               std::vector<NodeSyncAction>& drains, std::vector<NodeSyncAction>& resumes, NodeSyncPlan& plan) {
+// `hold`: what ALPS holds the node for, if for no Slurm job; `holds_known`:
+// whether that is known.
+void plan_node(const SlurmNode& s, const AlpsNodeView& a, const AlpsHold* hold, bool holds_known,
+               const NodeSyncSettings& settings, std::vector<NodeSyncAction>& drains,
+               std::vector<NodeSyncAction>& resumes, NodeSyncPlan& plan) {
   const bool ours = drained_by_basild(s, a.nid, settings.reason_prefix);
   NodeSyncAction act;
   act.name = s.name;
@@ -19,8 +24,10 @@ void plan_node(const SlurmNode& s, const AlpsNodeView& a, const NodeSyncSettings
   act.alps = a;
   act.slurm_state = s.state;
   act.slurm_reason = s.reason;
-  if (usable(a)) {
+  if (usable(a) && hold == nullptr) {
     if (!ours) return;
+    if (!holds_known && std::holds_alternative<AlpsHold>(*parse_drain_reason(settings.reason_prefix, s.reason)))
+      return;
     if (s.down) {
       plan.skipped.push_back({s.name, a.nid, NodeSkip::kDownInSlurm, s.reason});
       return;
@@ -29,7 +36,8 @@ void plan_node(const SlurmNode& s, const AlpsNodeView& a, const NodeSyncSettings
     resumes.push_back(std::move(act));
     return;
   }
-  const std::string want = drain_reason(settings.reason_prefix, a);
+  const std::string want = usable(a) ? format_drain_reason(settings.reason_prefix, *hold)
+                                     : drain_reason(settings.reason_prefix, a);
   if (!ours && (s.drain || s.fail || s.down)) {
     plan.skipped.push_back({s.name, a.nid, NodeSkip::kHeldByOther, s.reason});
     return;
@@ -46,6 +54,21 @@ std::vector<AlpsNodeView> alps_nodes(const basil::Inventory& inv) {
   std::vector<AlpsNodeView> out;
   out.reserve(inv.nodes.size());
   for (const auto& n : inv.nodes) out.push_back({n.node_id, n.state, n.role});
+  return out;
+}
+
+std::vector<AlpsHold> alps_holds(const basil::Inventory& inv, const std::set<std::uint64_t>& others) {
+  std::map<std::uint32_t, AlpsHold> by_nid;
+  for (const auto& r : alps_reservations(inv)) {
+    if (others.count(r.id) == 0) continue;
+    for (const auto nid : r.nodes.expand()) {
+      auto [it, fresh] = by_nid.try_emplace(nid, AlpsHold{nid, r.id, r.user});
+      if (!fresh && r.id < it->second.reservation_id) it->second = AlpsHold{nid, r.id, r.user};
+    }
+  }
+  std::vector<AlpsHold> out;
+  out.reserve(by_nid.size());
+  for (auto& [nid, h] : by_nid) out.push_back(std::move(h));
   return out;
 }
 
@@ -82,8 +105,11 @@ std::string_view node_action_name(NodeSyncAction::Kind k) {
 }
 
 NodeSyncPlan plan_node_sync(const std::vector<AlpsNodeView>& alps, const std::vector<SlurmNode>& slurm,
-                            const NodeSyncSettings& settings) {
+                            const NodeSyncSettings& settings, const std::vector<AlpsHold>* holds) {
   NodeSyncPlan plan;
+  std::map<std::uint32_t, const AlpsHold*> hold_of;
+  if (holds != nullptr)
+    for (const auto& h : *holds) hold_of.emplace(h.nid, &h);
   std::map<std::uint32_t, AlpsNodeView> alps_of;
   for (const auto& a : alps) alps_of.emplace(a.nid, a);  // the first of a NID listed twice
   std::map<std::string, std::size_t> times;
@@ -110,7 +136,9 @@ NodeSyncPlan plan_node_sync(const std::vector<AlpsNodeView>& alps, const std::ve
       plan.skipped.push_back({s->name, nid, NodeSkip::kNotInAlps, s->reason});
       continue;
     }
-    plan_node(*s, it->second, settings, drains, resumes, plan);
+    const auto held = hold_of.find(nid);
+    plan_node(*s, it->second, held == hold_of.end() ? nullptr : held->second, holds != nullptr, settings, drains,
+              resumes, plan);
   }
   for (const auto& [nid, a] : alps_of)
     if (!usable(a) && named.count(nid) == 0)

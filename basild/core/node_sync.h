@@ -17,9 +17,19 @@
 //   changed, DOWN to SUSPECT): drain it again with the new reason.
 // - ... Slurm has it drained, failed or down for another reason (an admin,
 //   Slurm itself): left as it is, the other reason kept (kHeldByOther).
-// - ALPS has a node usable, Slurm has it drained by basild: resume it;
-//   unless Slurm has it DOWN as well (Slurm's own doing since; resumed when
-//   that clears: kDownInSlurm) or failed.
+// - ALPS has a node usable but holds it for a reservation that no Slurm
+//   job owns (AlpsHold: an interactive session, an orphan in its grace
+//   period, a reservation being released while its applications end,
+//   another party's): drained alike, with a reason naming the reservation
+//   and its user; the lowest reservation id when several hold it. A node
+//   not usable is drained for its state first. While who owns the
+//   reservations is not known (`holds` null: basild has not yet judged
+//   them against a job table that answered), a node basild drained for a
+//   hold stays drained.
+// - ALPS has a node usable and holds it for no one else, Slurm has it
+//   drained by basild: resume it; unless Slurm has it DOWN as well
+//   (Slurm's own doing since; resumed when that clears: kDownInSlurm) or
+//   failed.
 // - A node drained for any other reason is never resumed.
 // - A name Slurm lists twice is not acted on (kListedTwice): a comment with
 //   a newline can fake a line of scontrol's listing (scontrol_nodes.h).
@@ -31,6 +41,7 @@
 #pragma once
 
 #include <cstdint>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -44,6 +55,9 @@ namespace basild {
 
 // The nodes of an INVENTORY.
 std::vector<AlpsNodeView> alps_nodes(const basil::Inventory& inv);
+// The nodes an INVENTORY's reservations whose ids are in `others` hold,
+// by NID, each for the lowest such reservation id on it.
+std::vector<AlpsHold> alps_holds(const basil::Inventory& inv, const std::set<std::uint64_t>& others);
 
 inline constexpr std::string_view kDefaultReasonPrefix = "basild:";
 
@@ -100,7 +114,7 @@ struct NodeSyncPlan {
 };
 
 NodeSyncPlan plan_node_sync(const std::vector<AlpsNodeView>& alps, const std::vector<SlurmNode>& slurm,
-                            const NodeSyncSettings& settings);
+                            const NodeSyncSettings& settings, const std::vector<AlpsHold>* holds = nullptr);
 
 std::string_view node_action_name(NodeSyncAction::Kind k);  // "drain", "resume"
 

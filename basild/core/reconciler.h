@@ -176,6 +176,9 @@ struct ReconcilePlan {
   std::string alarm_reason;
   bool dry_run = false;
   std::size_t due = 0;  // candidates due this cycle (released or not)
+  // The reservations ALPS listed that no Slurm job owns (no_job_owns):
+  // node sync keeps Slurm off their nodes.
+  std::set<std::uint64_t> held_for_others;
 };
 
 // ---- step 1: one reservation
@@ -195,6 +198,12 @@ enum class ReservationRule : std::uint8_t {
   kOrphan,
 };
 std::string_view reservation_rule_name(ReservationRule r);
+
+// A reservation of this rule holds its nodes for no live Slurm job:
+// releasing, interactive, stray and orphan (counting or due). The others
+// are a live job's, or may be (ambiguous, uncounted, being reserved or
+// young), and their nodes are Slurm's.
+bool no_job_owns(ReservationRule r);
 
 // Batch id absent, empty, "UNKNOWN" or in the configured list.
 bool is_interactive(const std::optional<std::string>& batch_id, const ReconcileSettings& s);

@@ -96,10 +96,43 @@ TEST(DrainReasonTest, TextBasildDoesNotWriteIsNotItsReason) {
       "basild: ALPS has nid",
       "basild: ALPS",
       "basild:",
-      // Not (yet) a clause.
-      "basild: ALPS holds nid 11 for reservation 5 of user alice, no Slurm job",
+      // A hold spelt otherwise, or with something after it.
+      "basild: ALPS holds nid 11 for reservation 5 of user alice, no Slurm job -- admin",
+      "basild: ALPS holds nid 11 for reservation 05 of user alice, no Slurm job",
+      "basild: ALPS holds nid 11 for reservation 5 of user , no Slurm job",
+      "basild: ALPS holds nid 11 for reservation 5 of user al ice, no Slurm job",
+      "basild: ALPS holds nid 11 for reservation 5 of user alice, bob, no Slurm job",
+      "basild: ALPS holds nid 11 for reservation 5, no Slurm job",
+      "basild: ALPS holds nid 11 for reservation 5 of user alice",
+      "basild: ALPS holds nid 11 for reservation x of user alice, no Slurm job",
+      "basild: ALPS holds nid 11 of user alice, no Slurm job",
   };
   for (const auto& text : others) EXPECT_FALSE(parse_drain_reason("basild:", text)) << text;
+}
+
+TEST(DrainReasonTest, ANodeHeldForAReservationNoSlurmJobOwnsIsWrittenOneWayAndReadBack) {
+  const AlpsHold hold{12, 4711, "alice"};
+  const std::string text = "basild: ALPS holds nid 12 for reservation 4711 of user alice, no Slurm job";
+  EXPECT_EQ(format_drain_reason("basild:", hold), text);
+  const auto parsed = parse_drain_reason("basild:", text);
+  ASSERT_TRUE(parsed);
+  EXPECT_EQ(std::get<AlpsHold>(*parsed), hold);
+  EXPECT_EQ(drain_reason_nid(*parsed), 12u);
+  const AlpsHold dotted{0, 1, "svc.alps-2_x"};
+  EXPECT_EQ(std::get<AlpsHold>(*parse_drain_reason("basild:", format_drain_reason("basild:", dotted))), dotted);
+}
+
+// A user name that is not one word (ALPS passes on what the reservation's
+// maker gave) is written as "?": it cannot end the clause early or make the
+// reason read as another.
+TEST(DrainReasonTest, AUserNameThatIsNotOneWordIsWrittenAsAQuestionMark) {
+  for (const std::string user : {"", "al ice", "alice, no Slurm job", "a\nb", "\xc3\xa9"}) {
+    const std::string text = format_drain_reason("basild:", AlpsHold{3, 9, user});
+    EXPECT_EQ(text, "basild: ALPS holds nid 3 for reservation 9 of user ?, no Slurm job") << user;
+    const auto parsed = parse_drain_reason("basild:", text);
+    ASSERT_TRUE(parsed);
+    EXPECT_EQ(std::get<AlpsHold>(*parsed).user, "?");
+  }
 }
 
 }  // namespace

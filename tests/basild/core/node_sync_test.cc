@@ -253,3 +253,77 @@ TEST(NodeSyncTest, TheNodesOfAnInventoryKeepTheirStateAndRole) {
 
 }  // namespace
 }  // namespace basild
+
+namespace basild {
+namespace {
+
+NodeSyncPlan plan_held(const std::vector<AlpsNodeView>& a, const std::vector<SlurmNode>& s,
+                       const std::vector<AlpsHold>& holds) {
+  return plan_node_sync(a, s, NodeSyncSettings{}, &holds);
+}
+
+const std::string kHeld42 = "basild: ALPS holds nid 8 for reservation 42 of user alice, no Slurm job";
+
+TEST(NodeSyncHoldTest, ANodeAlpsHoldsForAReservationNoSlurmJobOwnsIsDrainedNamingIt) {
+  const auto p = plan_held({alps(8), alps(9)}, {slurm("nid00008"), slurm("nid00009")}, {{8, 42, "alice"}});
+  EXPECT_EQ(actions(p), Strings{"drain nid00008 " + kHeld42});
+}
+
+TEST(NodeSyncHoldTest, TheHoldsDrainIsResumedWhenAlpsFreesTheNode) {
+  const auto held = slurm("nid00008", "IDLE+DRAIN", kHeld42);
+  EXPECT_TRUE(actions(plan_held({alps(8)}, {held}, {{8, 42, "alice"}})).empty()) << "drained as it should be";
+  EXPECT_EQ(actions(plan_held({alps(8)}, {held}, {})), Strings{"resume nid00008"});
+}
+
+TEST(NodeSyncHoldTest, WhileWhoOwnsTheReservationsIsNotKnownAHoldsDrainIsKeptAndAStatesResumed) {
+  const auto p = plan_node_sync({alps(8), alps(9)},
+                                {slurm("nid00008", "IDLE+DRAIN", kHeld42),
+                                 slurm("nid00009", "IDLE+DRAIN", "basild: ALPS has nid 9 state DOWN")},
+                                NodeSyncSettings{}, nullptr);
+  EXPECT_EQ(actions(p), Strings{"resume nid00009"});
+}
+
+TEST(NodeSyncHoldTest, AnAdminsDrainIsKeptWhileAlpsHoldsTheNodeAndAfter) {
+  const auto admin = slurm("nid00008", "IDLE+DRAIN", "admin: fan");
+  const auto p = plan_held({alps(8)}, {admin}, {{8, 42, "alice"}});
+  EXPECT_TRUE(actions(p).empty());
+  EXPECT_EQ(skipped(p), Strings{"held-by-other nid00008"});
+  EXPECT_TRUE(actions(plan_held({alps(8)}, {admin}, {})).empty());
+}
+
+TEST(NodeSyncHoldTest, ANodeNotUsableIsDrainedForItsStateEvenWhileHeld) {
+  const auto p = plan_held({alps(8, NodeState::kDown)}, {slurm("nid00008", "IDLE+DRAIN", kHeld42)}, {{8, 42, "alice"}});
+  EXPECT_EQ(actions(p), Strings{"drain nid00008 basild: ALPS has nid 8 state DOWN"});
+}
+
+TEST(NodeSyncHoldTest, AnotherReservationHoldingTheNodeDrainsItAgainNamingThatOne) {
+  const auto p = plan_held({alps(8)}, {slurm("nid00008", "IDLE+DRAIN", kHeld42)}, {{8, 43, "bob"}});
+  EXPECT_EQ(actions(p),
+            Strings{"drain nid00008 basild: ALPS holds nid 8 for reservation 43 of user bob, no Slurm job"});
+}
+
+TEST(NodeSyncHoldTest, TheHoldsOfAnInventoryAreItsOtherPartiesReservationsNodesLowestIdFirst) {
+  basil::Inventory inv;
+  const auto node = [](std::uint32_t nid, std::vector<std::uint64_t> allocations) {
+    basil::Node n;
+    n.node_id = nid;
+    basil::Processor p0, p1;
+    p0.allocations = {allocations.front()};
+    p1.allocations = {allocations.back()};
+    n.processors = {p0, p1};
+    return n;
+  };
+  inv.nodes = {node(8, {43, 42}), node(9, {43, 43}), node(10, {7, 7}), node(11, {44, 44})};
+  for (const auto& [id, user] : std::vector<std::pair<std::uint64_t, std::string>>{
+           {7, "slurmjob"}, {42, "alice"}, {43, "bob"}, {44, "carol"}}) {
+    basil::Reservation r;
+    r.reservation_id = id;
+    r.user_name = user;
+    inv.reservations.push_back(r);
+  }
+  const auto holds = alps_holds(inv, {42, 43, 99});
+  EXPECT_EQ(holds, (std::vector<AlpsHold>{{8, 42, "alice"}, {9, 43, "bob"}}));
+}
+
+}  // namespace
+}  // namespace basild

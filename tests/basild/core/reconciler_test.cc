@@ -466,3 +466,32 @@ TEST(ReconcilerTest, AlpsReservationsTakeNodesAndClaimsFromTheInventory) {
 
 }  // namespace
 }  // namespace basild
+
+namespace basild {
+namespace {
+
+// Node sync keeps Slurm off the nodes of these (core/node_sync.h).
+TEST(ReconcilerHeldTest, ReservationsNoLiveJobOwnsAreHeldForOthersAndALiveJobsAreNot) {
+  Cycle c;
+  RecordView mine;
+  mine.res_id = 2;
+  mine.batch_id = "20";
+  mine.job_reservation = true;
+  mine.answered = true;
+  mine.created = kT0;
+  RecordView young = mine;
+  young.res_id = 3;
+  young.batch_id = "30";
+  c.in.alps = {res(1, "UNKNOWN"), res(2, "20"), res(3, "30"), res(4, "40"), res(5, std::nullopt)};
+  c.in.records = {mine, young};
+  c.in.jobs = jobs({"20"});
+  // 1 interactive, 2 the live job's own, 3 basild's for a job the table
+  // does not list yet (young), 4 an orphan counting, 5 interactive.
+  EXPECT_EQ(c.at(0s).held_for_others, (std::set<std::uint64_t>{1, 4, 5}));
+  c.in.jobs.ok = false;
+  c.in.jobs.failure = "squeue: timed out";
+  EXPECT_EQ(c.at(10s).held_for_others, (std::set<std::uint64_t>{1, 5})) << "uncounted: only what needs no job table";
+}
+
+}  // namespace
+}  // namespace basild
