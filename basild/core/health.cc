@@ -42,6 +42,10 @@ HealthVerdict assess_health(const HealthInputs& in) {
   if (!in.job_table_error.empty()) add(HealthState::kDegraded, "job table: " + in.job_table_error);
   if (!in.reconcile_alarm.empty()) add(HealthState::kDegraded, "orphan release held: " + in.reconcile_alarm);
   if (!in.node_sync_error.empty()) add(HealthState::kDegraded, "node sync: " + in.node_sync_error);
+  if (in.held_nodes_unsynced > 0)
+    add(HealthState::kOk, "node sync is off while ALPS holds " + std::to_string(in.held_nodes_unsynced) +
+                              (in.held_nodes_unsynced == 1 ? " node" : " nodes") +
+                              " for reservations no Slurm job owns: Slurm may place jobs there ([slurm] node_sync)");
   return v;
 }
 

@@ -19,11 +19,16 @@
 //             cleaned up meanwhile), with its own error;
 //   degraded  the reconciler's alarm is raised (too large a share of the
 //             reservations has no live job: nothing is released);
-//   degraded  node sync cannot list or change Slurm's nodes.
+//   degraded  node sync cannot list or change Slurm's nodes;
+//   ok        (a note) node sync is off while ALPS holds nodes for
+//             reservations no Slurm job owns: Slurm may place jobs there
+//             (they fail their prolog). A note leaves the state as it is:
+//             a site whose scheduler is not Slurm runs with it.
 // A new input is a field of HealthInputs and a rule here, in its place.
 #pragma once
 
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -45,6 +50,7 @@ struct HealthInputs {
   std::string job_table_error;              // the failing job-table sources' errors; "" when all answered
   std::string reconcile_alarm;              // why orphan release is held; "" when it is not
   std::string node_sync_error;              // "" when node sync is off or works
+  std::size_t held_nodes_unsynced = 0;      // nodes held for others while node sync is off
 };
 
 struct HealthReason {

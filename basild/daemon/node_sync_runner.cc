@@ -25,8 +25,15 @@ void NodeSyncRunner::set_config(const SlurmConfig& c) {
 }
 
 void NodeSyncRunner::nodes_refreshed(const basil::Inventory& inv) {
-  if (!config_.node_sync || stopping_) return;
-  pending_ = alps_nodes(inv);
+  if (stopping_) return;
+  AlpsSide alps;
+  std::optional<std::set<std::uint64_t>> others;
+  if (ports_.held_for_others) others = ports_.held_for_others();
+  if (others) alps.holds = alps_holds(inv, *others);
+  held_nodes_ = alps.holds ? alps.holds->size() : 0;  // health says so while node sync is off
+  if (!config_.node_sync) return;
+  alps.nodes = alps_nodes(inv);
+  pending_ = std::move(alps);
   if (!running_) start();
 }
 
@@ -40,7 +47,7 @@ void NodeSyncRunner::start() {
   });
 }
 
-void NodeSyncRunner::planned(basil::Result<std::vector<SlurmNode>> listed, const std::vector<AlpsNodeView>& alps) {
+void NodeSyncRunner::planned(basil::Result<std::vector<SlurmNode>> listed, const AlpsSide& alps) {
   if (stopping_) return finish();  // scontrol killed by the stop: nothing to report
   if (!listed) {
     ++failures_;
@@ -52,7 +59,7 @@ void NodeSyncRunner::planned(basil::Result<std::vector<SlurmNode>> listed, const
   }
   if (!slurm_error_.empty()) log_.notice("B0504", "Slurm's nodes are listed again");
   slurm_error_.clear();
-  NodeSyncPlan plan = plan_node_sync(alps, *listed, settings_);
+  NodeSyncPlan plan = plan_node_sync(alps.nodes, *listed, settings_, alps.holds ? &*alps.holds : nullptr);
   report_skipped(plan);
   // A failure is logged again once its node has been planned without it.
   std::set<std::string> acting;
@@ -186,8 +193,9 @@ std::string NodeSyncRunner::problem() const {
 }
 
 json NodeSyncRunner::health_json() const {
-  if (!config_.node_sync) return {{"enabled", false}};
-  return {{"enabled", true}, {"slurm", slurm_error_.empty() ? json("ok") : json(slurm_error_)}};
+  if (!config_.node_sync) return {{"enabled", false}, {"held_for_others", held_nodes_}};
+  return {{"enabled", true}, {"slurm", slurm_error_.empty() ? json("ok") : json(slurm_error_)},
+          {"held_for_others", held_nodes_}};
 }
 
 json NodeSyncRunner::stats_json() const {

@@ -13,9 +13,11 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -38,6 +40,9 @@ struct NodeSyncPorts {
   AuditLog* audit = nullptr;
   NodeControlPort* control = nullptr;
   const ClockPort* clock = nullptr;
+  // The reservations no Slurm job owns, as the reconciler last judged them
+  // against a job table that answered; nullopt before it has. Unset: none.
+  std::function<std::optional<std::set<std::uint64_t>>()> held_for_others;
 };
 
 class NodeSyncRunner : public std::enable_shared_from_this<NodeSyncRunner> {
@@ -51,6 +56,10 @@ class NodeSyncRunner : public std::enable_shared_from_this<NodeSyncRunner> {
   void stop() { stopping_ = true; }
 
   bool running() const { return running_; }
+  bool enabled() const { return config_.node_sync; }
+  // Nodes ALPS held for reservations no Slurm job owns at the last
+  // INVENTORY (counted with node sync off too: health notes them).
+  std::size_t held_nodes() const { return held_nodes_; }
   std::uint64_t cycles() const { return cycles_; }
   // Why Slurm's nodes cannot be listed, or which cannot be drained or
   // resumed; "" when all works (or node sync is off).
@@ -62,7 +71,13 @@ class NodeSyncRunner : public std::enable_shared_from_this<NodeSyncRunner> {
 
  private:
   void start();
-  void planned(basil::Result<std::vector<SlurmNode>> listed, const std::vector<AlpsNodeView>& alps);
+  // ALPS's side of a cycle: its nodes, and those it holds for reservations
+  // no Slurm job owns (nullopt: not known yet).
+  struct AlpsSide {
+    std::vector<AlpsNodeView> nodes;
+    std::optional<std::vector<AlpsHold>> holds;
+  };
+  void planned(basil::Result<std::vector<SlurmNode>> listed, const AlpsSide& alps);
   void next();
   void drain(const NodeSyncAction& act);
   void resume(const NodeSyncAction& act);
@@ -78,7 +93,8 @@ class NodeSyncRunner : public std::enable_shared_from_this<NodeSyncRunner> {
   NodeSyncPorts ports_;
   bool stopping_ = false;
   bool running_ = false;
-  std::optional<std::vector<AlpsNodeView>> pending_;  // the newest INVENTORY's nodes, not yet planned
+  std::optional<AlpsSide> pending_;                   // the newest INVENTORY's, not yet planned
+  std::size_t held_nodes_ = 0;                        // nodes ALPS held for others at the last INVENTORY
   std::deque<NodeSyncAction> todo_;                   // the running cycle's actions not yet done
 
   std::uint64_t cycles_ = 0;

@@ -203,6 +203,7 @@ void ReconcileRunner::plan_and_act(const basil::Inventory& inv, JobTableView job
   alarm_on_ = plan.alarm;
   report_dry_runs(plan, in.now);
   for (const auto& act : plan.actions) execute(act);
+  if (plan.counted) held_for_others_ = plan.held_for_others;
   last_plan_ = std::move(plan);
   last_plan_at_ = in.now;
 }

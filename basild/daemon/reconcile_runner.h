@@ -69,6 +69,9 @@ class ReconcileRunner : public std::enable_shared_from_this<ReconcileRunner> {
   // "" when every source answered (or none has been asked yet).
   std::string job_table_failure() const;
   std::string alarm_reason() const;  // why orphan release is held; "" when it is not
+  // The reservations no Slurm job owns (ReconcilePlan::held_for_others) as
+  // the last plan whose job table answered found them; nullopt before one.
+  const std::optional<std::set<std::uint64_t>>& held_for_others() const { return held_for_others_; }
 
  private:
   Awaitable<JobTableView> fetch_job_table(const std::vector<ReservationRecord>& active);
@@ -90,6 +93,7 @@ class ReconcileRunner : public std::enable_shared_from_this<ReconcileRunner> {
   std::map<std::string, std::uint64_t> source_failures_;
   std::map<std::string, std::string> source_errors_;  // each source's last listing: "" or its error
   std::optional<ReconcilePlan> last_plan_;
+  std::optional<std::set<std::uint64_t>> held_for_others_;
   WallTimePoint last_plan_at_{};
   std::uint64_t cycles_ = 0;
   std::uint64_t orphans_released_ = 0;

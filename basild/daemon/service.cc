@@ -262,7 +262,9 @@ struct Service::Impl : std::enable_shared_from_this<Impl> {
 
     scontrol = std::make_unique<ScontrolNodeControl>(io, scontrol_options(config.slurm));
     node_sync =
-        std::make_shared<NodeSyncRunner>(config.slurm, log, NodeSyncPorts{writes.get(), scontrol.get(), &clock});
+        std::make_shared<NodeSyncRunner>(config.slurm, log,
+                                         NodeSyncPorts{writes.get(), scontrol.get(), &clock,
+                                                       [r = runner] { return r->held_for_others(); }});
 
     PollerPorts pp;
     pp.store = state.get();

@@ -22,7 +22,10 @@ HealthInputs health_inputs(const DaemonParts& d) {
   if (d.state_watch) in.state_problems = d.state_watch->problems();
   in.job_table_error = d.runner->job_table_failure();
   in.reconcile_alarm = d.runner->alarm_reason();
-  if (d.node_sync) in.node_sync_error = d.node_sync->problem();
+  if (d.node_sync) {
+    in.node_sync_error = d.node_sync->problem();
+    if (!d.node_sync->enabled()) in.held_nodes_unsynced = d.node_sync->held_nodes();
+  }
   return in;
 }
 

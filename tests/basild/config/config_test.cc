@@ -489,12 +489,28 @@ TEST(ConfigTest, FormattedConfigParsesBackEqual) {
 // The example's convention: prose comments start with "# ", and every key is
 // shown commented out with its default value as "#key = value". So the file
 // parses as it is, and parses again with those lines uncommented, to the
-// defaults: the example cannot drift from the struct.
+// defaults: the example cannot drift from the struct. A key the example
+// sets (an active "key = value" line after its commented default) keeps
+// its setting.
 std::string uncomment_keys(const std::string& text) {
+  const auto key_of = [](const std::string& line) { return line.substr(0, line.find(" = ")); };
+  std::set<std::string> set_keys;  // "#key = default" followed by "key = value"
+  {
+    std::istringstream in(text);
+    std::string line, before;
+    while (std::getline(in, line)) {
+      if (!line.empty() && line[0] != '#' && line.find(" = ") != std::string::npos &&
+          before.rfind("#" + key_of(line) + " = ", 0) == 0)
+        set_keys.insert(key_of(line));
+      before = line;
+    }
+  }
   std::istringstream in(text);
   std::string line, out;
   while (std::getline(in, line)) {
-    if (line.size() > 1 && line[0] == '#' && line[1] != ' ' && line[1] != '#') line.erase(0, 1);
+    if (line.size() > 1 && line[0] == '#' && line[1] != ' ' && line[1] != '#' &&
+        set_keys.count(key_of(line.substr(1))) == 0)
+      line.erase(0, 1);
     out += line + "\n";
   }
   return out;
@@ -514,6 +530,9 @@ TEST(ConfigTest, ExampleConfParsesAndShowsEveryKeyWithItsDefault) {
   ASSERT_TRUE(all) << all.status().message();
   Config defaults_but_sources = *all;
   defaults_but_sources.reconcile.sources.clear();
+  // What the example sets: node sync on (off by default).
+  EXPECT_TRUE(c->slurm.node_sync);
+  defaults_but_sources.slurm.node_sync = false;
   EXPECT_EQ(defaults_but_sources, Config{}) << format_config(*all);
   // The active Slurm source, and the commented sqlite alternative.
   ASSERT_EQ(all->reconcile.sources.size(), 2u);

@@ -76,6 +76,11 @@ TEST(HealthTest, EachInputGivesItsStateAndReason) {
        [](HealthInputs& in) { in.node_sync_error = "cannot list Slurm's nodes: refused"; },
        HealthState::kDegraded,
        {"degraded: node sync: cannot list Slurm's nodes: refused"}},
+      {"node sync off while ALPS holds nodes for others: a note",
+       [](HealthInputs& in) { in.held_nodes_unsynced = 2; },
+       HealthState::kOk,
+       {"ok: node sync is off while ALPS holds 2 nodes for reservations no Slurm job owns: Slurm may place jobs "
+        "there ([slurm] node_sync)"}},
   };
   for (const auto& c : cases) {
     HealthInputs in = healthy();

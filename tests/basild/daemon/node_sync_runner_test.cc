@@ -41,7 +41,26 @@ class NodeSyncRunnerTest : public ::testing::Test {
     SlurmConfig c;
     c.node_sync = on;
     c.max_changes_per_cycle = max_changes;
-    runner_ = std::make_shared<NodeSyncRunner>(c, log_.logger(), NodeSyncPorts{&store_, &slurm_, &clock_});
+    runner_ = std::make_shared<NodeSyncRunner>(c, log_.logger(),
+                                               NodeSyncPorts{&store_, &slurm_, &clock_, [this] { return held_; }});
+  }
+
+  // ALPS holds `nid` for reservation `res_id` of `user` (a processor allocation).
+  void hold(std::uint32_t nid, std::uint64_t res_id, const std::string& user) {
+    for (auto& n : inventory_.nodes)
+      if (n.node_id == nid) {
+        basil::Processor p;
+        p.allocations = {res_id};
+        n.processors = {p};
+      }
+    basil::Reservation r;
+    r.reservation_id = res_id;
+    r.user_name = user;
+    inventory_.reservations.push_back(r);
+  }
+  void free_all() {
+    for (auto& n : inventory_.nodes) n.processors.clear();
+    inventory_.reservations.clear();
   }
 
   void set_alps(std::uint32_t nid, NodeState state, NodeRole role = NodeRole::kBatch) {
@@ -88,8 +107,42 @@ class NodeSyncRunnerTest : public ::testing::Test {
   basild_test::MemoryStore store_{[this] { return clock_.wall(); }};
   FakeNodeControl slurm_{io_};
   basil::Inventory inventory_;
+  std::optional<std::set<std::uint64_t>> held_;  // what the reconciler would say
   std::shared_ptr<NodeSyncRunner> runner_;
 };
+
+TEST_F(NodeSyncRunnerTest, ANodeAlpsHoldsForOthersIsDrainedNamingTheReservationAndResumedWhenFreed) {
+  hold(9, 42, "alice");   // an interactive session, say
+  hold(10, 43, "slurm");  // a live job's
+  held_ = std::set<std::uint64_t>{42};
+  sync();
+  const std::string reason = "basild: ALPS holds nid 9 for reservation 42 of user alice, no Slurm job";
+  EXPECT_EQ(slurm_.of("drain"), Strings{"drain nid00009 " + reason});
+  EXPECT_EQ(audit(), Strings{"node-drain nid00009 9 " + reason});
+  EXPECT_EQ(runner_->health_json()["held_for_others"], 1);
+
+  held_.reset();  // a job table that failed since: the drain stays
+  sync();
+  EXPECT_TRUE(slurm_.of("resume").empty());
+
+  free_all();
+  held_ = std::set<std::uint64_t>{};
+  sync();
+  EXPECT_EQ(slurm_.of("resume"), Strings{"resume nid00009"});
+  EXPECT_FALSE(slurm_.node("nid00009").drain);
+}
+
+TEST_F(NodeSyncRunnerTest, WithNodeSyncOffTheNodesAlpsHoldsForOthersAreCountedAndNothingChanges) {
+  make_runner(10, false);
+  sync();
+  EXPECT_EQ(runner_->held_nodes(), 0u);
+  hold(9, 42, "alice");
+  held_ = std::set<std::uint64_t>{42};
+  sync();
+  EXPECT_EQ(runner_->held_nodes(), 1u);
+  EXPECT_EQ(runner_->health_json(), (nlohmann::json{{"enabled", false}, {"held_for_others", 1}}));
+  EXPECT_TRUE(slurm_.of("drain").empty()) << "off: nothing changed in Slurm";
+}
 
 TEST_F(NodeSyncRunnerTest, ADownNodeIsDrainedAuditedAndResumedWhenAlpsHasItUpAgain) {
   set_alps(9, NodeState::kDown);
@@ -210,7 +263,7 @@ TEST_F(NodeSyncRunnerTest, OffItRunsNoScontrolAndAReloadTurnsItOn) {
   set_alps(9, NodeState::kDown);
   sync();
   EXPECT_TRUE(slurm_.calls.empty());
-  EXPECT_EQ(runner_->health_json(), nlohmann::json({{"enabled", false}}));
+  EXPECT_EQ(runner_->health_json(), nlohmann::json({{"enabled", false}, {"held_for_others", 0}}));
   SlurmConfig on;
   on.node_sync = true;
   runner_->set_config(on);
