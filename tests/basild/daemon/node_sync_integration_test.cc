@@ -148,6 +148,30 @@ TEST(NodeSyncIntegrationTest, ALPSDownDrainsInSlurmUpResumesAndAnAdminsDrainStay
   EXPECT_EQ(d.get("/v1/health")["node_sync"]["slurm"], "ok");
 }
 
+// An interactive session's reservation made on the main system (not
+// through basild): Slurm is kept off its node until ALPS frees it.
+TEST(NodeSyncIntegrationTest, ANodeAnInteractiveReservationHoldsIsDrainedNamingItAndResumedWhenReleased) {
+  FakeSlurm slurm;
+  Daemon d("node-sync-held", "tds-8", "", slurm.conf(), testing::fast_polls("200ms", "1m", "inventory"));
+  d.start();
+  auto made = testing::run_command(testing::emulator_path() + " reserve --user alice --width 1 --interactive --nodes 11" +
+                                   " --state " + d.emu());
+  ASSERT_EQ(made.exit_code, 0) << made.out;
+  const std::string resid = made.out.substr(0, made.out.find('\n'));
+  const std::string held = std::string(kPrefix) + " ALPS holds nid 11 for reservation " + resid +
+                           " of user alice, no Slurm job";
+  ASSERT_TRUE(wait_until([&] { return slurm.reason("nid00011") == held; }, 20s)) << slurm.reason("nid00011") << d.log();
+  EXPECT_EQ(slurm.updates(), (std::vector<Argv>{{"update", "NodeName=nid00011", "State=DRAIN", "Reason=" + held}}));
+  EXPECT_EQ(d.get("/v1/health")["node_sync"]["held_for_others"], 1);
+
+  auto gone = testing::run_command(testing::emulator_path() + " release --resid " + resid + " --state " + d.emu());
+  ASSERT_EQ(gone.exit_code, 0) << gone.out;
+  ASSERT_TRUE(wait_until([&] { return slurm.reason("nid00011").empty(); }, 20s)) << d.log();
+  EXPECT_EQ(slurm.updates().back(), (Argv{"update", "NodeName=nid00011", "State=RESUME"}));
+  EXPECT_EQ(slurm.updates().size(), 2u);
+  EXPECT_EQ(node_events(d, "node-resume", "nid00011").size(), 1u);
+}
+
 TEST(NodeSyncIntegrationTest, ASlurmThatCannotBeReachedIsLoggedAndBasildGoesOn) {
   const std::string script = testing::write_script(
       "scontrol-down", "echo 'slurm_load_node error: Unable to contact slurm controller (connect failure)' >&2; exit 1");
