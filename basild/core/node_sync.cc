@@ -4,8 +4,6 @@
 #include <map>
 #include <set>
 
-#include "basild/core/reconciler.h"
-
 namespace basild {
 
 namespace {
@@ -69,6 +67,26 @@ std::vector<AlpsHold> alps_holds(const basil::Inventory& inv, const std::set<std
   std::vector<AlpsHold> out;
   out.reserve(by_nid.size());
   for (auto& [nid, h] : by_nid) out.push_back(std::move(h));
+  return out;
+}
+
+std::string holders_of(const std::vector<AlpsReservation>& alps, const basil::NidList& wanted) {
+  std::map<std::uint64_t, std::string> clauses;
+  for (const auto& r : alps) {
+    std::vector<std::uint32_t> mine;
+    for (const auto nid : r.nodes.expand())
+      if (wanted.contains(nid)) mine.push_back(nid);
+    if (mine.empty()) continue;
+    clauses[r.id] = "nid " + basil::NidList::from_nids(mine).format() + (mine.size() == 1 ? " is" : " are") +
+                    " held by ALPS for reservation " + std::to_string(r.id) + " of user " + r.user + ", batch id " +
+                    (r.batch_id && !r.batch_id->empty() ? *r.batch_id : std::string("none"));
+  }
+  std::string out;
+  std::size_t n = 0;
+  for (const auto& [id, clause] : clauses) {
+    if (++n > 3) return out + " and " + std::to_string(clauses.size() - 3) + " more";
+    out += (out.empty() ? "" : "; ") + clause;
+  }
   return out;
 }
 

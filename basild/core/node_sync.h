@@ -49,6 +49,7 @@
 #include "basil_proto/model.h"
 #include "basild/core/drain_reason.h"
 #include "basild/core/node_control_port.h"
+#include "basild/core/reconciler.h"
 #include "basild/core/slurm_names.h"
 
 namespace basild {
@@ -66,6 +67,12 @@ struct NodeSyncSettings {
   std::string reason_prefix{kDefaultReasonPrefix};
   std::uint32_t max_changes = 10;
 };
+
+// Why a job cannot have `wanted`: "nid 11 is held by ALPS for reservation
+// 42 of user alice, batch id UNKNOWN", one clause per reservation of
+// `alps` holding any of them, lowest id first, the first three and "and N
+// more"; "" when none does. A RESERVE's refusal names the holders so.
+std::string holders_of(const std::vector<AlpsReservation>& alps, const basil::NidList& wanted);
 
 bool usable(const AlpsNodeView& n);
 // "<prefix> ALPS has nid 12 state DOWN", "... nid 12 role INTERACTIVE",

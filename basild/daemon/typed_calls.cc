@@ -3,6 +3,7 @@
 #include <boost/asio/steady_timer.hpp>
 
 #include "basild/core/job_json.h"
+#include "basild/core/node_sync.h"
 #include "basild/core/state_store_replay.h"
 #include "basild/daemon/replies.h"
 
@@ -160,7 +161,7 @@ void TypedCalls::reserve_now(basil::ReserveRequest request, bool earlier_attempt
       } else {
         self->note(self->parts_.store.settle_intent_dropped(intent_id, r.status().to_string()));
         self->parts_.poller.order().intent_settled(intent_id);
-        if (code == basil::Code::kAlpsPermanent && !job.is_null())
+        if ((code == basil::Code::kAlpsPermanent || code == basil::Code::kAlpsTransient) && !job.is_null())
           return self->recheck_refusal(job, *request.batch_id, r.status(), reply);
       }
       return reply(error_reply(r.status()));
@@ -208,22 +209,37 @@ void TypedCalls::reserve_now(basil::ReserveRequest request, bool earlier_attempt
 // INVENTORY with a PERMANENT "NID list is short", the words it has for a
 // list that can never be placed. A fresh INVENTORY tells the two apart: a
 // listed node not UP now makes the refusal transient, so the scheduler
-// waits or requeues the job instead of failing it for good.
+// waits or requeues the job instead of failing it for good. So does a
+// listed node that another reservation holds (an interactive session, an
+// orphan in its grace period), PERMANENT or TRANSIENT as ALPS words it:
+// the answer names the holders.
 void TypedCalls::recheck_refusal(const json& job, const std::string& batch, const basil::Status& alps,
                                  control::Responder reply) {
   auto self = shared_from_this();
-  parts_.poller.demand_inventory([self, job, batch, alps, reply](const basil::Status& fresh) {
+  auto transient = [self, batch, alps, reply](const basil::Rejection& why) {
+    self->parts_.log.warning("B0308", "RESERVE for job " + batch + " refused by ALPS (" + alps.message() +
+                                          "); in a fresh INVENTORY, " + why.message + ": answered as transient");
+    json j = rejection_to_json(why);
+    j["error"] = "ALPS refused the job (" + alps.message() + "): " + why.message;
+    reply(control::Response::json(j, ResultCode::kUnavailable));
+  };
+  parts_.poller.demand_inventory([self, job, alps, reply, transient](const basil::Status& fresh) {
     if (fresh && self->refresh_pool()) {
       auto planned = plan_job_reserve(job, *self->pool_, self->geometry_policy());
-      if (const auto* r = std::get_if<basil::Rejection>(&planned); r && r->transient()) {
-        self->parts_.log.warning("B0308", "RESERVE for job " + batch + " refused by ALPS (" + alps.message() +
-                                              "); in a fresh INVENTORY, " + r->message + ": answered as transient");
-        json j = rejection_to_json(*r);
-        j["error"] = "ALPS refused the job (" + alps.message() + "): " + r->message;
-        return reply(control::Response::json(j, ResultCode::kUnavailable));
-      }
+      if (const auto* r = std::get_if<basil::Rejection>(&planned); r && r->transient()) return transient(*r);
     }
-    reply(error_reply(alps));
+    // Who holds the listed nodes: the allocations of a full INVENTORY (the
+    // poller keeps node data only when nodes changed).
+    const json spec = job.contains("job") ? job.at("job") : json();  // checked when it came in
+    const auto wanted = basil::NidList::parse(spec.is_object() ? spec.value("node_list", std::string()) : "");
+    if (!wanted || wanted->empty()) return reply(error_reply(alps));
+    co_spawn_result<basil::Inventory>(
+        self->parts_.io.get_executor(), self->parts_.client.query_inventory(),
+        [alps, reply, transient, wanted = *wanted](basil::Result<basil::Inventory> inv) {
+          const std::string held = inv ? holders_of(alps_reservations(*inv), wanted) : std::string();
+          if (held.empty()) return reply(error_reply(alps));
+          transient(basil::Rejection{basil::RejectReason::kNodeUnavailable, held});
+        });
   });
 }
 

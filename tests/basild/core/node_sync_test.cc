@@ -302,6 +302,25 @@ TEST(NodeSyncHoldTest, AnotherReservationHoldingTheNodeDrainsItAgainNamingThatOn
             Strings{"drain nid00008 basild: ALPS holds nid 8 for reservation 43 of user bob, no Slurm job"});
 }
 
+TEST(NodeSyncHoldTest, ARefusalNamesEachReservationHoldingAWantedNodeLowestIdFirst) {
+  const auto r = [](std::uint64_t id, std::optional<std::string> batch, std::vector<std::uint32_t> nids) {
+    AlpsReservation a;
+    a.id = id;
+    a.batch_id = std::move(batch);
+    a.user = "u" + std::to_string(id);
+    a.nodes = basil::NidList::from_nids(std::move(nids));
+    return a;
+  };
+  const auto wanted = basil::NidList::from_nids({10, 11, 12, 13});
+  EXPECT_EQ(holders_of({r(9, "900", {1, 2})}, wanted), "");
+  EXPECT_EQ(holders_of({r(43, std::nullopt, {12, 13, 14}), r(42, "UNKNOWN", {10})}, wanted),
+            "nid 10 is held by ALPS for reservation 42 of user u42, batch id UNKNOWN; nid 12-13 are held by ALPS "
+            "for reservation 43 of user u43, batch id none");
+  EXPECT_EQ(holders_of({r(1, "a", {10}), r(2, "b", {11}), r(3, "c", {12}), r(4, "d", {13}), r(5, "e", {13})}, wanted),
+            "nid 10 is held by ALPS for reservation 1 of user u1, batch id a; nid 11 is held by ALPS for reservation "
+            "2 of user u2, batch id b; nid 12 is held by ALPS for reservation 3 of user u3, batch id c and 2 more");
+}
+
 TEST(NodeSyncHoldTest, TheHoldsOfAnInventoryAreItsOtherPartiesReservationsNodesLowestIdFirst) {
   basil::Inventory inv;
   const auto node = [](std::uint32_t nid, std::vector<std::uint64_t> allocations) {

@@ -349,6 +349,29 @@ TEST(BasildGeometryTest, AlpsRefusingANodeThatWentDownSinceTheInventoryIsTransie
   EXPECT_TRUE(d.alps_reservations().empty());
 }
 
+// A node ALPS holds for another reservation (an interactive session made
+// on the main system) before node sync has kept Slurm off it: ALPS refuses
+// the job's RESERVE; the answer is transient and names the holder, so
+// Slurm requeues the job and its log says why.
+TEST(BasildGeometryTest, AlpsRefusingANodeAnotherReservationHoldsIsTransientAndNamesTheHolder) {
+  Daemon d("geo-held", "tds-8", "", "",
+           "[poll]\ninterval = \"1h\"\ninventory_max_age = \"1h\"\norphan_check_interval = \"1h\"\n");
+  d.start();
+  std::string resid = emulator_admin(d.emu(), "reserve --user alice --width 1 --interactive --nodes 10");
+  resid.erase(resid.find_last_not_of('\n') + 1);
+  unsigned status = 0;
+  auto held = reserve_job(d, "44", {{"node_list", "10"}}, &status);
+  EXPECT_EQ(status, 503u) << held.dump() << d.log();
+  EXPECT_EQ(held.value("transient", false), true) << held.dump();
+  EXPECT_EQ(held.value("reason", ""), "node_unavailable") << held.dump();
+  const std::string why = held.value("error", "");
+  EXPECT_NE(why.find("ALPS refused the job ("), std::string::npos) << "ALPS's sentence: " << why;
+  EXPECT_NE(why.find("nid 10 is held by ALPS for reservation " + resid + " of user alice, batch id UNKNOWN"),
+            std::string::npos)
+      << why;
+  EXPECT_EQ(d.alps_reservations().size(), 1u) << "the interactive one only";
+}
+
 TEST(BasildGeometryTest, BasilctlPlanEstimatesPendingNodesWithVisibleProcessors) {
   Daemon d("geo-plan", "xc30-2256", "", "[geometry]\none_task_per_core = true\n");
   d.start();
