@@ -164,21 +164,23 @@ namespace {
 // A reservation being released: how long its claims have stayed, and an
 // apkill of its applications when that passed the timeout (again every
 // timeout).
+// `job_gone`: the job table answered and lists its batch id as no live
+// job: nothing of the job's waits for its applications any more.
 ClaimsWatch watch_claims(const AlpsReservation& a, ClaimsWatch w, const ReconcileSettings& s, WallTimePoint now,
-                         std::vector<ReconcileAction>& actions) {
+                         bool job_gone, std::vector<ReconcileAction>& actions) {
   if (a.apids.empty()) {
     w.claims_since.reset();
     return w;
   }
   if (!w.claims_since) w.claims_since = now;
-  const bool stuck = now - *w.claims_since >= s.claims_timeout;
+  const bool stuck = job_gone || now - *w.claims_since >= s.claims_timeout;
   const bool again = !w.apkilled || now - *w.apkilled >= s.claims_timeout;
   if (stuck && again) {
     w.apkilled = now;
     const auto held = std::chrono::duration_cast<std::chrono::seconds>(now - *w.claims_since).count();
-    auto act = action_on(
-        ReconcileAction::Kind::kApkill, a,
-        std::to_string(a.apids.size()) + " claim(s) outstanding for " + std::to_string(held) + " s after RELEASE");
+    auto act = action_on(ReconcileAction::Kind::kApkill, a,
+                         std::to_string(a.apids.size()) + " claim(s) outstanding for " + std::to_string(held) +
+                             " s after RELEASE" + (job_gone ? ", job " + a.batch_id.value_or("") + " gone" : ""));
     act.apids = a.apids;
     actions.push_back(std::move(act));
   }
@@ -209,7 +211,8 @@ ReservationVerdict judge(const ReservationFacts& f, const CandidateCount* count_
         v.actions.push_back(
             action_on(ReconcileAction::Kind::kRelease, a, "basild's RELEASE is not proven yet: released again"));
       }
-      v.claims = watch_claims(a, claims_so_far != nullptr ? *claims_so_far : ClaimsWatch{}, s, f.now, v.actions);
+      v.claims = watch_claims(a, claims_so_far != nullptr ? *claims_so_far : ClaimsWatch{}, s, f.now,
+                              f.jobs->ok && !is_interactive(a.batch_id, s) && !live_job(f), v.actions);
       break;
     case ReservationRule::kStray: kind = CandidateKind::kStray; break;
     case ReservationRule::kAdopt:

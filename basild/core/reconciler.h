@@ -12,8 +12,11 @@
 // holds decides (kReservationRules in reconciler.cc, in this order):
 //   1 releasing    basild's RELEASE was sent and is not proven gone: released
 //                  again when no RELEASE loop runs for it (after a restart);
-//                  when its claims stay above 0 for claims_timeout, its aprun
-//                  applications are apkilled (again every claims_timeout).
+//                  its aprun applications (claims) are apkilled at once when
+//                  its job is gone (the job table answered without it as a
+//                  live job; an interactive one never is), else once its
+//                  claims stay above 0 for claims_timeout; again every
+//                  claims_timeout while they stay.
 //   2 interactive  batch_id absent, empty, "UNKNOWN" or in the configured
 //                  list: never a candidate, and no batch reservation.
 //   3 uncounted    the job table failed: this check counts nothing.

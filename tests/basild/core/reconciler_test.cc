@@ -369,13 +369,15 @@ TEST(ReconcilerTest, AReleasingReservationWithoutALoopIsReleasedAgain) {
   EXPECT_TRUE(of_kind(c.at(10s), ReconcileKind::kRelease).empty());
 }
 
+// A reservation released while its job is still live in the job table (the
+// epilog's release at a job's end, before Slurm lists the job as done).
 TEST(ReconcilerTest, ClaimsThatOutlastTheTimeoutAreApkilledOncePerTimeout) {
   Cycle c;
-  c.in.alps = {res(7, "gone", {501, 502})};
-  c.in.jobs = jobs({});
+  c.in.alps = {res(7, "ending", {501, 502})};
+  c.in.jobs = jobs({"ending"});
   RecordView rec;
   rec.res_id = 7;
-  rec.batch_id = "gone";
+  rec.batch_id = "ending";
   rec.releasing = true;
   c.in.records = {rec};
   c.in.release_loops = {7};
@@ -390,6 +392,27 @@ TEST(ReconcilerTest, ClaimsThatOutlastTheTimeoutAreApkilledOncePerTimeout) {
 
 TEST(ReconcilerTest, ClaimsThatEndBeforeTheTimeoutAreNeverApkilled) {
   Cycle c;
+  c.in.alps = {res(7, "ending", {501})};
+  c.in.jobs = jobs({"ending"});
+  RecordView rec;
+  rec.res_id = 7;
+  rec.batch_id = "ending";
+  rec.releasing = true;
+  c.in.records = {rec};
+  c.in.release_loops = {7};
+  c.at(0s);
+  c.in.alps = {res(7, "ending")};
+  c.at(100s);
+  c.in.alps = {res(7, "ending", {503})};  // a new claim starts the clock again
+  EXPECT_TRUE(of_kind(c.at(150s), ReconcileKind::kApkill).empty());
+  EXPECT_TRUE(of_kind(c.at(269s), ReconcileKind::kApkill).empty());
+  EXPECT_EQ(of_kind(c.at(270s), ReconcileKind::kApkill).size(), 1u);
+}
+
+// Slurm released, then apkilled its applications at once (select/alps):
+// for a reservation whose job is gone, nothing waits claims_timeout.
+TEST(ReconcilerTest, ClaimsOfAReservationWhoseJobIsGoneAreApkilledAtOnceThenOncePerTimeout) {
+  Cycle c;
   c.in.alps = {res(7, "gone", {501})};
   c.in.jobs = jobs({});
   RecordView rec;
@@ -398,13 +421,32 @@ TEST(ReconcilerTest, ClaimsThatEndBeforeTheTimeoutAreNeverApkilled) {
   rec.releasing = true;
   c.in.records = {rec};
   c.in.release_loops = {7};
-  c.at(0s);
-  c.in.alps = {res(7, "gone")};
-  c.at(100s);
-  c.in.alps = {res(7, "gone", {503})};  // a new claim starts the clock again
-  EXPECT_TRUE(of_kind(c.at(150s), ReconcileKind::kApkill).empty());
-  EXPECT_TRUE(of_kind(c.at(269s), ReconcileKind::kApkill).empty());
-  EXPECT_EQ(of_kind(c.at(270s), ReconcileKind::kApkill).size(), 1u);
+  auto kill = of_kind(c.at(0s), ReconcileKind::kApkill);
+  ASSERT_EQ(kill.size(), 1u);
+  EXPECT_EQ(kill[0].apids, (std::vector<std::uint64_t>{501}));
+  EXPECT_NE(kill[0].reason.find("job gone gone"), std::string::npos) << kill[0].reason;
+  EXPECT_TRUE(of_kind(c.at(60s), ReconcileKind::kApkill).empty()) << "once per claims_timeout";
+  EXPECT_EQ(of_kind(c.at(120s), ReconcileKind::kApkill).size(), 1u);
+}
+
+TEST(ReconcilerTest, ClaimsWaitTheTimeoutWhileTheJobTableFailsOrTheReservationIsInteractive) {
+  for (const std::optional<std::string>& batch : {std::optional<std::string>("gone"), std::optional<std::string>()}) {
+    Cycle c;
+    c.in.alps = {res(7, batch, {501})};
+    c.in.jobs = jobs({});
+    if (batch) {
+      c.in.jobs.ok = false;
+      c.in.jobs.failure = "squeue: timed out";
+    }
+    RecordView rec;
+    rec.res_id = 7;
+    rec.batch_id = batch.value_or("");
+    rec.releasing = true;
+    c.in.records = {rec};
+    c.in.release_loops = {7};
+    EXPECT_TRUE(of_kind(c.at(0s), ReconcileKind::kApkill).empty()) << batch.value_or("interactive");
+    EXPECT_EQ(of_kind(c.at(120s), ReconcileKind::kApkill).size(), 1u) << batch.value_or("interactive");
+  }
 }
 
 // Property: whatever the job table says over random cycles, a reservation

@@ -236,7 +236,7 @@ TEST_F(ReconcileRunnerTest, ClaimsOutlastingClaimsTimeoutBringApkillOfTheApplica
   co.release = quick;
   client_ = std::make_unique<Client>(io_.get_executor(), alps_, co);
   make_runner(60s);
-  jobs_->next = running_jobs({});
+  jobs_->next = running_jobs({"300"});  // released at its end, still listed: its claims get the timeout
   cycle(inv);
   EXPECT_GE(alps_.of(basil::Method::kRelease).size(), 1u) << "the releasing record's loop is resumed";
   EXPECT_TRUE(apkill_.calls.empty()) << "claims not yet outstanding for claims_timeout";
