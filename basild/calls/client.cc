@@ -5,6 +5,7 @@
 #include <algorithm>
 #include "basild/asio/asio.h"
 #include <memory>
+#include <random>
 #include <type_traits>
 #include <variant>
 
@@ -260,7 +261,14 @@ Awaitable<Result<basil::Released>> Client::release_once(basil::ReleaseRequest re
                                                  basil::make_request(*dialect_, std::move(request)));
 }
 
+std::chrono::milliseconds jittered(std::chrono::milliseconds delay, double unit) {
+  const double share = std::clamp(unit, 0.0, 1.0) * 0.3;
+  return delay + std::chrono::milliseconds(static_cast<std::int64_t>(static_cast<double>(delay.count()) * share));
+}
+
 Awaitable<Result<ReleaseOutcome>> Client::release(basil::ReleaseRequest request) {
+  thread_local std::minstd_rand dice{std::random_device{}()};
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
   const auto policy = options_.release;
   const auto start = std::chrono::steady_clock::now();
   auto delay = std::max(policy.initial_delay, std::chrono::milliseconds{1});
@@ -284,12 +292,13 @@ Awaitable<Result<ReleaseOutcome>> Client::release(basil::ReleaseRequest request)
       last = r.status();
     }
     const auto elapsed = std::chrono::steady_clock::now() - start;
-    if (elapsed + delay > policy.limit) {
+    const auto wait = jittered(delay, unit(dice));
+    if (elapsed + wait > policy.limit) {
       co_return Status(Code::kTimeout,
                        "reservation " + std::to_string(request.reservation_id) + " not gone after " +
                            std::to_string(out.attempts) + " RELEASE calls: " + last.message());
     }
-    asio::steady_timer timer(executor_, delay);
+    asio::steady_timer timer(executor_, wait);
     boost::system::error_code ec;
     co_await timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
     delay = std::min(delay * 2, std::max(policy.max_delay, policy.initial_delay));

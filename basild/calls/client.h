@@ -37,11 +37,17 @@ using Awaitable = boost::asio::awaitable<T>;
 
 // Backoff of the RELEASE loop: delays initial, 2x initial, ... capped at
 // max_delay, until the reservation is proven gone or `limit` has passed.
+// RELEASE repeated until ALPS proves the reservation gone: waits doubling
+// from initial_delay to max_delay, each lengthened by a random 0 to 30%
+// (the jitter Cray asked of PBS: 0.4 s + 0-0.12 s), so that the loops of
+// many reservations released together do not reach ALPS in step.
 struct ReleasePolicy {
   std::chrono::milliseconds initial_delay{250};
   std::chrono::milliseconds max_delay{8'000};
   std::chrono::milliseconds limit{600'000};  // PBS's alps_release_timeout
 };
+// A wait of `delay` with its jitter: `delay` plus `unit` (0 to 1) times 30% of it.
+std::chrono::milliseconds jittered(std::chrono::milliseconds delay, double unit);
 
 struct ClientOptions {
   std::chrono::milliseconds call_timeout = kDefaultCallTimeout;

@@ -138,6 +138,13 @@ TEST_F(ClientTest, ReleaseBefore12RepeatsUntilNoEntry) {
   EXPECT_EQ(timings.of(CallKind::kRelease).errors, 2u);
 }
 
+TEST(ReleaseJitterTest, EachWaitIsLengthenedByUpToThirtyPercent) {
+  EXPECT_EQ(jittered(400ms, 0.0), 400ms);
+  EXPECT_EQ(jittered(400ms, 1.0), 520ms) << "PBS's 0.4 s + 0.12 s";
+  EXPECT_EQ(jittered(8000ms, 0.5), 9200ms);
+  EXPECT_EQ(jittered(400ms, 7.0), 520ms) << "a unit out of range is clamped";
+}
+
 TEST_F(ClientTest, ReleaseStopsAtAPermanentError) {
   fake.script.push_back(answer(engine("5.2.44", {"1.3"})));
   fake.script.push_back(failure("something else"));
