@@ -53,7 +53,7 @@ constexpr const char* kUsage = R"(usage: basil-emulator [--state DIR]           
        basil-emulator fault [--method M] [--latency-ms X] [--latency-per-node-us X]
                            [--transient P] [--hang P] [--truncate P] [--garbage P]
                            [--exit P] [--exit-code N] [--stderr P] [--seed N]
-                           [--cscs-model on|off] [--cscs-scale X] [--clear]
+                           [--cscs-model on|off] [--cscs-scale X] [--confirm-too-soon S] [--clear]
        basil-emulator system [--cle VERSION] [--inventory-forms on|off] [--fsync on|off]
        basil-emulator check | show
        basil-emulator sdb print|load|sync|forget|show [options]   (sdb --help)
@@ -406,6 +406,7 @@ int cmd_fault(const po::variables_map& vm, const std::string& dir) {
     if (vm.count("cscs-model") && !on_off(vm["cscs-model"].as<std::string>(), &f.cscs_model))
       return Status(basil::Code::kInvalidValue, "--cscs-model takes on or off");
     if (vm.count("cscs-scale")) f.cscs_scale = std::max(0.0, vm["cscs-scale"].as<double>());
+    if (vm.count("confirm-too-soon")) f.confirm_too_soon_s = std::min(vm["confirm-too-soon"].as<std::uint32_t>(), 3600u);
     emu::Delta d;
     d.faults = f;
     std::cout << emu::faults_to_json(f) << "\n";
@@ -522,6 +523,7 @@ int admin(int argc, char** argv) {
       ("seed", po::value<std::uint64_t>())
       ("cscs-model", po::value<std::string>())
       ("cscs-scale", po::value<double>())
+      ("confirm-too-soon", po::value<std::uint32_t>())
       ("clear", "clear every fault")
       ("command", po::value<std::vector<std::string>>(), "subcommand and its words");
   po::positional_options_description pos;

@@ -255,6 +255,19 @@ Awaitable<Result<basil::Confirmed>> Client::confirm(basil::ConfirmRequest reques
                                                   basil::make_request(*dialect_, std::move(request)));
 }
 
+Awaitable<Result<basil::Confirmed>> Client::confirm_granted(basil::ConfirmRequest request,
+                                                            std::vector<std::chrono::milliseconds> waits) {
+  auto r = co_await confirm(request);
+  for (const auto wait : waits) {
+    if (r || r.status().code() != Code::kReservationUnknown) break;
+    asio::steady_timer timer(executor_, wait);
+    boost::system::error_code ec;
+    co_await timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+    r = co_await confirm(request);
+  }
+  co_return r;
+}
+
 Awaitable<Result<basil::Released>> Client::release_once(basil::ReleaseRequest request) {
   BASILD_ENSURE_DIALECT();
   co_return co_await typed_call<basil::Released>(CallKind::kRelease,

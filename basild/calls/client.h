@@ -133,6 +133,12 @@ class Client {
   // (find_adoptable_reservation) is adopted, else one RESERVE is sent.
   Awaitable<basil::Result<ReserveOutcome>> reserve_or_adopt(basil::ReserveRequest request);
   Awaitable<basil::Result<basil::Confirmed>> confirm(basil::ConfirmRequest request);
+  // CONFIRM of a reservation ALPS granted: a "cannot find resId" answer
+  // (kReservationUnknown) may mean only that apsched has not taken the
+  // reservation in yet (Torque met it: TRQ-3023), so it is sent again after
+  // `waits` (one more attempt per wait); the last answer is returned.
+  Awaitable<basil::Result<basil::Confirmed>> confirm_granted(basil::ConfirmRequest request,
+                                                             std::vector<std::chrono::milliseconds> waits);
   // One RELEASE as ALPS answers it ("No entry for resId" is kReservationGone).
   Awaitable<basil::Result<basil::Released>> release_once(basil::ReleaseRequest request);
   // RELEASE until the reservation is proven gone: "No entry for resId", or

@@ -248,7 +248,14 @@ void TypedCalls::confirm(const json& body, control::Responder reply) {
   if (!parsed) return reply(error_reply(parsed.status()));
   const basil::ConfirmRequest q = *parsed;
   auto self = shared_from_this();
-  co_spawn_result<basil::Confirmed>(parts_.io.get_executor(), parts_.client.confirm(q), [self, q, reply](basil::Result<basil::Confirmed> r) {
+  // A reservation basild holds a live record of was granted: ALPS not
+  // finding it yet is retried (about 4 s in all) before it counts.
+  const auto record = parts_.store.find(q.reservation_id);
+  const bool granted = record && *record && !is_terminal((**record).state);
+  std::vector<std::chrono::milliseconds> waits;
+  if (granted) waits = {std::chrono::milliseconds(250), std::chrono::milliseconds(500), std::chrono::milliseconds(1000),
+                        std::chrono::milliseconds(2000)};
+  co_spawn_result<basil::Confirmed>(parts_.io.get_executor(), parts_.client.confirm_granted(q, std::move(waits)), [self, q, reply](basil::Result<basil::Confirmed> r) {
     if (!r) return reply(error_reply(r.status()));
     auto st = self->parts_.store.mark_confirmed(q.reservation_id, q.pagg_id);
     if (is_database_failure(st)) return reply(self->unrecorded("CONFIRM", q.reservation_id, "confirmed", st));

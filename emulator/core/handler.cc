@@ -534,7 +534,9 @@ Handled handle(const basil::Request& req, const State& state, std::uint64_t now)
     commit_reservation(state, rec, placement, out.delta);
   } else if (const auto* cq = std::get_if<basil::ConfirmRequest>(&req.body)) {
     auto it = state.reservations.find(cq->reservation_id);
-    if (it == state.reservations.end() || it->second.released) {
+    const bool too_soon = it != state.reservations.end() && state.faults.confirm_too_soon_s > 0 &&
+                          now < it->second.time_stamp + state.faults.confirm_too_soon_s;
+    if (it == state.reservations.end() || it->second.released || too_soon) {
       resp = failure(req, d, ErrorClass::kPermanent,
                      "ALPS error: apsched: cannot find resId " + std::to_string(cq->reservation_id));
       return out;

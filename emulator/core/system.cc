@@ -248,12 +248,13 @@ const std::set<std::string>& method_keys() {
 }
 
 FaultConfig faults_from(const json& j) {
-  check_keys(j, "faults", {"seed", "cscs_model", "cscs_scale", "exit_code", "methods"});
+  check_keys(j, "faults", {"seed", "cscs_model", "cscs_scale", "exit_code", "confirm_too_soon_s", "methods"});
   FaultConfig f;
   f.seed = get_uint<std::uint64_t>(j, "seed", 0, 0, UINT64_MAX, "faults");
   f.cscs_model = get_bool(j, "cscs_model", false, "faults");
   f.cscs_scale = get_double(j, "cscs_scale", 1.0, 0, 1000, "faults");
   f.exit_code = get_uint<int>(j, "exit_code", 1, 1, 255, "faults");
+  f.confirm_too_soon_s = get_uint<std::uint32_t>(j, "confirm_too_soon_s", 0, 0, 3600, "faults");
   if (j.contains("methods")) {
     const json& m = j.at("methods");
     if (!m.is_object()) throw JsonError{"faults.methods: expected an object"};
@@ -271,6 +272,7 @@ json faults_json(const FaultConfig& f) {
   j["cscs_model"] = f.cscs_model;
   j["cscs_scale"] = f.cscs_scale;
   j["exit_code"] = f.exit_code;
+  j["confirm_too_soon_s"] = f.confirm_too_soon_s;
   json m = json::object();
   for (const auto& [k, v] : f.methods) {
     m[k] = json{{"latency_ms", v.latency_ms},         {"latency_per_node_us", v.latency_per_node_us},

@@ -116,6 +116,11 @@ struct FaultConfig {
   bool cscs_model = false;  // latency model calibrated on the CSCS paper's XC30 timings
   double cscs_scale = 1.0;
   int exit_code = 1;
+  // A CONFIRM less than this many seconds (on the reservation's time_stamp,
+  // whole seconds) after its RESERVE is answered PERMANENT "cannot find
+  // resId", as an apsched that has not taken the reservation in yet
+  // (Torque's TRQ-3023). 0: never.
+  std::uint32_t confirm_too_soon_s = 0;
   // Keys: ENGINE INVENTORY SUMMARY STATUS RESERVE CONFIRM RELEASE SWITCH, or "*"
   // for every method without its own entry.
   std::map<std::string, MethodFaults> methods;

@@ -138,6 +138,31 @@ TEST_F(ClientTest, ReleaseBefore12RepeatsUntilNoEntry) {
   EXPECT_EQ(timings.of(CallKind::kRelease).errors, 2u);
 }
 
+TEST_F(ClientTest, AGrantedReservationsConfirmIsSentAgainWhileAlpsCannotFindItYet) {
+  fake.script.push_back(answer(engine("5.2.44", {"1.3"})));
+  fake.script.push_back(failure("ALPS error: apsched: cannot find resId 4"));
+  fake.script.push_back(failure("ALPS error: apsched: cannot find resId 4"));
+  fake.script.push_back(answer(basil::Confirmed{}));
+  Client c(io.get_executor(), fake);
+  auto r = run(io, c.confirm_granted(basil::ConfirmRequest{4, 77, std::nullopt}, {1ms, 1ms, 1ms}));
+  ASSERT_TRUE(r) << r.status().message();
+  EXPECT_EQ(fake.requests.size(), 4u) << "ENGINE, then three CONFIRMs";
+}
+
+TEST_F(ClientTest, AConfirmIsNotSentAgainForAnotherErrorOrOnceTheWaitsAreSpent) {
+  fake.script.push_back(answer(engine("5.2.44", {"1.3"})));
+  fake.script.push_back(failure("ALPS error: apsched: something else"));
+  fake.script.push_back(failure("ALPS error: apsched: cannot find resId 4"));
+  fake.script.push_back(failure("ALPS error: apsched: cannot find resId 4"));
+  Client c(io.get_executor(), fake);
+  auto other = run(io, c.confirm_granted(basil::ConfirmRequest{4, 77, std::nullopt}, {1ms, 1ms}));
+  EXPECT_EQ(other.status().code(), basil::Code::kAlpsPermanent);
+  EXPECT_EQ(fake.requests.size(), 2u);
+  auto spent = run(io, c.confirm_granted(basil::ConfirmRequest{4, 77, std::nullopt}, {1ms}));
+  EXPECT_EQ(spent.status().code(), basil::Code::kReservationUnknown);
+  EXPECT_EQ(fake.requests.size(), 4u);
+}
+
 TEST(ReleaseJitterTest, EachWaitIsLengthenedByUpToThirtyPercent) {
   EXPECT_EQ(jittered(400ms, 0.0), 400ms);
   EXPECT_EQ(jittered(400ms, 1.0), 520ms) << "PBS's 0.4 s + 0.12 s";

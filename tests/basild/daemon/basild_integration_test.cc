@@ -372,6 +372,31 @@ TEST(BasildGeometryTest, AlpsRefusingANodeAnotherReservationHoldsIsTransientAndN
   EXPECT_EQ(d.alps_reservations().size(), 1u) << "the interactive one only";
 }
 
+// An apsched that has not taken a new reservation in answers its CONFIRM
+// "cannot find resId" (Torque's TRQ-3023; the emulator's fault): basild
+// sends the CONFIRM of a reservation it was granted again until ALPS finds
+// it. One it does not know is answered at once.
+TEST(BasildConfirmTest, AConfirmTooSoonAfterItsReserveIsSentAgainUntilAlpsFindsTheReservation) {
+  Daemon d("confirm-soon", "tds-8");
+  d.start(true, /*xml_log=*/true);
+  emulator_admin(d.emu(), "fault --confirm-too-soon 2");  // the first CONFIRM is always refused
+  unsigned status = 0;
+  auto r = reserve_job(d, "51", {{"nodes", 1}}, &status);
+  ASSERT_EQ(status, 200u) << r.dump() << d.log();
+  const auto id = r["reservation_id"].get<std::uint64_t>();
+  auto c = d.call("POST", "/v1/confirm", json({{"reservation_id", id}, {"pagg_id", 9051}}).dump(), &status);
+  EXPECT_EQ(status, 200u) << c.dump() << d.log();
+  EXPECT_EQ(c.value("state", ""), "confirmed") << c.dump();
+  const std::string logged = read_file(d.dir() + "/basil_xml.log");
+  EXPECT_NE(logged.find("cannot find resId " + std::to_string(id)), std::string::npos)
+      << "the first CONFIRM came within 2 s of its RESERVE and was refused";
+
+  auto unknown = d.call("POST", "/v1/confirm", json({{"reservation_id", 999}, {"pagg_id", 1}}).dump(), &status);
+  EXPECT_EQ(status, 404u) << unknown.dump();
+  EXPECT_EQ(basil_test::count_of(read_file(d.dir() + "/basil_xml.log"), "reservation_id=\"999\""), 1u)
+      << "one CONFIRM of a reservation basild never had (its FAILURE names no id), not sent again";
+}
+
 TEST(BasildGeometryTest, BasilctlPlanEstimatesPendingNodesWithVisibleProcessors) {
   Daemon d("geo-plan", "xc30-2256", "", "[geometry]\none_task_per_core = true\n");
   d.start();
