@@ -352,9 +352,9 @@ CandidateView view_of(const AlpsReservation& a, CandidateKind kind, CandidateSta
 
 }  // namespace
 
-bool no_job_owns(ReservationRule r) {
-  return r == ReservationRule::kReleasing || r == ReservationRule::kInteractive || r == ReservationRule::kStray ||
-         r == ReservationRule::kOrphan;
+bool no_job_owns(ReservationRule r, const AlpsReservation& a) {
+  return (r == ReservationRule::kReleasing && !a.apids.empty()) || r == ReservationRule::kInteractive ||
+         r == ReservationRule::kStray || r == ReservationRule::kOrphan;
 }
 
 CyclePlan plan_cycle(const ReconcileInput& in, const ReconcileSettings& s, const ReconcileMemory& before) {
@@ -376,7 +376,7 @@ CyclePlan plan_cycle(const ReconcileInput& in, const ReconcileSettings& s, const
     if (v.count) out.memory.counts.insert_or_assign(a.id, *v.count);
     if (v.claims) out.memory.claims.insert_or_assign(a.id, *v.claims);
     if (v.due) due.insert(a.id);
-    if (no_job_owns(v.rule)) plan.held_for_others.insert(a.id);
+    if (no_job_owns(v.rule, a)) plan.held_for_others.insert(a.id);
     if (v.rule == ReservationRule::kAmbiguous)
       ambiguous.push_back(view_of(a, CandidateKind::kStray, CandidateState::kAmbiguous));
     batch += v.batch ? 1u : 0u;

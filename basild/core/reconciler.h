@@ -202,11 +202,13 @@ enum class ReservationRule : std::uint8_t {
 };
 std::string_view reservation_rule_name(ReservationRule r);
 
-// A reservation of this rule holds its nodes for no live Slurm job:
-// releasing, interactive, stray and orphan (counting or due). The others
-// are a live job's, or may be (ambiguous, uncounted, being reserved or
-// young), and their nodes are Slurm's.
-bool no_job_owns(ReservationRule r);
+// A reservation ALPS lists with this rule holds its nodes for no live
+// Slurm job: interactive, stray, orphan (counting or due), and releasing
+// while aprun applications still run in it (without any, it is leaving:
+// ALPS drops it at the RELEASE that basild is sending). The others are a
+// live job's, or may be (ambiguous, uncounted, being reserved or young),
+// and their nodes are Slurm's.
+bool no_job_owns(ReservationRule r, const AlpsReservation& a);
 
 // Batch id absent, empty, "UNKNOWN" or in the configured list.
 bool is_interactive(const std::optional<std::string>& batch_id, const ReconcileSettings& s);

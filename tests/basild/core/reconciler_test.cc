@@ -524,15 +524,26 @@ TEST(ReconcilerHeldTest, ReservationsNoLiveJobOwnsAreHeldForOthersAndALiveJobsAr
   RecordView young = mine;
   young.res_id = 3;
   young.batch_id = "30";
-  c.in.alps = {res(1, "UNKNOWN"), res(2, "20"), res(3, "30"), res(4, "40"), res(5, std::nullopt)};
-  c.in.records = {mine, young};
-  c.in.jobs = jobs({"20"});
+  RecordView leaving = mine, ending = mine;
+  leaving.res_id = 6;
+  leaving.batch_id = "60";
+  leaving.releasing = true;
+  ending.res_id = 7;
+  ending.batch_id = "70";
+  ending.releasing = true;
+  c.in.alps = {res(1, "UNKNOWN"), res(2, "20"), res(3, "30"), res(4, "40"), res(5, std::nullopt), res(6, "60"),
+               res(7, "70", {701})};
+  c.in.records = {mine, young, leaving, ending};
+  c.in.release_loops = {6, 7};
+  c.in.jobs = jobs({"20", "70"});
   // 1 interactive, 2 the live job's own, 3 basild's for a job the table
-  // does not list yet (young), 4 an orphan counting, 5 interactive.
-  EXPECT_EQ(c.at(0s).held_for_others, (std::set<std::uint64_t>{1, 4, 5}));
+  // does not list yet (young), 4 an orphan counting, 5 interactive, 6
+  // being released with no application left (leaving), 7 being released
+  // while an aprun still runs in it.
+  EXPECT_EQ(c.at(0s).held_for_others, (std::set<std::uint64_t>{1, 4, 5, 7}));
   c.in.jobs.ok = false;
   c.in.jobs.failure = "squeue: timed out";
-  EXPECT_EQ(c.at(10s).held_for_others, (std::set<std::uint64_t>{1, 5})) << "uncounted: only what needs no job table";
+  EXPECT_EQ(c.at(10s).held_for_others, (std::set<std::uint64_t>{1, 5, 7})) << "uncounted: only what needs no job table";
 }
 
 }  // namespace
