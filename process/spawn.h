@@ -8,7 +8,9 @@
 // What every child gets, a program's or a function's:
 //   - it leads a new process group (its pgid is its pid): kill_group()
 //     reaches it and whatever it starts that stays in the group (a shell's
-//     commands, a program that forks);
+//     commands, a program that forks); a program may instead join the
+//     group of an earlier child of the caller's (Program::group: the
+//     processes of one emulated application);
 //   - every signal's disposition is the default and its signal mask is
 //     empty: a SIGPIPE the caller ignores or a SIGTERM it blocks is not
 //     inherited;
@@ -52,6 +54,8 @@ struct Program {
   std::vector<std::string> argv;       // argv[0] is the program's path
   std::vector<std::string> env_set{};  // "NAME=VALUE" in place of the caller's NAME in the child's environment
   bool search_path = false;            // an argv[0] without '/' is looked up in PATH (as execvp, no shell)
+  pid_t group = 0;                     // 0: it leads a group of its own; else it joins this one (setpgid)
+  std::string cwd{};                   // "": the caller's working directory; else it starts there (chdir)
 };
 
 // A function to run in a child: its value is the child's exit status. It
