@@ -19,6 +19,7 @@ struct Shape {
   std::uint32_t nppn = 0;         // -N: PEs per node, 0: as many as fit
   std::uint32_t depth = 1;        // -d: CPUs per PE
   std::uint32_t cpus_per_cu = 0;  // -j: CPUs used per compute unit, 0: all
+  bool operator==(const Shape&) const = default;
 };
 
 struct Claim {
