@@ -1,7 +1,8 @@
 // Starting a child process: the one place where the project's programs
 // make one (basild's apbasil, apkill and job-table commands, the emulator's
-// mysql client, basil-slurm's scontrol and libslurm calls). run.h runs a
-// child to its end, blocking; async_child.h on a Boost.Asio loop.
+// mysql client and its apsched's applications, basil-slurm's scontrol and
+// libslurm calls). run.h runs a child to its end, blocking; async_child.h
+// on a Boost.Asio loop.
 // (basild/conduit/basil_gateway.c, stand-alone C99 for the main system,
 // has its own.)
 //
