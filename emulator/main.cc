@@ -24,6 +24,7 @@
 #include "emulator/answer.h"
 #include "emulator/apsched/clients.h"
 #include "emulator/apsched/daemon.h"
+#include "emulator/apsched/socket.h"
 #include "emulator/core/faults.h"
 #include "emulator/core/handler.h"
 #include "emulator/core/state.h"
@@ -181,6 +182,9 @@ int apbasil_mode(const std::string& state_dir) {
     return delta;
   }, nodes_only ? emu::Store::Scope::kNodes : emu::Store::Scope::kAll);
   store->reset();
+  // The emulated apsched stops or continues the processes a SWITCH concerns.
+  if (st && decoded && std::holds_alternative<basil::SwitchRequest>(decoded->body) && response.ok())
+    emu::apsched::follow_switch(state_dir);
   if (!st) {
     // The store failed (busy beyond the budget, corrupt): ALPS would answer a
     // TRANSIENT SYSTEM error.

@@ -61,12 +61,7 @@ Result<KillRequest> parse(const std::vector<std::string>& words) {
 std::optional<int> through_daemon(const KillRequest& k, const Where& where) {
   const std::string socket = socket_path(where.socket, where.state_dir);
   if (socket.empty()) return std::nullopt;
-  auto fd = connect_to(socket);
-  if (!fd) return std::nullopt;
-  std::string buffer;
-  if (!send_line(fd->get(), encode(Request{k}))) return std::nullopt;
-  const auto line = read_line(fd->get(), buffer);
-  const auto reply = line ? decode_reply(*line) : Result<Reply>(line.status());
+  const auto reply = ask_daemon(socket, Request{k});
   if (!reply || reply->kind == ReplyKind::kUnknown) return std::nullopt;
   if (reply->kind == ReplyKind::kOk) return 0;
   std::cerr << reply->text << "\n";

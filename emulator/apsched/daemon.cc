@@ -79,8 +79,10 @@ class Daemon {
 
  private:
   struct Running {
+    std::uint64_t reservation_id = 0;
     std::uint32_t uid = 0;
     pid_t pgid = 0;
+    bool stopped = false;  // SIGSTOPped: its reservation is switched out
   };
 
   asio::awaitable<void> accept_loop();
@@ -92,6 +94,7 @@ class Daemon {
   Result<std::uint64_t> record(const RunRequest& r, const Peer& peer);
   Result<std::vector<pid_t>> start_pes(const RunRequest& r, std::uint64_t apid, const std::vector<Fd>& fds);
   Reply kill_application(const KillRequest& k, const Peer& peer);
+  Reply follow_switches();
   Status transact(const Store::TxnFn& fn);
   void end_in_state(std::uint64_t apid);
   void stop();
@@ -169,6 +172,11 @@ asio::awaitable<void> Daemon::serve(Local::socket socket) {
   }
   if (const auto* kill = std::get_if<KillRequest>(&*request)) {
     const Reply answer = kill_application(*kill, *peer);
+    co_await reply(socket, answer);
+    co_return;
+  }
+  if (std::holds_alternative<SyncRequest>(*request)) {
+    const Reply answer = follow_switches();
     co_await reply(socket, answer);
     co_return;
   }
@@ -269,7 +277,7 @@ asio::awaitable<void> Daemon::run_application(Local::socket& socket, const RunRe
     co_await reply(socket, answer);
     co_return;
   }
-  apps_[*apid] = Running{peer.uid, pids->front()};
+  apps_[*apid] = Running{r.reservation_id, peer.uid, pids->front(), false};
   log("application " + std::to_string(*apid) + " of resId " + std::to_string(r.reservation_id) + ": " +
       std::to_string(pids->size()) + " processes, group " + std::to_string(pids->front()));
   const Reply started = Reply{ReplyKind::kStarted, *apid, 0, ""};
@@ -298,6 +306,21 @@ Reply Daemon::kill_application(const KillRequest& k, const Peer& peer) {
   if (::kill(-it->second.pgid, k.signal) != 0 && errno != ESRCH)
     return Reply{ReplyKind::kRefused, 0, 0, "apkill: apid " + apid + ": signal " + std::to_string(k.signal) +
                                                 " cannot be sent"};
+  return Reply{ReplyKind::kOk, 0, 0, ""};
+}
+
+Reply Daemon::follow_switches() {
+  auto store = Store::open(opt_.state_dir);
+  auto state = store ? (*store)->load() : Result<State>(store.status());
+  if (!state) return Reply{ReplyKind::kRefused, 0, 0, "apsched: " + state.status().message()};
+  for (auto& [apid, app] : apps_) {
+    const auto res = state->reservations.find(app.reservation_id);
+    const bool out = res != state->reservations.end() && res->second.suspended;
+    if (out == app.stopped) continue;
+    ::kill(-app.pgid, out ? SIGSTOP : SIGCONT);
+    app.stopped = out;
+    log("application " + std::to_string(apid) + (out ? " stopped (switched out)" : " continued (switched in)"));
+  }
   return Reply{ReplyKind::kOk, 0, 0, ""};
 }
 

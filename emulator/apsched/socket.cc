@@ -92,6 +92,21 @@ Result<std::string> read_line(int fd, std::string& buffer) {
   }
 }
 
+Result<Reply> ask_daemon(const std::string& socket, const Request& request) {
+  auto fd = connect_to(socket);
+  if (!fd) return fd.status();
+  if (Status st = send_line(fd->get(), encode(request)); !st) return st;
+  std::string buffer;
+  auto line = read_line(fd->get(), buffer);
+  if (!line) return line.status();
+  return decode_reply(*line);
+}
+
+void follow_switch(const std::string& state_dir) {
+  const std::string socket = socket_path("", state_dir);
+  if (!socket.empty()) (void)ask_daemon(socket, Request{SyncRequest{}});
+}
+
 ssize_t receive_some(int fd, std::string& buffer, std::vector<Fd>& fds) {
   char chunk[4096];
   alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int) * kMaxFds)];

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "basil_proto/status.h"
+#include "emulator/apsched/wire.h"
 #include "process/pipe.h"
 
 namespace emu::apsched {
@@ -35,6 +36,15 @@ basil::Status send_line(int fd, std::string_view line, const std::vector<int>& f
 // '\n'), removed from the buffer; kTransport at the end of the stream or
 // an error, kInvalidValue past kMaxLine. Blocking.
 basil::Result<std::string> read_line(int fd, std::string& buffer);
+
+// One request to the daemon at `socket` and its first reply (blocking);
+// kTransport when no daemon serves it.
+basil::Result<Reply> ask_daemon(const std::string& socket, const Request& request);
+
+// After apbasil mode committed a SWITCH: the daemon serving the state's
+// socket, if any, stops or continues its applications accordingly (it
+// reads the state itself). Nothing when none runs.
+void follow_switch(const std::string& state_dir);
 
 // One recvmsg without waiting: appends the bytes to `buffer` and the
 // descriptors that came with them (close-on-exec) to `fds`. The count of

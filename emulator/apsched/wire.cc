@@ -62,6 +62,7 @@ Result<Request> decode_run(const json& j) {
 }  // namespace
 
 std::string encode(const Request& request) {
+  if (std::holds_alternative<SyncRequest>(request)) return line_of({{"op", "sync"}});
   if (const auto* k = std::get_if<KillRequest>(&request))
     return line_of({{"op", "kill"}, {"apid", k->application_id}, {"signal", k->signal}});
   const auto& r = std::get<RunRequest>(request);
@@ -92,6 +93,7 @@ Result<Request> decode_request(std::string_view line) {
   auto op = field<std::string>(*j, "op");
   if (!op) return op.status();
   if (*op == "run") return decode_run(*j);
+  if (*op == "sync") return Request{SyncRequest{}};
   if (*op != "kill") return Status(Code::kInvalidValue, "unknown op \"" + *op + "\"");
   auto apid = field<std::uint64_t>(*j, "apid");
   auto sig = field<int>(*j, "signal");

@@ -8,6 +8,10 @@
 //             or {"reply":"refused","text":"..."}
 //   apkill -> {"op":"kill","apid":A,"signal":S}
 //   daemon -> {"reply":"ok"} | {"reply":"unknown"} | {"reply":"refused","text":"..."}
+//   apbasil mode, after a SWITCH -> {"op":"sync"}: the daemon reads the state
+//             again and stops or continues its applications as their
+//             reservations are switched out or in (it trusts the state, not
+//             the message); daemon -> {"reply":"ok"}
 #pragma once
 
 #include <cstdint>
@@ -36,7 +40,11 @@ struct KillRequest {
   bool operator==(const KillRequest&) const = default;
 };
 
-using Request = std::variant<RunRequest, KillRequest>;
+struct SyncRequest {
+  bool operator==(const SyncRequest&) const = default;
+};
+
+using Request = std::variant<RunRequest, KillRequest, SyncRequest>;
 
 enum class ReplyKind : std::uint8_t { kStarted, kDone, kRefused, kOk, kUnknown };
 

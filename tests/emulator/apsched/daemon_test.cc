@@ -238,6 +238,24 @@ TEST_F(EmulatorApschedTest, ReleaseWhileAnAprunRunsIsAnsweredReleasedAndTheReser
             "ALPS error: apsched: No entry for resId " + std::to_string(resid));
 }
 
+TEST_F(EmulatorApschedTest, SwitchOutStopsTheApplicationsProcessesAndSwitchInContinuesThem) {
+  auto j = job("aprun -n 2 " + reporting_pe(0) + "; echo rc=$?");
+  ASSERT_TRUE(wait_for_file("pe.0") && wait_for_file("pe.1")) << job_err();
+  const PeReport pe0 = pe_report(0), pe1 = pe_report(1);
+  const std::uint64_t resid = std::stoull(slurp(dir_ + "/resid"));
+  const auto out = ask(basil::Dialect::k1_3, basil::SwitchRequest{{{resid, basil::SwitchAction::kOut}}, {}});
+  ASSERT_TRUE(out.ok()) << text(out);
+  // apbasil answers once the daemon has sent SIGSTOP; the kernel stops them soon after.
+  EXPECT_TRUE(basil_test::wait_until([&] {
+    return basil_test::process_state(pe0.pid) == 'T' && basil_test::process_state(pe1.pid) == 'T';
+  }, 30s)) << slurp(dir_ + "/apsched.log");
+  release_pes();
+  const auto in = ask(basil::Dialect::k1_3, basil::SwitchRequest{{{resid, basil::SwitchAction::kIn}}, {}});
+  ASSERT_TRUE(in.ok()) << text(in);
+  ASSERT_TRUE(j->wait_for(60s).has_value()) << "continued, the PEs see the go file and end";
+  EXPECT_EQ(job_out(), "rc=0\n");
+}
+
 TEST_F(EmulatorApschedTest, SigtermStopsTheDaemonKillingItsApplicationsAndEndingThemInTheState) {
   auto j = job("aprun -n 1 " + reporting_pe(0) + "; echo rc=$?");
   ASSERT_TRUE(wait_for_file("pe.0")) << job_err();

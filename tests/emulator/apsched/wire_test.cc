@@ -14,7 +14,7 @@ TEST(WireTest, RequestsRoundTrip) {
   run.argv = {"/bin/sh", "-c", "echo \"quoted\" \\ and\nnewline"};
   run.cwd = "/home/alice";
   run.env = {"PATH=/bin", "EMPTY="};
-  for (const Request& r : {Request{run}, Request{KillRequest{100001, 9}}}) {
+  for (const Request& r : {Request{run}, Request{KillRequest{100001, 9}}, Request{SyncRequest{}}}) {
     const std::string line = encode(r);
     ASSERT_EQ(line.back(), '\n');
     EXPECT_EQ(line.find('\n'), line.size() - 1) << "one line";
