@@ -22,6 +22,9 @@
 
 #include "basil_proto/codec.h"
 #include "emulator/answer.h"
+#include "emulator/apsched/clients.h"
+#include "emulator/apsched/daemon.h"
+#include "emulator/apsched/socket.h"
 #include "emulator/core/faults.h"
 #include "emulator/core/handler.h"
 #include "emulator/core/state.h"
@@ -49,7 +52,10 @@ constexpr const char* kUsage = R"(usage: basil-emulator [--state DIR]           
        basil-emulator release --resid R
        basil-emulator app start --resid R [--cmd NAME] [--width N] [--uid N] [--gid N]
        basil-emulator app end --apid A
-       basil-emulator apkill -SIGNAL APID
+       basil-emulator apsched [--socket PATH] [--max-local-pes N]   (the ALPS daemon)
+       basil-emulator aprun [-n PEs] [-N PEs_per_node] [-d depth] [-j CPUs_per_CU] command [args...]
+       basil-emulator apkill [-SIGNAL] APID
+       basil-emulator apstat [-r] [-a] [-v]
        basil-emulator fault [--method M] [--latency-ms X] [--latency-per-node-us X]
                            [--transient P] [--hang P] [--truncate P] [--garbage P]
                            [--exit P] [--exit-code N] [--stderr P] [--seed N]
@@ -58,7 +64,8 @@ constexpr const char* kUsage = R"(usage: basil-emulator [--state DIR]           
        basil-emulator check | show
        basil-emulator sdb print|load|sync|forget|show [options]   (sdb --help)
        basil-emulator --version
-Every command takes --state DIR (default: $BASIL_EMULATOR_STATE).
+Every command takes --state DIR (default: $BASIL_EMULATOR_STATE); apsched, aprun
+and apkill take --socket PATH (default: $BASIL_APSCHED_SOCKET, else DIR/apsched.sock).
 )";
 
 std::uint64_t now_seconds() {
@@ -175,6 +182,9 @@ int apbasil_mode(const std::string& state_dir) {
     return delta;
   }, nodes_only ? emu::Store::Scope::kNodes : emu::Store::Scope::kAll);
   store->reset();
+  // The emulated apsched stops or continues the processes a SWITCH concerns.
+  if (st && decoded && std::holds_alternative<basil::SwitchRequest>(decoded->body) && response.ok())
+    emu::apsched::follow_switch(state_dir);
   if (!st) {
     // The store failed (busy beyond the budget, corrupt): ALPS would answer a
     // TRANSIENT SYSTEM error.
@@ -326,48 +336,6 @@ int cmd_app(const po::variables_map& vm, const std::string& dir, const std::stri
     return run_txn(dir, [&](const emu::State& s) { return emu::end_application(s, apid); });
   }
   return fail("app takes start or end");
-}
-
-// apkill -SIGNAL APID (as Cray's apkill: the default signal is TERM).
-int cmd_apkill(const std::vector<std::string>& args, const std::string& dir) {
-  int sig = SIGTERM;
-  std::string apid_text;
-  for (const std::string& a : args) {
-    if (a.size() > 1 && a[0] == '-' && apid_text.empty()) {
-      std::string name = a.substr(1);
-      if (name.rfind("SIG", 0) == 0) name = name.substr(3);
-      static const std::pair<const char*, int> kNames[] = {
-          {"HUP", SIGHUP},   {"INT", SIGINT},   {"QUIT", SIGQUIT}, {"KILL", SIGKILL}, {"USR1", SIGUSR1},
-          {"USR2", SIGUSR2}, {"TERM", SIGTERM}, {"CONT", SIGCONT}, {"STOP", SIGSTOP}, {"TSTP", SIGTSTP},
-          {"ABRT", SIGABRT}, {"ALRM", SIGALRM}, {"URG", SIGURG},   {"WINCH", SIGWINCH}, {"CHLD", SIGCHLD}};
-      bool found = false;
-      for (auto [n, v] : kNames)
-        if (name == n) sig = v, found = true;
-      if (!found) {
-        char* end = nullptr;
-        const long v = std::strtol(name.c_str(), &end, 10);
-        if (end == name.c_str() || *end != '\0' || v < 0 || v > 64) return fail("apkill: bad signal " + a);
-        sig = static_cast<int>(v);
-      }
-    } else if (apid_text.empty()) {
-      apid_text = a;
-    } else {
-      return fail("usage: apkill [-SIGNAL] APID");
-    }
-  }
-  char* end = nullptr;
-  const unsigned long long apid = std::strtoull(apid_text.c_str(), &end, 10);
-  if (apid_text.empty() || *end != '\0') return fail("usage: apkill [-SIGNAL] APID");
-  // Signals that do not end a process leave the application running.
-  const bool ends = !(sig == 0 || sig == SIGCONT || sig == SIGSTOP || sig == SIGTSTP || sig == SIGTTIN ||
-                      sig == SIGTTOU || sig == SIGURG || sig == SIGWINCH || sig == SIGCHLD);
-  return run_txn(dir, [&](const emu::State& s) -> Result<emu::Delta> {
-    auto it = s.applications.find(apid);
-    if (it == s.applications.end() || it->second.time_stamp == 0)
-      return Status(basil::Code::kInvalidValue, "apkill: apid " + apid_text + " not found");
-    if (!ends) return emu::Delta{};
-    return emu::end_application(s, apid);
-  });
 }
 
 int cmd_fault(const po::variables_map& vm, const std::string& dir) {
@@ -563,24 +531,16 @@ int admin(int argc, char** argv) {
   return 2;
 }
 
-// apkill's own argument shape (-9 is a signal, not an option): handled by hand.
-int apkill_main(int argc, char** argv, int skip) {
-  std::string dir;
-  if (const char* e = std::getenv("BASIL_EMULATOR_STATE"); e != nullptr) dir = e;
-  std::vector<std::string> args;
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (i == skip) continue;
-    if (a == "--state" && i + 1 < argc) {
-      dir = argv[++i];
-    } else if (a.rfind("--state=", 0) == 0) {
-      dir = a.substr(8);
-    } else {
-      args.push_back(a);
-    }
-  }
-  if (dir.empty()) return fail("no state directory (--state DIR or BASIL_EMULATOR_STATE)");
-  return cmd_apkill(args, dir);
+// aprun, apkill, apstat and the apsched daemon (emulator/apsched/): their
+// own argument shapes (aprun's command, apkill's -9), so no program_options.
+int alps_program(const std::string& name, int argc, char** argv, int skip) {
+  std::vector<std::string> words;
+  const auto where = emu::apsched::take_where(words, argc, argv, 1, skip, name == "aprun");
+  if (name == "aprun") return emu::apsched::aprun_main(words, where);
+  if (name == "apkill") return emu::apsched::apkill_main(words, where);
+  if (name == "apstat") return emu::apsched::apstat_main(words, where);
+  if (!where.socket.empty()) words.insert(words.begin(), {"--socket", where.socket});
+  return emu::apsched::apsched_main(words, where.state_dir);
 }
 
 }  // namespace
@@ -589,12 +549,12 @@ int main(int argc, char** argv) {
   std::string self = argc > 0 ? argv[0] : "basil-emulator";
   const auto slash = self.rfind('/');
   if (slash != std::string::npos) self = self.substr(slash + 1);
-  if (self == "apkill") return apkill_main(argc, argv, 0);
+  if (self == "apkill" || self == "aprun" || self == "apstat") return alps_program(self, argc, argv, 0);
   for (int i = 1; i < argc; ++i) {
     const std::string a = argv[i];
-    if (a == "apkill") return apkill_main(argc, argv, i);
+    if (a == "apkill" || a == "aprun" || a == "apstat" || a == "apsched") return alps_program(a, argc, argv, i);
     if (a == "sdb") return emu::sdb_main(argc, argv, i);
-    if (a == "--state") {
+    if (a == "--state" || a == "--socket") {
       ++i;
       continue;
     }

@@ -29,6 +29,8 @@ struct ChildPlan {
   char* const* envp = nullptr;
   int fds[3] = {-1, -1, -1};
   pid_t parent = 0;
+  pid_t group = 0;               // the process group to join; 0: its own
+  const char* cwd = nullptr;     // where a program starts; null: here
   int error = 0;  // written by a program's child when a step or every exec failed (shared memory)
 };
 
@@ -57,7 +59,7 @@ BASIL_CHILD_CODE void default_dispositions() {
 // The child's steps common to programs and functions; false, with errno
 // set, when one fails.
 BASIL_CHILD_CODE bool prepare_child(const ChildPlan& plan) {
-  if (::syscall(SYS_setpgid, 0, 0) != 0) return false;
+  if (::syscall(SYS_setpgid, 0, plan.group) != 0) return false;
   if (::syscall(SYS_prctl, PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0) return false;
   // The parent died before the request: nobody would kill this child.
   if (static_cast<pid_t>(::syscall(SYS_getppid)) != plan.parent) ::syscall(SYS_exit, 127);
@@ -87,7 +89,8 @@ BASIL_CHILD_CODE int program_child(void* arg) {
   auto* plan = static_cast<ChildPlan*>(arg);
   default_dispositions();
   // Also closes descriptors some library opened without O_CLOEXEC.
-  if (prepare_child(*plan) && ::syscall(SYS_close_range, 3u, ~0u, 0u) == 0 && unblock_all()) {
+  if (prepare_child(*plan) && ::syscall(SYS_close_range, 3u, ~0u, 0u) == 0 &&
+      (plan->cwd == nullptr || ::syscall(SYS_chdir, plan->cwd) == 0) && unblock_all()) {
     bool denied = false;
     for (char* const* path = plan->paths; *path != nullptr; ++path) {
       ::syscall(SYS_execve, *path, plan->argv, plan->envp);
@@ -202,6 +205,8 @@ basil::Result<pid_t> spawn(const Program& program, const Stdio& stdio) {
   plan.paths = path_ptrs.data();
   plan.argv = args.data();
   plan.envp = program.env_set.empty() ? environ : env.data();
+  plan.group = program.group;
+  plan.cwd = program.cwd.empty() ? nullptr : program.cwd.c_str();
 
   constexpr std::size_t kStackBytes = 64 * 1024;  // program_child and the system calls it makes
   auto stack = std::make_unique<std::byte[]>(kStackBytes);

@@ -1,14 +1,17 @@
 // Starting a child process: the one place where the project's programs
 // make one (basild's apbasil, apkill and job-table commands, the emulator's
-// mysql client, basil-slurm's scontrol and libslurm calls). run.h runs a
-// child to its end, blocking; async_child.h on a Boost.Asio loop.
+// mysql client and its apsched's applications, basil-slurm's scontrol and
+// libslurm calls). run.h runs a child to its end, blocking; async_child.h
+// on a Boost.Asio loop.
 // (basild/conduit/basil_gateway.c, stand-alone C99 for the main system,
 // has its own.)
 //
 // What every child gets, a program's or a function's:
 //   - it leads a new process group (its pgid is its pid): kill_group()
 //     reaches it and whatever it starts that stays in the group (a shell's
-//     commands, a program that forks);
+//     commands, a program that forks); a program may instead join the
+//     group of an earlier child of the caller's (Program::group: the
+//     processes of one emulated application);
 //   - every signal's disposition is the default and its signal mask is
 //     empty: a SIGPIPE the caller ignores or a SIGTERM it blocks is not
 //     inherited;
@@ -52,6 +55,8 @@ struct Program {
   std::vector<std::string> argv;       // argv[0] is the program's path
   std::vector<std::string> env_set{};  // "NAME=VALUE" in place of the caller's NAME in the child's environment
   bool search_path = false;            // an argv[0] without '/' is looked up in PATH (as execvp, no shell)
+  pid_t group = 0;                     // 0: it leads a group of its own; else it joins this one (setpgid)
+  std::string cwd{};                   // "": the caller's working directory; else it starts there (chdir)
 };
 
 // A function to run in a child: its value is the child's exit status. It

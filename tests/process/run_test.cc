@@ -272,5 +272,23 @@ TEST(RunTest, AChildGoneWithTheObjectIsKilledAndReaped) {
   EXPECT_EQ(basil_test::children_of(::getpid()), 0);
 }
 
+TEST(RunTest, AProgramJoinsTheGroupItIsGivenAndStartsInItsDirectory) {
+  const auto leader = spawn(Program{{"/bin/sleep", "60"}}, Stdio{});
+  ASSERT_TRUE(leader) << leader.status().message();
+  Program p{{"/bin/sh", "-c", "echo $(cut -d' ' -f5 /proc/$$/stat) $(pwd)"}};
+  p.group = *leader;
+  p.cwd = "/";
+  const auto r = run(p, {.timeout = 10s});
+  kill_group(*leader);
+  EXPECT_NE(reap(*leader), -1);
+  ASSERT_TRUE(r) << r.status().message();
+  EXPECT_EQ(r->out, std::to_string(*leader) + " /\n");
+  Program nowhere{{"/bin/true"}};
+  nowhere.cwd = "/nonexistent-basil-directory";
+  const auto failed = spawn(nowhere, Stdio{});
+  ASSERT_FALSE(failed);
+  EXPECT_EQ(failed.status().message(), "No such file or directory");
+}
+
 }  // namespace
 }  // namespace basil::process
