@@ -15,6 +15,7 @@
 #include <fstream>
 #include <iostream>
 #include <iterator>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <thread>
@@ -24,6 +25,7 @@
 #include "emulator/answer.h"
 #include "emulator/apsched/clients.h"
 #include "emulator/apsched/daemon.h"
+#include "emulator/apsched/serial.h"
 #include "emulator/apsched/socket.h"
 #include "emulator/core/faults.h"
 #include "emulator/core/handler.h"
@@ -61,6 +63,7 @@ constexpr const char* kUsage = R"(usage: basil-emulator [--state DIR]           
                            [--exit P] [--exit-code N] [--stderr P] [--seed N]
                            [--cscs-model on|off] [--cscs-scale X] [--confirm-too-soon S] [--clear]
        basil-emulator system [--cle VERSION] [--inventory-forms on|off] [--fsync on|off]
+                             [--apsched serial|parallel]
        basil-emulator check | show
        basil-emulator sdb print|load|sync|forget|show [options]   (sdb --help)
        basil-emulator --version
@@ -143,6 +146,13 @@ int apbasil_mode(const std::string& state_dir) {
                                  std::holds_alternative<basil::StatusQuery>(decoded->body));
   bool answered = false;
   Status st;
+  // Serial apsched: one change at a time, with its latency (apsched/serial.h).
+  std::optional<emu::apsched::SerialSection> serial;
+  if (decoded && emu::apsched::serialised(*decoded)) {
+    bool on = false;
+    (void)(*store)->read([&](const emu::State& state) { on = state.system.apsched_serial; }, emu::Store::Scope::kNodes);
+    if (on) serial.emplace(state_dir);
+  }
   if (query) {
     st = (*store)->read([&](const emu::State& state) {
       if (!state.faults.methods.empty()) return;
@@ -196,6 +206,7 @@ int apbasil_mode(const std::string& state_dir) {
   }
   if (plan.latency_ms > 0)
     std::this_thread::sleep_for(std::chrono::microseconds(static_cast<std::int64_t>(plan.latency_ms * 1000.0)));
+  serial.reset();
   if (plan.stderr_noise) write_all(2, "apbasil: warning: emulator noise (injected fault, request " + std::to_string(seq) + ")\n");
   if (plan.garbage || plan.truncate) {
     std::string xml = encode_or_internal(response);
@@ -393,6 +404,12 @@ int cmd_system(const po::variables_map& vm, const std::string& dir) {
       return Status(basil::Code::kInvalidValue, "--inventory-forms takes on or off");
     if (vm.count("fsync") && !on_off(vm["fsync"].as<std::string>(), &sys.fsync))
       return Status(basil::Code::kInvalidValue, "--fsync takes on or off");
+    if (vm.count("apsched")) {
+      const std::string mode = vm["apsched"].as<std::string>();
+      if (mode != "serial" && mode != "parallel")
+        return Status(basil::Code::kInvalidValue, "--apsched takes serial or parallel");
+      sys.apsched_serial = mode == "serial";
+    }
     emu::Delta d;
     d.system = sys;
     return d;
@@ -418,7 +435,8 @@ int cmd_show(const std::string& dir) {
   const auto cle = basil::cle_release(s->system.cle);
   std::cout << "system " << s->system.mpp_host << ": CLE " << s->system.cle << " (engine "
             << (cle ? cle->engine_version : "?") << "), " << s->node_count() << " nodes, inventory forms "
-            << (s->system.inventory_forms ? "on" : "off") << ", fsync " << (s->system.fsync ? "on" : "off") << "\n";
+            << (s->system.inventory_forms ? "on" : "off") << ", fsync " << (s->system.fsync ? "on" : "off")
+            << ", apsched " << (s->system.apsched_serial ? "serial" : "parallel") << "\n";
   std::cout << "changecount " << s->counters.changecount << " schedchangecount " << s->counters.schedchangecount
             << " next resId " << s->counters.next_reservation_id << " next apid "
             << s->counters.next_application_id << " requests " << s->counters.request_seq << "\n";
@@ -455,6 +473,7 @@ int admin(int argc, char** argv) {
       ("cle", po::value<std::string>())
       ("inventory-forms", po::value<std::string>())
       ("fsync", po::value<std::string>())
+      ("apsched", po::value<std::string>())
       ("force", "replace an existing state")
       ("nids", po::value<std::string>())
       ("set-state", po::value<std::string>())

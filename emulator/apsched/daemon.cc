@@ -14,11 +14,13 @@
 #include <ctime>
 #include <iostream>
 #include <map>
+#include <optional>
 
 #include "basild/asio/asio.h"
 #include <boost/asio/signal_set.hpp>
 
 #include "emulator/apsched/outcome.h"
+#include "emulator/apsched/serial.h"
 #include "emulator/apsched/socket.h"
 #include "emulator/apsched/wire.h"
 #include "emulator/core/claim.h"
@@ -202,6 +204,14 @@ Result<std::uint64_t> Daemon::record(const RunRequest& r, const Peer& peer) {
   c.group_id = peer.gid;
   c.cmd = base_name(r.argv.front());
   std::uint64_t apid = 0;
+  // Serial apsched places one claim at a time, between the changes of
+  // apbasil calls (serial.h).
+  std::optional<SerialSection> serial;
+  if (auto store = Store::open(opt_.state_dir); store) {
+    bool on = false;
+    (void)(*store)->read([&](const State& s) { on = s.system.apsched_serial; }, Store::Scope::kNodes);
+    if (on) serial.emplace(opt_.state_dir);
+  }
   const Status st = transact([&](const State& s) { return claim(s, c, now_seconds(), &apid); });
   if (!st) return st;
   return apid;

@@ -286,7 +286,8 @@ json faults_json(const FaultConfig& f) {
 
 System system_from(const json& j, bool require_nodes) {
   check_keys(j, "system",
-             {"mpp_host", "cle", "interconnect", "inventory_forms", "fsync", "geometry", "layouts", "nodes", "faults"});
+             {"mpp_host", "cle", "interconnect", "inventory_forms", "fsync", "apsched", "geometry", "layouts", "nodes",
+              "faults"});
   System s;
   s.mpp_host = get_string(j, "mpp_host", "UNKNOWN", "system");
   s.cle = get_string(j, "cle", "5.2", "system");
@@ -297,6 +298,9 @@ System system_from(const json& j, bool require_nodes) {
   s.gemini = ic == "gemini";
   s.inventory_forms = get_bool(j, "inventory_forms", true, "system");
   s.fsync = get_bool(j, "fsync", false, "system");
+  const std::string apsched = get_string(j, "apsched", "parallel", "system");
+  if (apsched != "serial" && apsched != "parallel") throw JsonError{"system.apsched: expected serial or parallel"};
+  s.apsched_serial = apsched == "serial";
   if (j.contains("geometry")) {
     const json& g = j.at("geometry");
     check_keys(g, "geometry", {"rows", "chassis_per_cabinet", "slots_per_chassis", "nodes_per_slot", "cabinet_stride"});
@@ -433,6 +437,7 @@ std::string system_to_json(const System& s) {
   j["interconnect"] = s.gemini ? "gemini" : "aries";
   j["inventory_forms"] = s.inventory_forms;
   j["fsync"] = s.fsync;
+  j["apsched"] = s.apsched_serial ? "serial" : "parallel";
   j["geometry"] = json{{"rows", s.geometry.rows},
                        {"chassis_per_cabinet", s.geometry.chassis_per_cabinet},
                        {"slots_per_chassis", s.geometry.slots_per_chassis},

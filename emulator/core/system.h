@@ -133,6 +133,7 @@ struct System {
   bool gemini = false;              // Gemini interconnect (else the geometry decides: sdb.h)
   bool inventory_forms = true;      // honour INVENTORY's reduced request forms
   bool fsync = false;               // each change on disk before the answer (store.h)
+  bool apsched_serial = false;      // apsched handles one change at a time (apsched/serial.h)
   Geometry geometry;
   std::vector<Layout> layouts;
   std::vector<NodeRange> nodes;     // initial node ranges

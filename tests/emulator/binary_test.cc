@@ -134,13 +134,13 @@ TEST_F(EmulatorTest, AdminReservationsNodeChangesAndShow) {
 
 TEST_F(EmulatorTest, FsyncIsOffUntilTheSystemCommandTurnsItOn) {
   init("tds-8");
-  EXPECT_NE(emu("show").out.find(", fsync off\n"), std::string::npos);
+  EXPECT_NE(emu("show").out.find(", fsync off,"), std::string::npos);
   Ran bad = emu("system --fsync sometimes");
   EXPECT_NE(bad.rc, 0);
   EXPECT_NE(bad.err.find("--fsync takes on or off"), std::string::npos) << bad.err;
   ASSERT_EQ(emu("system --fsync on").rc, 0);
   Ran show = emu("show");
-  EXPECT_NE(show.out.find(", fsync on\n"), std::string::npos) << show.out;
+  EXPECT_NE(show.out.find(", fsync on,"), std::string::npos) << show.out;
   // Writes still answer and commit with it on.
   ASSERT_TRUE(ask(basil::Dialect::k1_3, reserve(1)).ok());
   EXPECT_NE(emu("show").out.find("reservation 1 "), std::string::npos);
@@ -369,6 +369,35 @@ TEST_F(EmulatorTest, SixteenProcessesNeverDoubleCommit) {
   for (const auto& n : inv.nodes) EXPECT_FALSE(n.allocated());
   Ran c2 = emu("check");
   EXPECT_EQ(c2.rc, 0) << c2.out;
+}
+
+}  // namespace
+
+namespace {
+
+// apsched handles one change at a time: the second RESERVE's change and
+// latency wait for the first's, so two started together take at least both
+// latencies (a lower bound, which no load can break; in parallel mode they
+// overlap). The mode is part of the system.
+TEST_F(EmulatorTest, UnderSerialApschedChangesWithTheirLatencyTakeTurns) {
+  init("tds-8");
+  ASSERT_EQ(emu("system --apsched serial").rc, 0);
+  ASSERT_EQ(emu("fault --method RESERVE --latency-ms 400").rc, 0);
+  EXPECT_NE(emu("show").out.find("apsched serial"), std::string::npos) << emu("show").out;
+  auto xml = basil::encode_request(basil::make_request(basil::Dialect::k1_3, reserve(1)));
+  ASSERT_TRUE(xml.is_ok());
+  spit(dir_ + "/reserve.xml", *xml);
+  const std::string one = kBinary + " < '" + dir_ + "/reserve.xml' > /dev/null";
+  const auto started = std::chrono::steady_clock::now();
+  EXPECT_EQ(sh("(" + one + ") & (" + one + ") & wait").rc, 0);
+  const auto took = std::chrono::steady_clock::now() - started;
+  EXPECT_GE(took, std::chrono::milliseconds(800)) << "two RESERVEs of 400 ms each, one at a time";
+  const std::string shown = emu("show").out;
+  EXPECT_NE(shown.find("reservation 1 "), std::string::npos) << shown;
+  EXPECT_NE(shown.find("reservation 2 "), std::string::npos) << shown;
+  ASSERT_EQ(emu("system --apsched parallel").rc, 0);
+  EXPECT_NE(emu("show").out.find("apsched parallel"), std::string::npos);
+  EXPECT_NE(emu("system --apsched sometimes").rc, 0);
 }
 
 }  // namespace
