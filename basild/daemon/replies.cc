@@ -150,7 +150,7 @@ json reserve_to_json(const basil::ReserveRequest& q) {
 }
 
 basil::Result<basil::ConfirmRequest> confirm_from_json(const json& j) {
-  if (auto s = only_known_keys(j, "confirm", {"reservation_id", "pagg_id"}); !s) return s;
+  if (auto s = only_known_keys(j, "confirm", {"reservation_id", "pagg_id", "batch_id"}); !s) return s;
   basil::ConfirmRequest q;
   auto res_id = required_uint_arg(j, "confirm", "reservation_id", kJsonU64Max);
   if (!res_id) return res_id.status();

@@ -248,9 +248,24 @@ void TypedCalls::confirm(const json& body, control::Responder reply) {
   if (!parsed) return reply(error_reply(parsed.status()));
   const basil::ConfirmRequest q = *parsed;
   auto self = shared_from_this();
+  const auto record = parts_.store.find(q.reservation_id);
+  // A caller that names its job (the node's plugin, with its job's
+  // container) CONFIRMs only that job's reservation.
+  if (body.contains("batch_id")) {
+    if (!body["batch_id"].is_string() || body["batch_id"].get<std::string>().empty())
+      return reply(error_reply(basil::Status(basil::Code::kInvalidValue, "confirm: \"batch_id\" must be a non-empty string")));
+    if (!record) return reply(error_reply(record.status()));
+    const std::string asking = body["batch_id"].get<std::string>();
+    const std::string id = std::to_string(q.reservation_id);
+    if (!*record || is_terminal((**record).state))
+      return reply(control::Response::error(ResultCode::kNotFound, "basild holds no live reservation " + id));
+    if ((**record).batch_id != asking)
+      return reply(control::Response::error(ResultCode::kForbidden, "reservation " + id + " is job " +
+                                                                        (**record).batch_id + "'s, not job " +
+                                                                        asking + "'s"));
+  }
   // A reservation basild holds a live record of was granted: ALPS not
   // finding it yet is retried (about 4 s in all) before it counts.
-  const auto record = parts_.store.find(q.reservation_id);
   const bool granted = record && *record && !is_terminal((**record).state);
   std::vector<std::chrono::milliseconds> waits;
   if (granted) waits = {std::chrono::milliseconds(250), std::chrono::milliseconds(500), std::chrono::milliseconds(1000),

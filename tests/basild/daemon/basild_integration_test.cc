@@ -397,6 +397,30 @@ TEST(BasildConfirmTest, AConfirmTooSoonAfterItsReserveIsSentAgainUntilAlpsFindsT
       << "one CONFIRM of a reservation basild never had (its FAILURE names no id), not sent again";
 }
 
+// The node's plugin names its job: another job's reservation, or one
+// basild holds no live record of, is refused before ALPS hears of it.
+TEST(BasildConfirmTest, AConfirmNamingItsJobConfirmsOnlyThatJobsReservation) {
+  Daemon d("confirm-job", "tds-8");
+  d.start(true, /*xml_log=*/true);
+  unsigned status = 0;
+  auto r = reserve_job(d, "61", {{"nodes", 1}}, &status);
+  ASSERT_EQ(status, 200u) << r.dump() << d.log();
+  const auto id = r["reservation_id"].get<std::uint64_t>();
+  auto other = d.call("POST", "/v1/confirm", json({{"reservation_id", id}, {"pagg_id", 7}, {"batch_id", "62"}}).dump(),
+                      &status);
+  EXPECT_EQ(status, 403u) << other.dump();
+  EXPECT_NE(other.value("error", "").find("is job 61's, not job 62's"), std::string::npos) << other.dump();
+  auto none = d.call("POST", "/v1/confirm", json({{"reservation_id", 999}, {"pagg_id", 7}, {"batch_id", "61"}}).dump(),
+                     &status);
+  EXPECT_EQ(status, 404u) << none.dump();
+  EXPECT_EQ(read_file(d.dir() + "/basil_xml.log").find("method=\"CONFIRM\""), std::string::npos)
+      << "neither reached ALPS";
+  auto own = d.call("POST", "/v1/confirm", json({{"reservation_id", id}, {"pagg_id", 7}, {"batch_id", "61"}}).dump(),
+                    &status);
+  EXPECT_EQ(status, 200u) << own.dump();
+  EXPECT_EQ(own.value("state", ""), "confirmed");
+}
+
 TEST(BasildGeometryTest, BasilctlPlanEstimatesPendingNodesWithVisibleProcessors) {
   Daemon d("geo-plan", "xc30-2256", "", "[geometry]\none_task_per_core = true\n");
   d.start();
