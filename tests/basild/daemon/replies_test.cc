@@ -84,7 +84,7 @@ TEST(ConfirmReleaseFromJsonTest, TakeOnlyTheirKeysAsIntegers) {
   ASSERT_TRUE(c);
   EXPECT_EQ(c->pagg_id, 18446744073709551615ULL);
   EXPECT_EQ(confirm_from_json({{"reservation_id", 7}, {"pagg_id", 1}, {"pagg", 2}}).status().message(),
-            "confirm: unknown key \"pagg\" (did you mean \"pagg_id\"? known: reservation_id, pagg_id)");
+            "confirm: unknown key \"pagg\" (did you mean \"pagg_id\"? known: reservation_id, pagg_id, batch_id)");
   EXPECT_NE(confirm_from_json({{"reservation_id", 7}}).status().message().find("\"pagg_id\""), std::string::npos);
   EXPECT_NE(confirm_from_json({{"reservation_id", "7"}, {"pagg_id", 1}}).status().message().find("\"reservation_id\""),
             std::string::npos);
