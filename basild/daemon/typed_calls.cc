@@ -233,13 +233,21 @@ void TypedCalls::recheck_refusal(const json& job, const std::string& batch, cons
     const json spec = job.contains("job") ? job.at("job") : json();  // checked when it came in
     const auto wanted = basil::NidList::parse(spec.is_object() ? spec.value("node_list", std::string()) : "");
     if (!wanted || wanted->empty()) return reply(error_reply(alps));
-    co_spawn_result<basil::Inventory>(
-        self->parts_.io.get_executor(), self->parts_.client.query_inventory(),
-        [alps, reply, transient, wanted = *wanted](basil::Result<basil::Inventory> inv) {
-          const std::string held = inv ? holders_of(alps_reservations(*inv), wanted) : std::string();
-          if (held.empty()) return reply(error_reply(alps));
-          transient(basil::Rejection{basil::RejectReason::kNodeUnavailable, held});
-        });
+    auto name_holders = [alps, reply, transient, wanted = *wanted](const std::vector<AlpsReservation>& all) {
+      const std::string held = holders_of(all, wanted);
+      if (held.empty()) return reply(error_reply(alps));
+      transient(basil::Rejection{basil::RejectReason::kNodeUnavailable, held});
+    };
+    constexpr auto kHoldersReuse = std::chrono::seconds(5);
+    const auto now = std::chrono::steady_clock::now();
+    if (self->holders_at_ && now - *self->holders_at_ < kHoldersReuse) return name_holders(self->holders_);
+    co_spawn_result<basil::Inventory>(self->parts_.io.get_executor(), self->parts_.client.query_inventory(),
+                                      [self, now, name_holders](basil::Result<basil::Inventory> inv) {
+                                        if (!inv) return name_holders({});
+                                        self->holders_ = alps_reservations(*inv);
+                                        self->holders_at_ = now;
+                                        name_holders(self->holders_);
+                                      });
   });
 }
 

@@ -19,12 +19,14 @@
 #include <memory>
 #include <optional>
 #include <string_view>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "basild/config/config.h"
 #include "basild/control/registry.h"
 #include "basild/core/geometry.h"
+#include "basild/core/reconciler.h"
 #include "basild/core/release_wait.h"
 #include "basild/daemon/call_parts.h"
 
@@ -72,6 +74,12 @@ class TypedCalls : public std::enable_shared_from_this<TypedCalls> {
   // The nodes of the cached INVENTORY by layout, for job-form reserves.
   std::optional<basil::NodePool> pool_;
   WallTime pool_at_{};
+  // The reservations of the last full INVENTORY taken to name the holders
+  // of a refused job's nodes, and when: refusals within kHoldersReuse of it
+  // use it, so that a storm of refusals asks ALPS for one INVENTORY, not one
+  // each.
+  std::vector<AlpsReservation> holders_;
+  std::optional<std::chrono::steady_clock::time_point> holders_at_;
 };
 
 }  // namespace basild
