@@ -5,7 +5,6 @@
 #include <unistd.h>
 
 #include <cstring>
-#include <mutex>
 #include <string>
 
 namespace basil::process {
@@ -15,11 +14,15 @@ namespace {
 // errno set when the process is in no job.
 using GetJid = std::uint64_t (*)(pid_t);
 
-GetJid load_getjid(const char* first) {
+// The library that has job_getjid, open (the caller closes it), or null.
+void* open_libjob(const char* first, GetJid* fn) {
   for (const char* name : {first, "libjob.so"}) {
     if (name == nullptr || *name == '\0') continue;
     if (void* lib = ::dlopen(name, RTLD_NOW | RTLD_LOCAL); lib != nullptr) {
-      if (void* fn = ::dlsym(lib, "job_getjid"); fn != nullptr) return reinterpret_cast<GetJid>(fn);
+      if (void* sym = ::dlsym(lib, "job_getjid"); sym != nullptr) {
+        *fn = reinterpret_cast<GetJid>(sym);
+        return lib;
+      }
       ::dlclose(lib);
     }
   }
@@ -31,32 +34,19 @@ GetJid load_getjid(const char* first) {
 std::string_view to_string(ContainerKind kind) { return kind == ContainerKind::kJob ? "job" : "session"; }
 
 basil::Result<Container> container_of(pid_t pid, const char* libjob) {
-  // Loaded once per library name asked for: a process asks with one.
-  static std::mutex mu;
-  static std::string loaded_for;
-  static GetJid getjid = nullptr;
-  static bool tried = false;
-  GetJid fn = nullptr;
-  {
-    std::lock_guard lock(mu);
-    const std::string want = libjob != nullptr ? libjob : "";
-    if (!tried || want != loaded_for) {
-      getjid = load_getjid(libjob);
-      loaded_for = want;
-      tried = true;
-    }
-    fn = getjid;
-  }
   const pid_t who = pid == 0 ? ::getpid() : pid;
-  if (fn != nullptr) {
+  GetJid fn = nullptr;
+  // Loaded for each question (an aprun's claim, a job's CONFIRM: rare),
+  // so that nothing is kept between them.
+  if (void* lib = open_libjob(libjob, &fn); lib != nullptr) {
     errno = 0;
     const std::uint64_t jid = fn(who);
-    if (jid == static_cast<std::uint64_t>(-1) || jid == 0) {
-      const int e = errno;
+    const int e = errno;
+    ::dlclose(lib);
+    if (jid == static_cast<std::uint64_t>(-1) || jid == 0)
       return basil::Status(basil::Code::kInvalidValue,
                            "process " + std::to_string(who) + " is in no job container (job_getjid: " +
                                (e != 0 ? std::strerror(e) : "no job") + ")");
-    }
     return Container{jid, ContainerKind::kJob};
   }
   const pid_t sid = ::getsid(who);

@@ -68,6 +68,17 @@ struct Cycle {
   }
 };
 
+// basild's record of reservation `id` of job `batch`, being released by
+// its RELEASE loop (`loop`) or with none running (after a restart).
+void releasing(Cycle& c, std::uint64_t id, const std::string& batch, bool loop = true) {
+  RecordView rec;
+  rec.res_id = id;
+  rec.batch_id = batch;
+  rec.releasing = true;
+  c.in.records = {rec};
+  if (loop) c.in.release_loops = {id};
+}
+
 TEST(ReconcilerTest, ReleasesOrphanAfterConsecutiveChecksSpanningTheGrace) {
   Cycle c;
   c.in.alps = {res(7, "1234"), res(8, "99")};
@@ -357,11 +368,7 @@ TEST(ReconcilerTest, AReleasingReservationWithoutALoopIsReleasedAgain) {
   Cycle c;
   c.in.alps = {res(7, "gone")};
   c.in.jobs = jobs({});
-  RecordView rec;
-  rec.res_id = 7;
-  rec.batch_id = "gone";
-  rec.releasing = true;
-  c.in.records = {rec};
+  releasing(c, 7, "gone", false);
   auto rel = of_kind(c.at(0s), ReconcileKind::kRelease);
   ASSERT_EQ(rel.size(), 1u);
   EXPECT_FALSE(rel[0].candidate.has_value());
@@ -375,12 +382,7 @@ TEST(ReconcilerTest, ClaimsThatOutlastTheTimeoutAreApkilledOncePerTimeout) {
   Cycle c;
   c.in.alps = {res(7, "ending", {501, 502})};
   c.in.jobs = jobs({"ending"});
-  RecordView rec;
-  rec.res_id = 7;
-  rec.batch_id = "ending";
-  rec.releasing = true;
-  c.in.records = {rec};
-  c.in.release_loops = {7};
+  releasing(c, 7, "ending");
   EXPECT_TRUE(of_kind(c.at(0s), ReconcileKind::kApkill).empty());
   EXPECT_TRUE(of_kind(c.at(119s), ReconcileKind::kApkill).empty());
   auto kill = of_kind(c.at(120s), ReconcileKind::kApkill);
@@ -394,12 +396,7 @@ TEST(ReconcilerTest, ClaimsThatEndBeforeTheTimeoutAreNeverApkilled) {
   Cycle c;
   c.in.alps = {res(7, "ending", {501})};
   c.in.jobs = jobs({"ending"});
-  RecordView rec;
-  rec.res_id = 7;
-  rec.batch_id = "ending";
-  rec.releasing = true;
-  c.in.records = {rec};
-  c.in.release_loops = {7};
+  releasing(c, 7, "ending");
   c.at(0s);
   c.in.alps = {res(7, "ending")};
   c.at(100s);
@@ -415,12 +412,7 @@ TEST(ReconcilerTest, ClaimsOfAReservationWhoseJobIsGoneAreApkilledAtOnceThenOnce
   Cycle c;
   c.in.alps = {res(7, "gone", {501})};
   c.in.jobs = jobs({});
-  RecordView rec;
-  rec.res_id = 7;
-  rec.batch_id = "gone";
-  rec.releasing = true;
-  c.in.records = {rec};
-  c.in.release_loops = {7};
+  releasing(c, 7, "gone");
   auto kill = of_kind(c.at(0s), ReconcileKind::kApkill);
   ASSERT_EQ(kill.size(), 1u);
   EXPECT_EQ(kill[0].apids, (std::vector<std::uint64_t>{501}));
@@ -438,12 +430,7 @@ TEST(ReconcilerTest, ClaimsWaitTheTimeoutWhileTheJobTableFailsOrTheReservationIs
       c.in.jobs.ok = false;
       c.in.jobs.failure = "squeue: timed out";
     }
-    RecordView rec;
-    rec.res_id = 7;
-    rec.batch_id = batch.value_or("");
-    rec.releasing = true;
-    c.in.records = {rec};
-    c.in.release_loops = {7};
+    releasing(c, 7, batch.value_or(""));
     EXPECT_TRUE(of_kind(c.at(0s), ReconcileKind::kApkill).empty()) << batch.value_or("interactive");
     EXPECT_EQ(of_kind(c.at(120s), ReconcileKind::kApkill).size(), 1u) << batch.value_or("interactive");
   }
