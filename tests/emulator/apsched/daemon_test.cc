@@ -3,7 +3,9 @@
 // session of their own (setsid) that run aprun, apkill and apstat through
 // the links next to the binary; the state is read back through apbasil mode.
 #include <gtest/gtest.h>
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -33,22 +35,28 @@ struct PeReport {
   std::uint64_t apid = 0;
 };
 
-// A command for aprun that reports itself in $DIR/pe.N, then waits for
-// $DIR/go and exits with `code`.
+// A command for aprun that reports itself in $DIR/pe.N, then waits (in the
+// kernel, no polling) for the test to let go of its lock on $DIR/go.lock
+// and exits with `code`.
 std::string reporting_pe(int code) {
   return "sh -c 'echo $$ $PPID $ALPS_APP_PE $ALPS_APP_ID > $DIR/pe.$ALPS_APP_PE; "
-         "while [ ! -e $DIR/go ]; do sleep 0.02; done; exit " + std::to_string(code) + "'";
+         "flock -s $DIR/go.lock true; exit " + std::to_string(code) + "'";
 }
 
 class EmulatorApschedTest : public EmulatorTest {
  protected:
   void SetUp() override {
     EmulatorTest::SetUp();
+    go_ = ::open((dir_ + "/go.lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    ASSERT_GE(go_, 0);
+    ASSERT_EQ(::flock(go_, LOCK_EX), 0);
     init("tds-8");
     start_daemon();
   }
   void TearDown() override {
     daemon_.reset();
+    if (go_ >= 0) ::close(go_);
+    go_ = -1;
     EmulatorTest::TearDown();
   }
 
@@ -102,7 +110,8 @@ class EmulatorApschedTest : public EmulatorTest {
     in >> r.pid >> r.ppid >> r.pe >> r.apid;
     return r;
   }
-  void release_pes() { spit(dir_ + "/go", ""); }
+  void release_pes() { ASSERT_EQ(::flock(go_, LOCK_UN), 0); }
+  int go_ = -1;  // held exclusively until release_pes()
 
   // The aprun applications (time_stamp != 0) INVENTORY shows.
   std::vector<basil::Application> claims() {
