@@ -79,6 +79,23 @@ Reader duration(Ms HookConfig::*field, Ms lo, Ms hi) {
   };
 }
 
+// confirm: "node" or "controller"; true and false, the older spelling,
+// are "controller" and "node".
+void read_confirm(const toml::node& n, const std::string& key, Errors& e, HookConfig& c) {
+  if (const auto* b = n.as_boolean()) {
+    c.confirm = b->get() ? ConfirmAt::kController : ConfirmAt::kNode;
+    return;
+  }
+  const auto* s = n.as_string();
+  if (s && s->get() == "node") {
+    c.confirm = ConfirmAt::kNode;
+  } else if (s && s->get() == "controller") {
+    c.confirm = ConfirmAt::kController;
+  } else {
+    e.add(n.source(), key, "must be \"node\" or \"controller\"");
+  }
+}
+
 void read_rule(const toml::node& n, const std::string& key, Errors& e, HookConfig& c) {
   auto s = read_text(n, key, e);
   if (!s) return;
@@ -104,7 +121,7 @@ const std::vector<Key>& keys() {
   static const std::vector<Key> k = {
       {"basild", "socket", path(&HookConfig::socket)},
       {"basild", "timeout", duration(&HookConfig::basild_timeout, 100ms, 1h)},
-      {"basild", "confirm", flag(&HookConfig::confirm)},
+      {"basild", "confirm", read_confirm},
       {"slurm", "scontrol", optional_path(&HookConfig::scontrol)},
       {"slurm", "slurm_conf", optional_path(&HookConfig::slurm_conf)},
       {"slurm", "timeout", duration(&HookConfig::slurm_timeout, 100ms, 1h)},

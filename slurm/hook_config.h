@@ -7,6 +7,7 @@
 #pragma once
 
 #include <chrono>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -20,11 +21,21 @@ namespace basild::slurm {
 // means every default).
 inline constexpr const char* kDefaultConfigPath = "/etc/basild/basil-slurm.conf";
 
+// Where a job's reservation is CONFIRMed (basil-slurm(8), CONFIRM AND
+// APRUN). kNode: a batch job's on the node where its script starts, by the
+// basil_reservation SPANK plugin with the batch step's container; the
+// prolog CONFIRMs only an interactive allocation's (salloc, srun), with
+// its session id (AllocSid). kController: the prolog CONFIRMs every job's
+// with the job id as pagg_id (a site whose ALPS checks no container).
+// basil-slurm.conf: confirm = "node" | "controller" (true and false, the
+// older spelling, are "controller" and "node").
+enum class ConfirmAt : std::uint8_t { kNode, kController };
+
 struct HookConfig {
   // [basild]
   std::string socket = "/run/basild/control.sock";    // basild's control socket
   std::chrono::milliseconds basild_timeout = std::chrono::seconds(60);  // per call (RESERVE waits for ALPS)
-  bool confirm = true;  // CONFIRM with the job id as pagg_id; false: the site confirms on the node
+  ConfirmAt confirm = ConfirmAt::kNode;  // who CONFIRMs a batch job's reservation
   // [slurm]
   // Job records through this scontrol (absolute: Slurm gives its hooks no
   // PATH); unset: libslurm's calls, in a child process each.

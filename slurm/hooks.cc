@@ -70,6 +70,12 @@ class Prolog {
                   "show job " + env_.spec() + " failed: " + shown.failure);
     auto shape = parse_job_shape(shown.output, env_.job_id, env_.node_list);
     if (!shape) return fail(Verdict::kPermanent, "cannot read the job's shape: " + shape.status().message());
+    auto start = parse_job_start(shown.output, env_.job_id);
+    if (!start) return fail(Verdict::kPermanent, "cannot read how the job starts: " + start.status().message());
+    start_ = *start;
+    if (config_.confirm == ConfirmAt::kNode && !start_.batch && start_.alloc_sid == 0)
+      return fail(Verdict::kPermanent, "Slurm names no session (AllocNode:Sid) for interactive job " + env_.job_id +
+                                           ": its reservation could not be confirmed");
     auto nids = nids_of(env_.node_list, config_.node_name_rule);
     if (!nids) return fail(Verdict::kPermanent, nids.status().message());
     nids_ = std::move(*nids);
@@ -103,13 +109,22 @@ class Prolog {
   }
 
  private:
-  // CONFIRM with the job id as pagg_id, unless the site confirms on the
-  // node ([basild] confirm = false) or a repeated prolog finds the
+  // The pagg_id this prolog CONFIRMs with (basil-slurm(8), CONFIRM AND
+  // APRUN): the job id when the controller confirms every job; with
+  // confirm = "node", an interactive allocation's session id, and none for
+  // a batch job (the basil_reservation plugin confirms it on the node with
+  // its batch step's container). 0: no CONFIRM here.
+  std::uint64_t pagg_id() const {
+    if (config_.confirm == ConfirmAt::kController) return std::stoull(env_.job_id);
+    return start_.batch ? 0 : start_.alloc_sid;
+  }
+
+  // The CONFIRM, unless pagg_id() says none or a repeated prolog finds the
   // reservation confirmed so already.
   Outcome confirm(const json& record) {
     const std::uint64_t id = res_id_.value_or(0);
-    const std::uint64_t pagg = std::stoull(env_.job_id);
-    if (!config_.confirm) return {};
+    const std::uint64_t pagg = pagg_id();
+    if (pagg == 0) return {};
     if (string_of(record, "state") == "confirmed" && uint_of(record, "pagg_id") == pagg) {
       log(LogLevel::kInfo, "reservation " + std::to_string(id) + " is confirmed already");
       return {};
@@ -117,7 +132,7 @@ class Prolog {
     Outcome c = classify(ports_.basild("POST", "/v1/confirm", confirm_body(id, pagg).dump()));
     if (c.verdict == Verdict::kOk)
       log(LogLevel::kInfo, "reservation " + std::to_string(id) + " on nodes " + nids_.format() +
-                               " confirmed with pagg_id " + env_.job_id);
+                               " confirmed with pagg_id " + std::to_string(pagg));
     return c;
   }
 
@@ -182,6 +197,7 @@ class Prolog {
   const HookConfig& config_;
   Ports& ports_;
   basil::NidList nids_;
+  JobStart start_;
   std::optional<std::uint64_t> res_id_;
 };
 

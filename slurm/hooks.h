@@ -3,9 +3,12 @@
 // gives them the real ones; the tests give fakes.
 //
 //   prolog (PrologSlurmctld, on the slurmctld host): show job ->
-//     POST /v1/reserve (job form) -> POST /v1/confirm (pagg_id = job id)
-//     while Slurm updates the job: AdminComment="basil: reservation R" (a
-//     failed CONFIRM then sets the comment to its reason).
+//     POST /v1/reserve (job form) -> POST /v1/confirm for an interactive
+//     allocation (pagg_id = its session id; every job's with the job id
+//     under confirm = "controller"; a batch job's is the node's, in the
+//     basil_reservation plugin) while Slurm updates the job:
+//     AdminComment="basil: reservation R" (a failed CONFIRM then sets the
+//     comment to its reason).
 //     A failure after the RESERVE releases what it reserved; every failure
 //     sets the AdminComment to the reason, and a permanent one makes the job
 //     non-requeueable (Requeue=0) and ends it FAILED (Slurm's job completion
@@ -17,6 +20,7 @@
 //     "export BASIL_RESERVATION_ID=R" on stdout.
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -77,6 +81,17 @@ class Ports {
   // ends): "" when slurmctld took it, else its error.
   virtual std::string fail_job(std::uint32_t job_id, int exit_code, const std::string& message) = 0;
   virtual void log(LogLevel level, const std::string& line) = 0;
+  // The node's apbasil (an absolute path) given `request` on its input
+  // (node_confirm.h); `out` holds its answer. None here: not started.
+  virtual ProgramRun apbasil(const std::string& path, const std::string& request) {
+    (void)request;
+    ProgramRun r;
+    r.started = false;
+    r.error = "cannot run " + path + " here";
+    return r;
+  }
+  // Waits `d` before a call is made again.
+  virtual void pause(std::chrono::milliseconds d) { (void)d; }
 };
 
 int run_prolog(const JobEnv& env, const HookConfig& config, Ports& ports);

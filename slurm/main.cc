@@ -6,6 +6,7 @@
 #include <syslog.h>
 #include <unistd.h>
 
+#include <charconv>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -16,12 +17,14 @@
 #include <memory>
 #include <optional>
 #include <sstream>
+#include <thread>
 #include <vector>
 
 #include "basild/control_client/client.h"
 #include "process/run.h"
 #include "slurm/config_path.h"
 #include "slurm/hooks.h"
+#include "slurm/node_confirm.h"
 #include "slurm/slurm_api.h"
 
 namespace {
@@ -124,13 +127,23 @@ class RealPorts : public Ports {
 
   void log(LogLevel level, const std::string& line) override { logger_.log(level, line); }
 
+  ProgramRun apbasil(const std::string& path, const std::string& request) override {
+    return program_run(basil::process::run({{path}, {}, /*search_path=*/false},
+                                           {.input = request, .timeout = config_.basild_timeout}));
+  }
+
+  void pause(std::chrono::milliseconds d) override { std::this_thread::sleep_for(d); }
+
  private:
   // The configured scontrol with these arguments, from an argument vector.
   ProgramRun scontrol(const std::vector<std::string>& args) {
     std::vector<std::string> argv = {*config_.scontrol};
     argv.insert(argv.end(), args.begin(), args.end());
-    auto r = basil::process::run({argv, {}, /*search_path=*/true},
-                                 {.timeout = config_.slurm_timeout, .max_captured = kMaxSlurmOutput});
+    return program_run(basil::process::run({argv, {}, /*search_path=*/true},
+                                           {.timeout = config_.slurm_timeout, .max_captured = kMaxSlurmOutput}));
+  }
+
+  static ProgramRun program_run(basil::Result<basil::process::Run> r) {
     ProgramRun out;
     if (!r) {
       out.started = false;
@@ -160,16 +173,39 @@ class RealPorts : public Ports {
   std::unique_ptr<JobSession> session_;
 };
 
+// One of node-confirm's options: a job number, a reservation or pagg id
+// above 0, an absolute path.
+bool read_node_confirm_arg(NodeConfirm& q, const std::string& option, const std::string& value) {
+  auto positive = [&](std::uint64_t& out) {
+    const char* last = value.data() + value.size();
+    const auto [at, ec] = std::from_chars(value.data(), last, out);
+    return ec == std::errc() && at == last && !value.empty() && out > 0;
+  };
+  std::uint64_t job = 0;
+  if (option == "--job") {
+    if (!positive(job)) return false;
+    q.job_id = value;
+    return true;
+  }
+  if (option == "--reservation") return positive(q.reservation_id);
+  if (option == "--pagg-id") return positive(q.pagg_id);
+  if (value.empty() || value.front() != '/') return false;
+  q.apbasil = value;
+  return true;
+}
+
 struct Args {
   std::string config = basild::slurm::default_config_path();
   bool config_given = false;
   bool check_config = false;
   std::optional<Hook> hook;
+  std::optional<NodeConfirm> node_confirm;
 };
 
 int usage(const std::string& why) {
   if (!why.empty()) std::cerr << "basil-slurm: " << why << "\n";
   std::cerr << "usage: basil-slurm [--config FILE] [prolog|epilog|task-prolog]\n"
+               "       basil-slurm [--config FILE] node-confirm --job ID --reservation R --pagg-id P [--apbasil PATH]\n"
                "       basil-slurm [--config FILE] --check-config\n"
                "Without a subcommand the hook is SLURM_SCRIPT_CONTEXT's (prolog_slurmctld,\n"
                "epilog_slurmctld or slurmd's epilog_slurmd, prolog_task). The configuration is "
@@ -190,12 +226,25 @@ std::optional<Args> parse_args(int argc, char** argv, int& exit_code) {
       a.config_given = true;
     } else if (arg == "--check-config") {
       a.check_config = true;
+    } else if (arg == "node-confirm" && !a.node_confirm && !a.hook) {
+      a.node_confirm.emplace();
+    } else if (a.node_confirm && i + 1 < argc &&
+               (arg == "--job" || arg == "--reservation" || arg == "--pagg-id" || arg == "--apbasil")) {
+      if (!read_node_confirm_arg(*a.node_confirm, arg, argv[++i])) {
+        exit_code = usage(arg + " " + argv[i] + ": not a valid value");
+        return std::nullopt;
+      }
     } else if (auto h = hook_from_name(arg); h && !a.hook) {
       a.hook = h;
     } else {
       exit_code = usage("unknown argument \"" + arg + "\"");
       return std::nullopt;
     }
+  }
+  if (a.node_confirm && (a.node_confirm->job_id.empty() || a.node_confirm->reservation_id == 0 ||
+                         a.node_confirm->pagg_id == 0)) {
+    exit_code = usage("node-confirm needs --job, --reservation and --pagg-id");
+    return std::nullopt;
   }
   return a;
 }
@@ -252,8 +301,8 @@ int main(int argc, char** argv) {
   auto args = parse_args(argc, argv, exit_code);
   if (!args) return exit_code;
   const auto context = environment("SLURM_SCRIPT_CONTEXT");
-  if (!args->hook && context) args->hook = hook_from_context(*context);
-  if (!args->hook && !args->check_config)
+  if (!args->hook && !args->node_confirm && context) args->hook = hook_from_context(*context);
+  if (!args->hook && !args->check_config && !args->node_confirm)
     return usage(context ? "SLURM_SCRIPT_CONTEXT=" + *context + " is no hook basil-slurm serves"
                          : "no subcommand and no SLURM_SCRIPT_CONTEXT");
   Logger logger;
@@ -269,5 +318,9 @@ int main(int argc, char** argv) {
   logger.configure(*config);
   // libslurm's and scontrol's configuration: Slurm gives its hooks no SLURM_CONF.
   if (config->slurm_conf) ::setenv("SLURM_CONF", config->slurm_conf->c_str(), 1);
+  if (args->node_confirm) {
+    RealPorts ports(*config, logger, false);
+    return run_node_confirm(*args->node_confirm, ports);
+  }
   return run_hook(*args->hook, *config, logger);
 }

@@ -282,6 +282,29 @@ Result<JobShape> parse_job_shape(std::string_view output, std::string_view job_i
   return *shape;
 }
 
+Result<JobStart> parse_job_start(std::string_view output, std::string_view job_id) {
+  const auto toks = tokens(output);
+  if (auto s = check_record(toks, job_id); !s) return s;
+  std::set<std::string_view> batch, sid;
+  for (std::string_view t : toks) {
+    const auto f = field(t);
+    if (!f) continue;
+    if (f->key == "BatchFlag") batch.insert(f->value);
+    if (f->key == "AllocNode:Sid") sid.insert(f->value.substr(f->value.rfind(':') + 1));
+  }
+  if (batch.size() > 1 || sid.size() > 1)
+    return bad("scontrol's output holds different BatchFlag or AllocNode:Sid fields (a job string imitating them?)");
+  if (batch.empty() || (*batch.begin() != "0" && *batch.begin() != "1"))
+    return bad("scontrol's output for job " + std::string(job_id) + " has no BatchFlag of 0 or 1");
+  JobStart start{.batch = *batch.begin() == "1"};
+  if (!sid.empty()) {
+    const auto n = number<std::uint64_t>(*sid.begin());
+    if (!n) return bad("scontrol's AllocNode:Sid ends in \"" + std::string(*sid.begin()) + "\", not a session id");
+    start.alloc_sid = *n;
+  }
+  return start;
+}
+
 Result<std::optional<std::uint64_t>> parse_reservation_comment(std::string_view output, std::string_view job_id) {
   const auto toks = tokens(output);
   if (auto s = check_record(toks, job_id); !s) return s;

@@ -62,6 +62,21 @@ std::optional<std::uint64_t> parse_memory_mb(std::string_view text);
 // no GPU, nullopt when a GPU count does not parse.
 std::optional<std::uint64_t> gpu_count(std::string_view tres);
 
+// How a job was started, as its record says: a batch script (BatchFlag=1),
+// or an interactive allocation (salloc, srun) and the session id of the
+// process that asked for it (AllocNode:Sid=HOST:SID), which an salloc
+// shell and its aprun share.
+struct JobStart {
+  bool batch = false;
+  std::uint64_t alloc_sid = 0;  // 0: Slurm names none
+  bool operator==(const JobStart&) const = default;
+};
+
+// Job `job_id`'s start from scontrol's output. Every BatchFlag and every
+// AllocNode:Sid token must say the same (a job name imitating them
+// otherwise makes the output ambiguous, an error); BatchFlag must be there.
+basil::Result<JobStart> parse_job_start(std::string_view output, std::string_view job_id);
+
 // The reservation id of an AdminComment basil-slurm wrote
 // (reservation_comment, slurm/reservation_env.h) in scontrol's output for job
 // `job_id`: nullopt when there is none; an error when there are several

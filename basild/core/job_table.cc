@@ -57,6 +57,14 @@ basil::Result<std::vector<ListedJob>> parse_job_listing(std::string_view text) {
   return jobs;
 }
 
+bool job_state_ended(std::string_view state) {
+  static constexpr std::string_view kEnded[] = {"COMPLETING", "COMPLETED", "CANCELLED",     "FAILED",    "TIMEOUT",
+                                                "NODE_FAIL",  "PREEMPTED", "OUT_OF_MEMORY", "BOOT_FAIL", "DEADLINE"};
+  for (const auto e : kEnded)
+    if (state == e) return true;
+  return false;
+}
+
 std::vector<std::string> job_ids(const std::vector<ListedJob>& jobs) {
   std::vector<std::string> ids;
   ids.reserve(jobs.size());

@@ -37,6 +37,13 @@ struct ListedJob {
 // guess): kInvalidValue naming the line.
 basil::Result<std::vector<ListedJob>> parse_job_listing(std::string_view text);
 
+// Whether a job in scheduler state `state` has no process of its own left
+// (Slurm's COMPLETING and final states: COMPLETED, CANCELLED, FAILED,
+// TIMEOUT, NODE_FAIL, PREEMPTED, OUT_OF_MEMORY, BOOT_FAIL, DEADLINE). Such
+// a job stays live for every rule but one: nothing of it waits for the
+// applications of its releasing reservations.
+bool job_state_ended(std::string_view state);
+
 // The ids of a listing, in its order.
 std::vector<std::string> job_ids(const std::vector<ListedJob>& jobs);
 

@@ -212,7 +212,9 @@ ReservationVerdict judge(const ReservationFacts& f, const CandidateCount* count_
             action_on(ReconcileAction::Kind::kRelease, a, "basild's RELEASE is not proven yet: released again"));
       }
       v.claims = watch_claims(a, claims_so_far != nullptr ? *claims_so_far : ClaimsWatch{}, s, f.now,
-                              f.jobs->ok && !is_interactive(a.batch_id, s) && !live_job(f), v.actions);
+                              f.jobs->ok && !is_interactive(a.batch_id, s) &&
+                                  (!live_job(f) || f.jobs->ended.count(*a.batch_id) != 0),
+                              v.actions);
       break;
     case ReservationRule::kStray: kind = CandidateKind::kStray; break;
     case ReservationRule::kAdopt:

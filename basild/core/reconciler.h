@@ -98,6 +98,10 @@ struct JobTableView {
   std::string failure;                // why not
   bool speaks_for_scheduler = false;  // a command or sqlite source is configured
   std::set<std::string> live;         // batch ids of live jobs
+  // Of those, the ones listed in a state in which none of the job's own
+  // processes run any more (job_state_ended): only the claims of their
+  // releasing reservations are judged by it (apkilled at once).
+  std::set<std::string> ended;
 };
 
 struct ReconcileSettings {

@@ -124,6 +124,8 @@ Awaitable<JobTableView> ReconcileRunner::fetch_job_table(const std::vector<Reser
     // Every listed job is live, whatever its state.
     const std::vector<std::string> ids = job_ids(*r);
     view.live.insert(ids.begin(), ids.end());
+    for (const ListedJob& j : *r)
+      if (job_state_ended(j.state)) view.ended.insert(j.id);
     note(ports_.job_table->sync_jobs(name, ids));
   }
   if (basild_source_configured()) {

@@ -15,7 +15,7 @@ TEST(HookConfigTest, AnEmptyFileIsEveryDefault) {
   ASSERT_TRUE(c) << c.status().message();
   EXPECT_EQ(c->socket, "/run/basild/control.sock");
   EXPECT_EQ(c->basild_timeout, 60s);
-  EXPECT_TRUE(c->confirm);
+  EXPECT_EQ(c->confirm, ConfirmAt::kNode);
   EXPECT_FALSE(c->scontrol);  // libslurm
   EXPECT_FALSE(c->slurm_conf);
   EXPECT_EQ(c->slurm_timeout, 20s);
@@ -38,7 +38,7 @@ TEST(HookConfigTest, ReadsEveryKey) {
 [basild]
 socket = "/tmp/b.sock"
 timeout = "90s"
-confirm = false
+confirm = "controller"
 [slurm]
 scontrol = "/opt/slurm/bin/scontrol"
 slurm_conf = "/opt/slurm/etc/slurm.conf"
@@ -52,13 +52,25 @@ syslog = false
   ASSERT_TRUE(c) << c.status().message();
   EXPECT_EQ(c->socket, "/tmp/b.sock");
   EXPECT_EQ(c->basild_timeout, 90s);
-  EXPECT_FALSE(c->confirm);
+  EXPECT_EQ(c->confirm, ConfirmAt::kController);
   EXPECT_EQ(c->scontrol, "/opt/slurm/bin/scontrol");
   EXPECT_EQ(c->slurm_conf, "/opt/slurm/etc/slurm.conf");
   EXPECT_EQ(c->slurm_timeout, 5s);
   EXPECT_EQ(c->node_name_rule.name(8), "c8");
   EXPECT_EQ(c->log_file, "/var/log/basil-slurm.log");
   EXPECT_FALSE(c->syslog);
+}
+
+TEST(HookConfigTest, ConfirmTakesTheOlderBooleansAndRefusesAnythingElse) {
+  auto yes = parse_hook_config("[basild]\nconfirm = true\n", "x.conf");
+  ASSERT_TRUE(yes) << yes.status().message();
+  EXPECT_EQ(yes->confirm, ConfirmAt::kController);
+  auto no = parse_hook_config("[basild]\nconfirm = false\n", "x.conf");
+  ASSERT_TRUE(no) << no.status().message();
+  EXPECT_EQ(no->confirm, ConfirmAt::kNode);
+  auto bad = parse_hook_config("[basild]\nconfirm = \"slurmd\"\n", "x.conf");
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.status().message(), "x.conf:2:11: basild.confirm: must be \"node\" or \"controller\"");
 }
 
 TEST(HookConfigTest, EveryErrorIsReportedWithItsKeyAndLine) {

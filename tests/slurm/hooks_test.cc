@@ -77,6 +77,21 @@ JobEnv job15() {
   return e;
 }
 
+// A site whose prolog CONFIRMs every job with its job id (confirm = "controller").
+HookConfig controller() {
+  HookConfig c;
+  c.confirm = ConfirmAt::kController;
+  return c;
+}
+
+// Job 15's record as an interactive allocation's (salloc or srun) from session 7679.
+std::string interactive_n4() {
+  std::string out = fixture("n4");
+  const auto at = out.find("BatchFlag=1");
+  out.replace(at, 11, "BatchFlag=0");
+  return out;
+}
+
 const json kReserved = {{"reservation_id", 3}, {"batch_id", "15"}, {"nodes", "8"}, {"state", "reserved"}};
 const std::string kReserveCall =
     R"(POST /v1/reserve {"batch_id":"15","job":{"cpus_per_task":1,"node_list":"8","nodes":1,"ntasks":4},"user":"alice"})";
@@ -87,7 +102,7 @@ TEST(PrologTest, ReservesConfirmsWithTheJobIdAndNamesTheReservationInTheAdminCom
   p.answer("POST /v1/reserve", 200, kReserved);
   p.answer("POST /v1/confirm", 200, {{"reservation_id", 3}, {"pagg_id", 15}, {"state", "confirmed"}});
   p.scontrol_ok();
-  EXPECT_EQ(run_prolog(job15(), HookConfig{}, p), kExitOk) << p.log_text();
+  EXPECT_EQ(run_prolog(job15(), controller(), p), kExitOk) << p.log_text();
   EXPECT_EQ(p.calls, (std::vector<std::string>{
                          "scontrol -o show job 15", kReserveCall,
                          R"(POST /v1/confirm {"pagg_id":15,"reservation_id":3})",
@@ -106,7 +121,7 @@ void script_refusal_of_33_cpus(FakePorts& p) {
 TEST(PrologTest, APermanentRefusalMakesTheJobNonRequeueableWithBasildsSentenceAndEndsItFailed) {
   FakePorts p;
   script_refusal_of_33_cpus(p);
-  EXPECT_EQ(run_prolog(job15(), HookConfig{}, p), kExitPermanent);
+  EXPECT_EQ(run_prolog(job15(), controller(), p), kExitPermanent);
   ASSERT_EQ(p.calls.size(), 4u);
   EXPECT_EQ(p.calls[2],
             "scontrol update JobId=15 Requeue=0 AdminComment=basil: refused: job refused before ALPS: the job asks 33 "
@@ -120,7 +135,7 @@ TEST(PrologTest, ACompletionSlurmctldRefusesIsLoggedAndTheExitStatusStillEndsThe
   FakePorts p;
   script_refusal_of_33_cpus(p);
   p.fail_job_answers.push_back("Access/permission denied");
-  EXPECT_EQ(run_prolog(job15(), HookConfig{}, p), kExitPermanent);
+  EXPECT_EQ(run_prolog(job15(), controller(), p), kExitPermanent);
   EXPECT_NE(p.log_text().find("could not end the job FAILED (Slurm cancels it instead): Access/permission denied"),
             std::string::npos)
       << p.log_text();
@@ -131,7 +146,7 @@ TEST(PrologTest, BasildUnreachableIsTransientAndKeepsTheJobRequeueable) {
   p.show(fixture("n4"));
   p.answers["POST /v1/reserve"].push_back({false, "/run/basild/control.sock: connection refused", 0, ""});
   p.scontrol_ok();
-  EXPECT_EQ(run_prolog(job15(), HookConfig{}, p), kExitTransient);
+  EXPECT_EQ(run_prolog(job15(), controller(), p), kExitTransient);
   EXPECT_EQ(p.calls.back(),
             "scontrol update JobId=15 AdminComment=basil: could not start (transient): basild did not answer: "
             "/run/basild/control.sock: connection refused");
@@ -143,7 +158,7 @@ TEST(PrologTest, AnAlpsTransientFailureIsTransient) {
   p.answer("POST /v1/reserve", 503,
            {{"error", "TRANSIENT ALPS SYSTEM error: busy"}, {"code", "alps_transient"}, {"transient", true}});
   p.scontrol_ok();
-  EXPECT_EQ(run_prolog(job15(), HookConfig{}, p), kExitTransient);
+  EXPECT_EQ(run_prolog(job15(), controller(), p), kExitTransient);
   for (const auto& c : p.calls) EXPECT_EQ(c.find("fail_job"), std::string::npos) << c;  // Slurm requeues it
 }
 
@@ -156,7 +171,7 @@ TEST(PrologTest, AFailedConfirmReleasesTheReservation) {
             {"transient", false}});
   p.answer("POST /v1/release", 200, {{"reservation_id", 3}, {"state", "released"}, {"claims", 0}});
   p.scontrol_ok();
-  EXPECT_EQ(run_prolog(job15(), HookConfig{}, p), kExitPermanent);
+  EXPECT_EQ(run_prolog(job15(), controller(), p), kExitPermanent);
   // The comment naming the reservation was set beside the CONFIRM; the
   // failure's comment comes after it.
   ASSERT_EQ(p.calls.size(), 7u);
@@ -186,7 +201,7 @@ TEST(PrologTest, TheCommentSetBeforeAFailedConfirmEndsAsTheFailuresReason) {
   p.answer("POST /v1/release", 200, {{"reservation_id", 3}, {"state", "released"}, {"claims", 0}});
   p.scontrol_ok();
   p.scontrol_ok();
-  EXPECT_EQ(run_prolog(job15(), HookConfig{}, p), kExitTransient) << p.log_text();
+  EXPECT_EQ(run_prolog(job15(), controller(), p), kExitTransient) << p.log_text();
   ASSERT_EQ(p.calls.size(), 6u) << p.log_text();
   EXPECT_EQ(p.calls[2], "scontrol update JobId=15 AdminComment=basil: reservation 3");
   EXPECT_EQ(p.calls[3], R"(POST /v1/confirm {"pagg_id":15,"reservation_id":3})");
@@ -203,7 +218,7 @@ TEST(PrologTest, AFailedCommentUpdateBesideAGoodConfirmReleasesAndIsTransient) {
   p.answer("POST /v1/confirm", 200, {{"reservation_id", 3}, {"pagg_id", 15}, {"state", "confirmed"}});
   p.answer("POST /v1/release", 200, {{"reservation_id", 3}, {"state", "released"}, {"claims", 0}});
   p.scontrol_runs.push_back({true, "", 1, false, "", "slurm_update_job2: Unable to contact slurm controller\n"});
-  EXPECT_EQ(run_prolog(job15(), HookConfig{}, p), kExitTransient) << p.log_text();
+  EXPECT_EQ(run_prolog(job15(), controller(), p), kExitTransient) << p.log_text();
   ASSERT_EQ(p.calls.size(), 5u) << p.log_text();
   EXPECT_EQ(p.calls[3], R"(POST /v1/confirm {"pagg_id":15,"reservation_id":3})");
   EXPECT_EQ(p.calls[4], R"(POST /v1/release {"reservation_id":3})");
@@ -217,7 +232,7 @@ TEST(PrologTest, AnEarlierStartsReservationOnOtherNodesIsReleasedAndTheJobRequeu
            {{"reservation_id", 2}, {"batch_id", "15"}, {"nodes", "11"}, {"state", "confirmed"}, {"existing", true}});
   p.answer("POST /v1/release", 200, {{"reservation_id", 2}, {"state", "released"}, {"claims", 0}});
   p.scontrol_ok();
-  EXPECT_EQ(run_prolog(job15(), HookConfig{}, p), kExitTransient);
+  EXPECT_EQ(run_prolog(job15(), controller(), p), kExitTransient);
   EXPECT_EQ(p.calls[2], R"(POST /v1/release {"reservation_id":2})");
   EXPECT_NE(p.calls[3].find("holds nodes 11, not the job's 8"), std::string::npos) << p.calls[3];
 }
@@ -230,7 +245,7 @@ TEST(PrologTest, AnEarlierStartsReservationStillBeingReleasedIsNotUsed) {
   releasing["existing"] = true;
   p.answer("POST /v1/reserve", 200, releasing);
   p.scontrol_ok();
-  EXPECT_EQ(run_prolog(job15(), HookConfig{}, p), kExitTransient);
+  EXPECT_EQ(run_prolog(job15(), controller(), p), kExitTransient);
   EXPECT_EQ(p.calls.size(), 3u);  // show, reserve, update: no CONFIRM, no second RELEASE
   EXPECT_NE(p.calls.back().find("reservation 3 of job 15 is still being released"), std::string::npos)
       << p.calls.back();
@@ -245,20 +260,65 @@ TEST(PrologTest, ARepeatedPrologDoesNotConfirmTwice) {
   existing["existing"] = true;
   p.answer("POST /v1/reserve", 200, existing);
   p.scontrol_ok();
-  EXPECT_EQ(run_prolog(job15(), HookConfig{}, p), kExitOk) << p.log_text();
+  EXPECT_EQ(run_prolog(job15(), controller(), p), kExitOk) << p.log_text();
   EXPECT_EQ(p.calls.size(), 3u);  // show, reserve, update: no CONFIRM
 }
 
-TEST(PrologTest, ASiteThatConfirmsOnTheNodeGetsOnlyTheReservation) {
+TEST(PrologTest, ABatchJobIsOnlyReservedByDefaultItsNodeConfirmsIt) {
   FakePorts p;
   p.show(fixture("n4"));
   p.answer("POST /v1/reserve", 200, kReserved);
   p.scontrol_ok();
-  HookConfig c;
-  c.confirm = false;
-  EXPECT_EQ(run_prolog(job15(), c, p), kExitOk) << p.log_text();
+  EXPECT_EQ(run_prolog(job15(), HookConfig{}, p), kExitOk) << p.log_text();
   EXPECT_EQ(p.calls, (std::vector<std::string>{"scontrol -o show job 15", kReserveCall,
                                                "scontrol update JobId=15 AdminComment=basil: reservation 3"}));
+}
+
+TEST(PrologTest, AnInteractiveAllocationIsConfirmedWithItsSessionByDefault) {
+  FakePorts p;
+  p.show(interactive_n4());
+  p.answer("POST /v1/reserve", 200, kReserved);
+  p.answer("POST /v1/confirm", 200, {{"reservation_id", 3}, {"pagg_id", 7679}, {"state", "confirmed"}});
+  p.scontrol_ok();
+  EXPECT_EQ(run_prolog(job15(), HookConfig{}, p), kExitOk) << p.log_text();
+  EXPECT_EQ(p.calls, (std::vector<std::string>{"scontrol -o show job 15", kReserveCall,
+                                               R"(POST /v1/confirm {"pagg_id":7679,"reservation_id":3})",
+                                               "scontrol update JobId=15 AdminComment=basil: reservation 3"}));
+}
+
+TEST(PrologTest, AnInteractiveAllocationWithoutASessionFailsForGoodBeforeAnyReserve) {
+  FakePorts p;
+  std::string record = interactive_n4();
+  record.erase(record.find("AllocNode:Sid=localhost:7679"), 29);
+  p.show(record);
+  p.scontrol_ok();
+  EXPECT_EQ(run_prolog(job15(), HookConfig{}, p), kExitPermanent) << p.log_text();
+  ASSERT_GE(p.calls.size(), 2u);
+  EXPECT_EQ(p.calls[1], "scontrol update JobId=15 Requeue=0 AdminComment=basil: refused: Slurm names no session "
+                        "(AllocNode:Sid) for interactive job 15: its reservation could not be confirmed");
+}
+
+TEST(PrologTest, ASessionThatIsNoNumberFailsForGoodBeforeAnyReserve) {
+  FakePorts p;
+  std::string record = interactive_n4();
+  record.replace(record.find("AllocNode:Sid=localhost:7679"), 28, "AllocNode:Sid=localhost:x");
+  p.show(record);
+  p.scontrol_ok();
+  EXPECT_EQ(run_prolog(job15(), HookConfig{}, p), kExitPermanent) << p.log_text();
+  ASSERT_GE(p.calls.size(), 2u);
+  EXPECT_EQ(p.calls[1], "scontrol update JobId=15 Requeue=0 AdminComment=basil: refused: cannot read how the job "
+                        "starts: scontrol's AllocNode:Sid ends in \"x\", not a session id");
+}
+
+TEST(PrologTest, AJobNameImitatingBatchFlagIsRefusedNotConfirmedWithItsSession) {
+  FakePorts p;
+  std::string record = fixture("n4");
+  record.replace(record.find("JobName=") + 8, 0, "x BatchFlag=0 ");
+  p.show(record);
+  p.scontrol_ok();
+  EXPECT_EQ(run_prolog(job15(), HookConfig{}, p), kExitPermanent) << p.log_text();
+  EXPECT_EQ(p.calls.size(), 3u) << p.log_text();  // show, update, fail_job: nothing reserved
+  EXPECT_NE(p.calls[1].find("different BatchFlag or AllocNode:Sid fields"), std::string::npos) << p.calls[1];
 }
 
 TEST(PrologTest, AJobArraysTaskIsShownAndUpdatedAlone) {
@@ -269,7 +329,7 @@ TEST(PrologTest, AJobArraysTaskIsShownAndUpdatedAlone) {
   p.answer("POST /v1/reserve", 200, kReserved);
   p.answer("POST /v1/confirm", 200, {{"reservation_id", 3}, {"pagg_id", 15}, {"state", "confirmed"}});
   p.scontrol_ok();
-  EXPECT_EQ(run_prolog(e, HookConfig{}, p), kExitOk) << p.log_text();
+  EXPECT_EQ(run_prolog(e, controller(), p), kExitOk) << p.log_text();
   EXPECT_EQ(p.calls.front(), "scontrol -o show job 15_3");
   EXPECT_EQ(p.calls.back(), "scontrol update JobId=15_3 AdminComment=basil: reservation 3");
 }
@@ -278,7 +338,7 @@ TEST(PrologTest, ScontrolThatFailsIsTransient) {
   FakePorts p;
   p.scontrol_runs.push_back({true, "", 1, false, "", "slurm_load_jobs error: Unable to contact slurm controller\n"});
   p.scontrol_ok();
-  EXPECT_EQ(run_prolog(job15(), HookConfig{}, p), kExitTransient);
+  EXPECT_EQ(run_prolog(job15(), controller(), p), kExitTransient);
   EXPECT_NE(p.calls.back().find("show job 15 failed: exited 1: slurm_load_jobs error: Unable to contact"),
             std::string::npos)
       << p.calls.back();
@@ -290,7 +350,7 @@ TEST(PrologTest, AJobRecordCutAtTheLimitFailsPermanentlySayingTruncated) {
   cut.truncated = true;
   p.scontrol_runs.push_back(cut);
   p.scontrol_ok();
-  EXPECT_EQ(run_prolog(job15(), HookConfig{}, p), kExitPermanent);
+  EXPECT_EQ(run_prolog(job15(), controller(), p), kExitPermanent);
   EXPECT_EQ(p.calls.size(), 3u) << "nothing reached basild";
   EXPECT_NE(p.calls[1].find("Requeue=0 AdminComment=basil: refused: show job 15 failed: the job's record was "
                             "truncated: Slurm's answer passed basil-slurm's limit of 16 MiB"),
@@ -305,7 +365,7 @@ TEST(PrologTest, AJobImitatingScontrolsFieldsIsRefused) {
   e.node_list = "nid00011";
   p.show(fixture("forged_block_differs"));
   p.scontrol_ok();
-  EXPECT_EQ(run_prolog(e, HookConfig{}, p), kExitPermanent);
+  EXPECT_EQ(run_prolog(e, controller(), p), kExitPermanent);
   EXPECT_EQ(p.calls.size(), 3u);  // nothing reached basild
   EXPECT_EQ(p.calls.back().rfind("fail_job 31 2 basil: refused: cannot read the job's shape", 0), 0u) << p.calls.back();
   EXPECT_NE(p.calls[1].find("Requeue=0 AdminComment=basil: refused: cannot read the job's shape: scontrol's "
@@ -321,7 +381,7 @@ TEST(PrologTest, WithoutTheAdminCommentTheTasksCannotLearnTheReservationSoItIsRe
   p.answer("POST /v1/confirm", 200, {{"reservation_id", 3}, {"pagg_id", 15}, {"state", "confirmed"}});
   p.scontrol_runs.push_back({true, "", 1, false, "", "Invalid job id specified\n"});
   p.answer("POST /v1/release", 200, {{"reservation_id", 3}, {"state", "released"}, {"claims", 0}});
-  EXPECT_EQ(run_prolog(job15(), HookConfig{}, p), kExitTransient);
+  EXPECT_EQ(run_prolog(job15(), controller(), p), kExitTransient);
   EXPECT_EQ(p.calls.back(), R"(POST /v1/release {"reservation_id":3})");
 }
 

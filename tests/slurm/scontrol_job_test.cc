@@ -132,6 +132,21 @@ TEST(ScontrolJobTest, EveryTokenSplitStillReadsTheSameShape) {
   EXPECT_EQ(got->ntasks_per_core, 1u);
 }
 
+TEST(ScontrolJobTest, ABatchJobAndAnSrunAllocationAreToldApartWithTheirSession) {
+  auto batch = parse_job_start(fixture("n4"), "15");
+  ASSERT_TRUE(batch) << batch.status().message();
+  EXPECT_EQ(*batch, (JobStart{.batch = true, .alloc_sid = 7679}));
+  auto srun = parse_job_start(fixture("srun_nodes2_n4"), "47");
+  ASSERT_TRUE(srun) << srun.status().message();
+  EXPECT_EQ(*srun, (JobStart{.batch = false, .alloc_sid = 7679}));
+  EXPECT_FALSE(parse_job_start(fixture("n4"), "16"));  // not that job's record
+  std::string forged = fixture("n4");
+  forged.insert(forged.find("JobName=") + 8, "x AllocNode:Sid=h:1 ");
+  auto f = parse_job_start(forged, "15");
+  ASSERT_FALSE(f);
+  EXPECT_NE(f.status().message().find("different BatchFlag or AllocNode:Sid"), std::string::npos);
+}
+
 TEST(ScontrolJobTest, MemorySizesAsScontrolPrintsThem) {
   const std::pair<const char*, std::optional<std::uint64_t>> cases[] = {
       {"0", 0},          {"1000M", 1000},   {"2G", 2048},         {"1.50G", 1536},      {"1.5G", 1536},

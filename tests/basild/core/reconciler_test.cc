@@ -1,4 +1,5 @@
 #include "basild/core/reconciler.h"
+#include "basild/core/job_table.h"
 
 #include <gtest/gtest.h>
 
@@ -419,6 +420,23 @@ TEST(ReconcilerTest, ClaimsOfAReservationWhoseJobIsGoneAreApkilledAtOnceThenOnce
   EXPECT_NE(kill[0].reason.find("job gone gone"), std::string::npos) << kill[0].reason;
   EXPECT_TRUE(of_kind(c.at(60s), ReconcileKind::kApkill).empty()) << "once per claims_timeout";
   EXPECT_EQ(of_kind(c.at(120s), ReconcileKind::kApkill).size(), 1u);
+}
+
+// scancel: Slurm lists the job COMPLETING (then CANCELLED) while its
+// epilog releases; its processes are gone, its applications ALPS's alone.
+TEST(ReconcilerTest, ClaimsOfAReservationWhoseJobIsListedEndedAreApkilledAtOnce) {
+  Cycle c;
+  c.in.alps = {res(7, "ending", {501})};
+  c.in.jobs = jobs({"ending"});
+  c.in.jobs.ended = {"ending"};
+  releasing(c, 7, "ending");
+  EXPECT_EQ(of_kind(c.at(0s), ReconcileKind::kApkill).size(), 1u);
+  EXPECT_TRUE(job_state_ended("COMPLETING"));
+  EXPECT_TRUE(job_state_ended("OUT_OF_MEMORY"));
+  EXPECT_FALSE(job_state_ended("RUNNING"));
+  EXPECT_FALSE(job_state_ended("SUSPENDED"));
+  EXPECT_FALSE(job_state_ended("REQUEUED"));
+  EXPECT_FALSE(job_state_ended(""));
 }
 
 TEST(ReconcilerTest, ClaimsWaitTheTimeoutWhileTheJobTableFailsOrTheReservationIsInteractive) {
