@@ -31,6 +31,7 @@ TEST(HookConfigTest, TheShippedExampleParses) {
   ASSERT_TRUE(c) << c.status().message();
   EXPECT_EQ(c->socket, "/run/basild/control.sock");
   EXPECT_EQ(c->slurm_conf, "/etc/slurm/slurm.conf");
+  EXPECT_EQ(c->confirm, ConfirmAt::kNode);  // the container path
 }
 
 TEST(HookConfigTest, ReadsEveryKey) {

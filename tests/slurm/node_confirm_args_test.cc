@@ -3,6 +3,10 @@
 
 #include <gtest/gtest.h>
 
+#include <sstream>
+
+#include "tests/support/files.h"
+
 namespace basild::slurm {
 namespace {
 
@@ -48,6 +52,22 @@ TEST(NodeConfirmArgsTest, UnknownArgumentsRelativePathsAndTwoConfirmsAreRefusedB
   EXPECT_NE(refused({"config=basil-slurm.conf"}).find("not an argument of basil_reservation"), std::string::npos);
   EXPECT_NE(refused({"confirm=basild", "confirm=basild"}).find("given twice"), std::string::npos);
   EXPECT_NE(refused({"verbose"}).find("\"verbose\""), std::string::npos);
+}
+
+// The shipped plugstack.conf's plugin line is the container path: the batch
+// job's node CONFIRMs through basild.
+TEST(NodeConfirmArgsTest, TheShippedPlugstackConfConfirmsOnTheNodeThroughBasild) {
+  std::istringstream conf(basil_test::read_file(std::string(BASIL_TEST_DATA) + "/../../conf/plugstack.conf"));
+  std::vector<std::string> lines;
+  for (std::string line; std::getline(conf, line);)
+    if (line.starts_with("required ") && line.find("/basil_reservation.so") != std::string::npos) lines.push_back(line);
+  ASSERT_EQ(lines.size(), 1u);
+  std::istringstream words(lines[0]);
+  std::vector<std::string> all;
+  for (std::string w; words >> w;) all.push_back(w);
+  ASSERT_GE(all.size(), 2u);
+  const std::vector<std::string_view> args(all.begin() + 2, all.end());
+  EXPECT_EQ(parsed(args).via, ConfirmVia::kBasild);
 }
 
 }  // namespace

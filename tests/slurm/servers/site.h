@@ -9,7 +9,9 @@
 
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include <cstdlib>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -40,6 +42,11 @@ inline void PrintTo(TaskEnv e, std::ostream* os) { *os << task_env_name(e); }  /
 // slurmd's run beside basild may name instead (basil-slurm(8) JOB END).
 enum class JobEnd { kEpilogSlurmctld, kSlurmdEpilog };
 
+// How the plugin CONFIRMs a batch job's reservation on its node (with
+// TaskEnv::kSpankPlugin): through basild's control socket, or through the
+// node's own apbasil (here a wrapper of the emulator's apbasil mode).
+enum class NodeConfirmVia { kBasild, kApbasil };
+
 // The hooks' directory: one wrapper Slurm names three times (Slurm runs
 // hooks without arguments; the wrapper adds --config), the configuration
 // written once basild's socket and Slurm's configuration are known.
@@ -55,32 +62,53 @@ class Hooks {
   std::string program() const { return dir() + "/basil-slurm"; }
   // The hooks' lines of slurm.conf: the TaskProlog, or a plugstack.conf
   // that names the basil_reservation plugin.
-  std::string slurm_conf(TaskEnv task_env, JobEnd job_end = JobEnd::kEpilogSlurmctld) const {
+  // The TaskProlog site's prolog CONFIRMs every job with its job id
+  // (confirm = "controller"); the plugin's CONFIRMs a batch job's
+  // reservation on its node (the default), `via` as given.
+  std::string slurm_conf(TaskEnv task_env, JobEnd job_end = JobEnd::kEpilogSlurmctld,
+                         NodeConfirmVia via = NodeConfirmVia::kBasild) {
+    task_env_ = task_env;
     std::string conf = "PrologSlurmctld=" + program() + "\n" +
                        (job_end == JobEnd::kEpilogSlurmctld ? "EpilogSlurmctld=" : "Epilog=") + program() + "\n";
     if (task_env == TaskEnv::kTaskProlog) return conf + "TaskProlog=" + program() + "\n";
-    basil_test::write_file(dir() + "/plugstack.conf", std::string("required ") + BASIL_RESERVATION_PLUGIN + "\n");
+    const std::string confirm = via == NodeConfirmVia::kBasild ? "confirm=basild" : "confirm=apbasil:" + apbasil();
+    basil_test::write_file(dir() + "/plugstack.conf", std::string("required ") + BASIL_RESERVATION_PLUGIN + " " +
+                                                          confirm + " basil_slurm=" + BASIL_BINARY_DIR +
+                                                          "/slurm/basil-slurm config=" + dir() + "/basil-slurm.conf\n");
     return conf + "PlugStackConfig=" + dir() + "/plugstack.conf\n";
   }
-  void configure(const std::string& socket, const std::string& slurm_conf) const {
+  // The node's apbasil: the emulator's apbasil mode on basild's emulated
+  // system; and basild's apkill on it.
+  std::string apbasil() const { return dir() + "/apbasil"; }
+  std::string apkill() const { return dir() + "/apkill"; }
+  void configure(const std::string& socket, const std::string& slurm_conf, const std::string& emulator_state) const {
     basil_test::write_file(dir() + "/basil-slurm.conf",
-                           "[basild]\nsocket = \"" + socket + "\"\n[slurm]\nslurm_conf = \"" + slurm_conf +
-                               "\"\n[log]\nfile = \"" + dir() + "/hooks.log\"\nsyslog = false\n");
+                           "[basild]\nsocket = \"" + socket + "\"\n" +
+                               (task_env_ == TaskEnv::kTaskProlog ? "confirm = \"controller\"\n" : "") +
+                               "[slurm]\nslurm_conf = \"" + slurm_conf + "\"\n[log]\nfile = \"" + dir() +
+                               "/hooks.log\"\nsyslog = false\n");
+    basil_test::write_file(apbasil(), "#!/bin/sh\nexec " + std::string(BASIL_BINARY_DIR) +
+                                          "/emulator/basil-emulator --state " + emulator_state + "\n");
+    ::chmod(apbasil().c_str(), 0755);
+    basil_test::write_file(apkill(), "#!/bin/sh\nexec " + std::string(BASIL_BINARY_DIR) +
+                                         "/emulator/basil-emulator --state " + emulator_state + " apkill \"$@\"\n");
+    ::chmod(apkill().c_str(), 0755);
   }
   std::string log() const { return basil_test::read_file(dir() + "/hooks.log"); }
 
  private:
   basil_test::TempDir dir_;
+  TaskEnv task_env_ = TaskEnv::kTaskProlog;
 };
 
 // basild's job table: squeue as conf/basild.conf ships it, with a short grace.
-inline std::string squeue_source(const std::string& grace = "3s") {
+inline std::string squeue_source(const std::string& grace = "3s", const std::string& more_reconcile = "") {
   const std::string example = basil_test::read_file(std::string(BASIL_TEST_DATA) + "/../../conf/basild.conf");
   const auto at = example.find("command = [\"/usr/bin/squeue\"");
   EXPECT_NE(at, std::string::npos) << "conf/basild.conf has no squeue source";
   const std::string command = at == std::string::npos ? "" : example.substr(at, example.find('\n', at) - at);
   return "[reconcile]\ngrace = \"" + grace +
-         "\"\nconsecutive = 2\n"
+         "\"\nconsecutive = 2\n" + more_reconcile +
          "[[reconcile.source]]\ntype = \"command\"\nname = \"squeue\"\ntimeout = \"15s\"\n" +
          command + "\n";
 }
@@ -104,6 +132,8 @@ struct SiteOptions {
   std::string tag = "slurm-site";
   TaskEnv task_env = TaskEnv::kTaskProlog;
   JobEnd job_end = JobEnd::kEpilogSlurmctld;
+  NodeConfirmVia confirm_via = NodeConfirmVia::kBasild;
+  bool apsched = false;  // the emulator's ALPS daemon, for aprun, apkill and apstat in jobs
 };
 
 class Site {
@@ -111,15 +141,20 @@ class Site {
   explicit Site(SiteOptions o = {})
       : options_(std::move(o)),
         slurm({.nodes = options_.nodes,
-               .extra_conf = hooks.slurm_conf(options_.task_env, options_.job_end) + options_.slurm_conf,
+               .extra_conf = hooks.slurm_conf(options_.task_env, options_.job_end, options_.confirm_via) +
+                             options_.slurm_conf,
                .parent = slurm_parent(),
                .tag = options_.tag}),
         basild(options_.tag, options_.preset, "",
-               (options_.job_table ? squeue_source() : std::string()) + options_.basild_conf) {}
+               (options_.job_table
+                    ? squeue_source("3s", options_.apsched ? "apkill = \"" + hooks.apkill() + "\"\n" : "")
+                    : std::string()) +
+                   options_.basild_conf) {}
 
   // basild first (with SLURM_CONF for its squeue and scontrol), then Slurm.
   bool start() {
-    hooks.configure(basild.socket(), slurm.conf());
+    hooks.configure(basild.socket(), slurm.conf(), basild.emu());
+    if (options_.apsched && !start_apsched()) return false;
     if (options_.gateway) {
       sshd.emplace();
       if (!sshd->Start()) {
@@ -135,17 +170,27 @@ class Site {
     return slurm.start();
   }
 
+  // What a job's environment needs to run aprun, apkill and apstat as on a
+  // Cray: the emulator's programs on its PATH, and its state.
+  std::vector<std::string> cray_env() const {
+    const char* path = std::getenv("PATH");
+    return {"PATH=" + std::string(BASIL_BINARY_DIR) + "/emulator:" + std::string(path ? path : "/usr/bin:/bin"),
+            "BASIL_EMULATOR_STATE=" + basild.emu()};
+  }
+  pid_t apsched_pid() const { return apsched_ ? apsched_->pid() : 0; }
+  std::string apsched_log() const { return basil_test::read_file(basild.dir() + "/apsched.log"); }
+
   std::string show_job(std::uint32_t id) const {
     return slurm.client({"scontrol", "-o", "show", "job", std::to_string(id)}).out;
   }
   std::string why() const { return hooks.log() + slurm.controller_log() + basild.log(); }
 
-  // The reservation CONFIRMed for the job with its id as pagg_id, from
-  // basild's audit log; 0 when none.
-  std::uint64_t confirmed_reservation(std::uint32_t job) const {
+  // The reservation CONFIRMed through basild for the job (with pagg_id
+  // `pagg`, when given), from basild's audit log; 0 when none.
+  std::uint64_t confirmed_reservation(std::uint32_t job, std::optional<std::uint64_t> pagg = std::nullopt) const {
     for (const auto& e : basild.get("/v1/events?limit=1000").value("events", json::array()))
       if (e.value("batch_id", "") == std::to_string(job) && e["detail"].is_object() &&
-          e["detail"].value("to", "") == "confirmed" && e["detail"].value("pagg_id", 0u) == job)
+          e["detail"].value("to", "") == "confirmed" && (!pagg || e["detail"].value("pagg_id", 0u) == *pagg))
         return e["reservation_id"].get<std::uint64_t>();
     return 0;
   }
@@ -162,7 +207,22 @@ class Site {
   }
 
  private:
+  // basil-emulator apsched on basild's emulated system, until basild's
+  // fixture ends every process that names its state.
+  bool start_apsched() {
+    apsched_.emplace(std::vector<std::string>{std::string(BASIL_BINARY_DIR) + "/emulator/basil-emulator", "apsched",
+                                              "--state", basild.emu()},
+                     basil_test::SpawnOptions{.err = basil_test::Redirect::file(basild.dir() + "/apsched.log")});
+    const std::string socket = basild.emu() + "/apsched.sock";
+    const auto ready = [&] { return ::access(socket.c_str(), F_OK) == 0; };
+    if (basil_test::wait_while_running(*apsched_, ready, std::chrono::seconds(20)) == basil_test::Awaited::kReady)
+      return true;
+    ADD_FAILURE() << "apsched did not start: " << apsched_log();
+    return false;
+  }
+
   SiteOptions options_;
+  std::optional<basil_test::Subprocess> apsched_;
 
  public:
   Hooks hooks;
