@@ -228,6 +228,29 @@ TEST(SlurmAprunTest, AnOrphanWithARunningAprunAndNoSlurmJobIsApkilledThenRelease
   EXPECT_TRUE(stray.wait_for(30s).has_value()) << "aprun did not end with its application";
 }
 
+// An salloc allocation is confirmed by the prolog with its session id
+// (AllocNode:Sid): the salloc shell's aprun is accepted. The shell learns
+// its reservation from the job's AdminComment.
+TEST(SlurmAprunTest, AnSallocShellsAprunRunsInTheAllocationConfirmedWithItsSession) {
+  if (auto why = basil_test::slurm_unavailable()) GTEST_SKIP() << *why;
+  Site site(cray_site());
+  ASSERT_TRUE(site.start()) << site.slurm.error();
+  const auto r = site.slurm.client(
+      {"setsid", "-w", "salloc", "-N1", "/bin/sh", "-c",
+       "echo sid=$(cut -d' ' -f6 /proc/$$/stat); "
+       "export BASIL_RESERVATION_ID=$(scontrol -o show job $SLURM_JOB_ID | "
+       "sed -n 's/.*AdminComment=basil: reservation \\([0-9]*\\).*/\\1/p'); "
+       "echo job=$SLURM_JOB_ID; aprun -n 1 true; echo rc=$?"},
+      60s, site.cray_env());
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err << site.why();
+  const auto s = said(r.out);
+  ASSERT_EQ(s.count("job"), 1u) << r.out;
+  EXPECT_EQ(s.at("rc"), "0") << r.out << r.err << site.apsched_log();
+  EXPECT_NE(site.confirmed_reservation(static_cast<std::uint32_t>(std::stoul(s.at("job"))), std::stoull(s.at("sid"))),
+            0u)
+      << site.basild.get("/v1/events").dump() << site.why();
+}
+
 // A Cray login or MOM node confirms through its own apbasil: basild never
 // hears of the CONFIRM, owns the reservation by its batch id all the same,
 // confirms nothing a second time, and releases it at the job's end.
