@@ -151,7 +151,7 @@ int apbasil_mode(const std::string& state_dir) {
   if (decoded && emu::apsched::serialised(*decoded)) {
     bool on = false;
     (void)(*store)->read([&](const emu::State& state) { on = state.system.apsched_serial; }, emu::Store::Scope::kNodes);
-    if (on) serial.emplace(state_dir);
+    if (on) serial.emplace(state_dir, emu::method_key(*decoded));
   }
   if (query) {
     st = (*store)->read([&](const emu::State& state) {

@@ -210,7 +210,7 @@ Result<std::uint64_t> Daemon::record(const RunRequest& r, const Peer& peer) {
   if (auto store = Store::open(opt_.state_dir); store) {
     bool on = false;
     (void)(*store)->read([&](const State& s) { on = s.system.apsched_serial; }, Store::Scope::kNodes);
-    if (on) serial.emplace(opt_.state_dir);
+    if (on) serial.emplace(opt_.state_dir, "APRUN");
   }
   const Status st = transact([&](const State& s) { return claim(s, c, now_seconds(), &apid); });
   if (!st) return st;
