@@ -133,7 +133,8 @@ void write_hook_program(const std::string& dir, bool timed) {
   if (timed) {
     const std::string run = g_bin + "/slurm/basil-slurm --config " + dir + "/basil-slurm.conf";
     const std::string record = "echo \"$SLURM_SCRIPT_CONTEXT $start $EPOCHREALTIME\" >> " + dir + "/hook-times";
-    basil_test::write_file(tmp, "#!/bin/bash\nstart=$EPOCHREALTIME\n" + run + "\nrc=$?\n" + record + "\nexit $rc\n");
+    basil_test::write_file(tmp,
+                           "#!/bin/bash\nstart=$EPOCHREALTIME\n" + run + " \"$@\"\nrc=$?\n" + record + "\nexit $rc\n");
     ::chmod(tmp.c_str(), 0755);
   } else {
     // The program itself, as a site names it: basil-slurm-bench reads the
@@ -162,7 +163,11 @@ std::string hook_lines(const std::string& dir, const HookSetUp& set_up) {
   const std::string ctld = "PrologSlurmctld=" + program + "\n" +
                            (set_up.slurmd_epilog ? "Epilog=" : "EpilogSlurmctld=") + program + "\n";
   if (!set_up.plugin) return ctld + "TaskProlog=" + program + "\n";
-  basil_test::write_file(dir + "/plugstack.conf", "required " + g_bin + "/slurm/spank/basil_reservation.so\n");
+  // The plugin CONFIRMs each batch job on its node, as the shipped
+  // plugstack.conf has it, through the same program.
+  basil_test::write_file(dir + "/plugstack.conf", "required " + g_bin +
+                                                      "/slurm/spank/basil_reservation.so confirm=basild basil_slurm=" +
+                                                      program + "\n");
   return ctld + "PlugStackConfig=" + dir + "/plugstack.conf\n";
 }
 
@@ -177,10 +182,14 @@ std::map<std::string, std::vector<double>> hook_times(const std::string& file) {
 }
 
 // Their configuration, once Slurm's is known: job records through
-// libslurm, or through scontrol when `scontrol`.
-void configure_hooks(const std::string& dir, const Basild& b, const std::string& slurm_conf, bool scontrol) {
+// libslurm, or through scontrol when `scontrol`; without the plugin the
+// prolog CONFIRMs every job with its job id (confirm = "controller").
+void configure_hooks(const std::string& dir, const Basild& b, const std::string& slurm_conf, const HookSetUp& set_up) {
+  const bool scontrol = set_up.scontrol;
   basil_test::write_file(dir + "/basil-slurm.conf",
-                         "[basild]\nsocket = \"" + b.socket() + "\"\n[slurm]\nslurm_conf = \"" + slurm_conf + "\"\n" +
+                         "[basild]\nsocket = \"" + b.socket() + "\"\n" +
+                             (set_up.plugin ? "" : "confirm = \"controller\"\n") + "[slurm]\nslurm_conf = \"" +
+                             slurm_conf + "\"\n" +
                              (scontrol ? "scontrol = \"/usr/bin/scontrol\"\n" : "") + "[log]\nsyslog = false\n" +
                              (std::getenv("SLURM_JOBS_TRACE") ? "file = \"" + dir + "/basil-slurm.log\"\n" : ""));
 }
@@ -225,7 +234,7 @@ class Variant {
         .nodes = node_names(),
         .extra_conf = basild_ ? hook_lines(work_.path(), set_up) : empty_hooks,
         .parent = g_bin + "/slurm-tests"});
-    if (basild_) configure_hooks(work_.path(), *basild_, slurm_->conf(), set_up.scontrol);
+    if (basild_) configure_hooks(work_.path(), *basild_, slurm_->conf(), set_up);
     if (!slurm_->start()) fail("Slurm did not start: " + slurm_->error());
   }
 

@@ -41,12 +41,14 @@ inline void place_program(const std::string& built, const std::string& at) {
   ::chmod(at.c_str(), 0755);
 }
 
-// basild against a fresh tds-8, apbasil local or through the gateway.
+// basild against a fresh emulated system (tds-8 unless `preset` names
+// another), apbasil local or through the gateway.
 class Basild {
  public:
-  Basild(const std::string& path, const std::string& bin) : dir_("slurm-jobs-basild", bin + "/slurm-tests") {
+  Basild(const std::string& path, const std::string& bin, const std::string& preset = "tds-8")
+      : dir_("slurm-jobs-basild", bin + "/slurm-tests") {
     const std::string emu = dir() + "/emu";
-    basil_test::run({bin + "/emulator/basil-emulator", "init", "--preset", "tds-8", "--state", emu});
+    basil_test::run({bin + "/emulator/basil-emulator", "init", "--preset", preset, "--state", emu});
     std::ofstream conf(dir() + "/basild.conf");
     conf << "[state]\ndatabase = \"" << dir() << "/state.db\"\n"
          << "[control]\nsocket = \"" << socket() << "\"\nmode = \"0666\"\n"
@@ -98,6 +100,7 @@ class Basild {
   }
   std::size_t held() const { return get("/v1/reservations").value("reservations", json::array()).size(); }
   std::string dir() const { return dir_.path(); }
+  std::string emu() const { return dir() + "/emu"; }
   std::string socket() const { return dir() + "/control.sock"; }
   std::string log() const { return basil_test::read_file(dir() + "/basild.log"); }
 

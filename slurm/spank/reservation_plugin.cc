@@ -79,6 +79,14 @@ std::optional<std::string> admin_comment(std::uint32_t job_id) {
   return comment;
 }
 
+// The arguments, read in slurmstepd's slurm_spank_init.
+NodeConfirmSettings g_settings;
+
+// The batch step's AdminComment as slurm_spank_user_init read it from
+// slurmctld (nullopt inside: it could not be read), for the CONFIRM in the
+// batch task that slurmstepd forks next: one RPC per job for both.
+std::optional<std::optional<std::string>> g_batch_comment;
+
 void export_reservation(spank_t sp) {
   std::uint32_t job_id = 0;
   std::uint32_t step_id = 0;
@@ -90,9 +98,13 @@ void export_reservation(spank_t sp) {
   // The extern step runs no task of the user's.
   if (step_id == SLURM_EXTERN_CONT) return;
   const std::string job = std::to_string(job_id);
+  // The batch step that CONFIRMs takes its reservation from slurmctld only,
+  // never from the environment its job was submitted with.
+  const bool confirming = g_settings.via != ConfirmVia::kNone && step_id == SLURM_BATCH_SCRIPT;
   // A step started from the batch script or a task has both already.
-  if (inherited_reservation([&](std::string_view name) { return step_env(sp, name); }, job)) return;
+  if (!confirming && inherited_reservation([&](std::string_view name) { return step_env(sp, name); }, job)) return;
   const auto comment = admin_comment(job_id);
+  if (confirming) g_batch_comment = comment;
   if (!comment) return;
   const auto id = reservation_of_comment(*comment);
   if (!id) {
@@ -104,9 +116,6 @@ void export_reservation(spank_t sp) {
       spank_setenv(sp, std::string(kReservationJobVariable).c_str(), job.c_str(), 1) != ESPANK_SUCCESS)
     slurm_error("basil_reservation: job %u: the step's environment could not be set", job_id);
 }
-
-// The arguments, read in slurmstepd's slurm_spank_init.
-NodeConfirmSettings g_settings;
 
 // How long basil-slurm may take for the CONFIRM: its own calls end sooner
 // (basil-slurm.conf's [basild] timeout, and about 4 s of retries when ALPS
@@ -144,7 +153,7 @@ int refuse(std::uint32_t job_id, const std::string& sentence, bool requeue) {
 // The CONFIRM of the batch job's reservation with this task's container.
 int confirm_batch(spank_t sp, std::uint32_t job_id) {
   const std::string job = std::to_string(job_id);
-  const auto comment = admin_comment(job_id);
+  const auto comment = g_batch_comment ? *g_batch_comment : admin_comment(job_id);
   if (!comment) return refuse(job_id, "job " + job + "'s record could not be read to find its reservation", true);
   const auto id = reservation_of_comment(*comment);
   if (!id)

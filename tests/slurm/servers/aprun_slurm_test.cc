@@ -42,9 +42,11 @@ SiteOptions cray_site(NodeConfirmVia via = NodeConfirmVia::kBasild) {
 }
 
 // sbatch ARGS with aprun, apkill and apstat on the job's PATH.
-std::optional<std::uint32_t> submit(Site& site, std::vector<std::string> args) {
+std::optional<std::uint32_t> submit(Site& site, std::vector<std::string> args, std::vector<std::string> more_env = {}) {
   args.insert(args.begin(), {"sbatch", "--parsable"});
-  const auto r = site.slurm.client(args, 60s, site.cray_env());
+  std::vector<std::string> env = site.cray_env();
+  env.insert(env.end(), more_env.begin(), more_env.end());
+  const auto r = site.slurm.client(args, 60s, env);
   EXPECT_EQ(r.exit_code, 0) << r.err;
   if (r.exit_code != 0) return std::nullopt;
   return static_cast<std::uint32_t>(std::stoul(r.out));
@@ -259,10 +261,16 @@ TEST(SlurmAprunTest, TheNodesOwnApbasilConfirmsAndBasildStillReleasesTheReservat
   Site site(cray_site(NodeConfirmVia::kApbasil));
   ASSERT_TRUE(site.start()) << site.slurm.error();
   const std::string out = site.hooks.dir() + "/job.out";
-  const auto job = submit(site, {"-N1", "-o", out, "--wrap", "aprun -n 2 true; echo rc=$?"});
+  // Submitted with a forged pair naming job 1 (the job's own id here): the
+  // node confirms the reservation slurmctld's record names, not this one.
+  const auto job = submit(site, {"-N1", "-o", out, "--wrap", "echo res=$BASIL_RESERVATION_ID; aprun -n 2 true; echo rc=$?"},
+                          {"BASIL_RESERVATION_ID=77", "BASIL_RESERVATION_JOB=1"});
   ASSERT_TRUE(job);
+  ASSERT_EQ(*job, 1u);
   ASSERT_TRUE(site.slurm.wait_job_state(*job, "COMPLETED", 90s)) << site.slurm.job_state(*job) << site.why();
   EXPECT_EQ(said(basil_test::read_file(out))["rc"], "0") << basil_test::read_file(out) << site.apsched_log();
+  EXPECT_EQ(said(basil_test::read_file(out))["res"], "1") << basil_test::read_file(out);
+  EXPECT_EQ(site.hooks.log().find("reservation 77"), std::string::npos) << site.hooks.log();
   EXPECT_EQ(site.confirmed_reservation(*job), 0u) << "basild made or saw a CONFIRM";
   EXPECT_NE(site.hooks.log().find("confirmed with pagg_id"), std::string::npos) << site.hooks.log();
   EXPECT_NE(site.hooks.log().find("through " + site.hooks.apbasil()), std::string::npos) << site.hooks.log();
