@@ -16,7 +16,10 @@ const std::string kProgram = std::string(BASIL_BINARY_DIR) + "/slurm/basil-slurm
 // --ntasks-per-core=1: nppcu 1, 16 processors per node visible.
 class SlurmSide {
  public:
-  explicit SlurmSide(const std::string& socket, const std::string& fixture = "combo_tpn4_c2_tpc1")
+  // `confirm`: basil-slurm.conf's [basild] confirm (the prolog confirms
+  // every job with its job id, unless "node").
+  explicit SlurmSide(const std::string& socket, const std::string& fixture = "combo_tpn4_c2_tpc1",
+                     const std::string& confirm = "controller")
       : dir_(make_temp_dir("slurm-side")) {
     basil_test::write_file(dir_ + "/show.txt",
                            basil_test::read_file(std::string(BASIL_TEST_DATA) + "/slurm/" + fixture + ".txt"));
@@ -31,6 +34,7 @@ class SlurmSide {
                              "\"$d/comment\";; esac; done; exit 0; fi\n"
                              "exit 1");
     basil_test::write_file(dir_ + "/basil-slurm.conf", "[basild]\nsocket = \"" + socket + "\"\ntimeout = \"20s\"\n" +
+                                                           "confirm = \"" + confirm + "\"\n" +
                                                            "[slurm]\nscontrol = \"" + scontrol_ + "\"\n" +
                                                            "[log]\nfile = \"" + dir_ + "/hooks.log\"\nsyslog = false\n");
   }
@@ -43,6 +47,15 @@ class SlurmSide {
                              "SLURM_JOB_NODELIST=nid[00008-00009]", "SLURM_JOB_NUM_NODES=2"});
     return basil_test::run({kProgram, "--config", dir_ + "/basil-slurm.conf"}, {},
                            {.err = basil_test::Redirect::pipe(), .env = env}, 60s);
+  }
+
+  // basil-slurm node-confirm, as the basil_reservation plugin runs it.
+  basil_test::Ran node_confirm(const std::string& job_id, std::uint64_t reservation, std::uint64_t pagg,
+                               const std::string& apbasil = "") const {
+    std::vector<std::string> argv = {kProgram, "--config", dir_ + "/basil-slurm.conf", "node-confirm", "--job", job_id,
+                                     "--reservation", std::to_string(reservation), "--pagg-id", std::to_string(pagg)};
+    if (!apbasil.empty()) argv.insert(argv.end(), {"--apbasil", apbasil});
+    return basil_test::run(argv, {}, {.err = basil_test::Redirect::pipe()}, 60s);
   }
 
   // The record `scontrol show job` prints (before any AdminComment).
@@ -149,6 +162,42 @@ TEST(SlurmHooksTest, ARepeatedPrologKeepsTheReservationItHolds) {
   EXPECT_EQ(job_reservation(d, "45")["reservation_id"], first);
   EXPECT_EQ(d.alps_reservations().size(), 1u);
   EXPECT_NE(slurm.log().find("is confirmed already"), std::string::npos) << slurm.log();
+}
+
+// confirm = "node": the prolog only reserves a batch job's reservation;
+// the node CONFIRMs it with its container through basild, which refuses
+// another job's, or through the node's own apbasil, which basild never
+// hears of.
+TEST(SlurmHooksTest, TheNodeConfirmsABatchJobsReservationThroughBasildOrItsOwnApbasil) {
+  Daemon d("slurm-hooks-node");
+  d.start();
+  SlurmSide slurm(d.socket(), "combo_tpn4_c2_tpc1", "node");
+  const auto prolog = slurm.run("prolog_slurmctld");
+  ASSERT_EQ(prolog.exit_code, 0) << prolog.err << slurm.log();
+  json r = job_reservation(d, "45");
+  ASSERT_TRUE(r.is_object()) << d.get("/v1/reservations").dump();
+  EXPECT_EQ(r["state"], "reserved");
+  const auto id = r["reservation_id"].get<std::uint64_t>();
+
+  const auto other = slurm.node_confirm("46", id, 777);
+  EXPECT_EQ(other.exit_code, 2) << other.err;
+  EXPECT_NE(other.err.find("is job 45's, not job 46's"), std::string::npos) << other.err;
+  const auto own = slurm.node_confirm("45", id, 777);
+  EXPECT_EQ(own.exit_code, 0) << own.err;
+  r = job_reservation(d, "45");
+  EXPECT_EQ(r["state"], "confirmed");
+  EXPECT_EQ(r["pagg_id"], 777);
+
+  const std::string apbasil = write_script("apbasil", "exec " + emulator_path() + " --state " + d.emu());
+  const auto again = slurm.node_confirm("45", id, 778, apbasil);
+  EXPECT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_NE(slurm.log().find("job 45 node-confirm: reservation " + std::to_string(id) +
+                             " confirmed with pagg_id 778 through " + apbasil),
+            std::string::npos)
+      << slurm.log();
+  EXPECT_NE(emulator_admin(d.emu(), "show").find("pagg 778"), std::string::npos) << emulator_admin(d.emu(), "show");
+  const auto unknown = slurm.node_confirm("45", 999, 778, apbasil);
+  EXPECT_EQ(unknown.exit_code, 2) << unknown.err;  // after the retries, about 4 s
 }
 
 TEST(SlurmHooksTest, AJobBasildRefusesFailsNonRequeueableWithBasildsSentence) {
