@@ -186,8 +186,6 @@ extern "C" {
 
 BASIL_SPANK_PLUGIN(basil_reservation);
 
-// slurmstepd, after it took the job's user's identity and before it starts
-// the tasks: what is set here is in every task's environment.
 // Every context: the arguments are read where they are used, in slurmstepd;
 // a wrong one fails its steps there.
 __attribute__((visibility("default"))) int slurm_spank_init(spank_t sp, int ac, char** av) {
@@ -225,6 +223,8 @@ __attribute__((visibility("default"))) int slurm_spank_task_init_privileged(span
   }
 }
 
+// slurmstepd, after it took the job's user's identity and before it starts
+// the tasks: what is set here is in every task's environment.
 __attribute__((visibility("default"))) int slurm_spank_user_init(spank_t sp, int, char**) {
   try {
     if (spank_remote(sp) == 1) export_reservation(sp);

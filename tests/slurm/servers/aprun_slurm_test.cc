@@ -271,6 +271,9 @@ TEST(SlurmAprunTest, TheNodesOwnApbasilConfirmsAndBasildStillReleasesTheReservat
   EXPECT_EQ(said(basil_test::read_file(out))["rc"], "0") << basil_test::read_file(out) << site.apsched_log();
   EXPECT_EQ(said(basil_test::read_file(out))["res"], "1") << basil_test::read_file(out);
   EXPECT_EQ(site.hooks.log().find("reservation 77"), std::string::npos) << site.hooks.log();
+  // Never taken for a stranger's or an orphan (the reconciler's audit kind
+  // for both).
+  EXPECT_TRUE(site.basild.events_of("orphan", 1).empty()) << site.basild.get("/v1/events").dump();
   EXPECT_EQ(site.confirmed_reservation(*job), 0u) << "basild made or saw a CONFIRM";
   EXPECT_NE(site.hooks.log().find("confirmed with pagg_id"), std::string::npos) << site.hooks.log();
   EXPECT_NE(site.hooks.log().find("through " + site.hooks.apbasil()), std::string::npos) << site.hooks.log();
