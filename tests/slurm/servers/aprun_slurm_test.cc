@@ -7,7 +7,8 @@
 // application to ALPS, which basild has end; the CONFIRM also goes through
 // the node's own apbasil, is retried while ALPS cannot find the
 // reservation yet, fails the job for good with its sentence, and requeues
-// it once when basild dies while it is in flight.
+// it once when basild dies while it is in flight; a node an interactive
+// reservation holds is drained by node sync, and a job waits for it.
 #include <gtest/gtest.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -251,6 +252,40 @@ TEST(SlurmAprunTest, AnSallocShellsAprunRunsInTheAllocationConfirmedWithItsSessi
   EXPECT_NE(site.confirmed_reservation(static_cast<std::uint32_t>(std::stoul(s.at("job"))), std::stoull(s.at("sid"))),
             0u)
       << site.basild.get("/v1/events").dump() << site.why();
+}
+
+// An interactive reservation holds nid 8 (no Slurm job owns it): node
+// sync drains it in Slurm naming the reservation, a job asking for that
+// node is started there at most once (refused, requeued, then kept off by
+// the drain), and runs once ALPS frees the node and node sync resumes it.
+TEST(SlurmAprunTest, ANodeAnInteractiveReservationHoldsIsDrainedAndAJobWaitsForItRequeuedAtMostOnce) {
+  if (auto why = basil_test::slurm_unavailable()) GTEST_SKIP() << *why;
+  SiteOptions options = cray_site();
+  options.basild_conf = "[slurm]\nnode_sync = true\ntimeout = \"15s\"\n";
+  Site site(options);
+  ASSERT_TRUE(site.start()) << site.slurm.error();
+  const std::string held = emulator_admin(site.basild.emu(), "reserve --user bob --width 1 --nodes 8 --interactive");
+  const std::uint64_t r = std::stoull(held);
+  const auto job = submit(site, {"-w", "nid00008", "-o", "/dev/null", "--wrap", "aprun -n 1 true"});
+  ASSERT_TRUE(job);
+  const std::string reason = "basild: ALPS holds nid 8 for reservation " + std::to_string(r) + " of user bob, no Slurm job";
+  auto node = [&] { return site.slurm.node("nid00008"); };
+  ASSERT_TRUE(wait_until([&] { return node()["State"].find("DRAIN") != std::string::npos; }, 60s))
+      << site.slurm.client({"scontrol", "-o", "show", "node", "nid00008"}).out << site.why();
+  EXPECT_NE(site.slurm.client({"scontrol", "-o", "show", "node", "nid00008"}).out.find("Reason=" + reason),
+            std::string::npos)
+      << site.slurm.client({"scontrol", "-o", "show", "node", "nid00008"}).out;
+  // Kept off the node: pending, started there once at most.
+  ASSERT_TRUE(wait_until([&] { return site.slurm.job_state(*job) == "PENDING"; }, 60s)) << site.show_job(*job);
+  EXPECT_LE(std::stoi(site.slurm.job(*job)["Restarts"]), 1) << site.show_job(*job);
+
+  emulator_admin(site.basild.emu(), "release --resid " + std::to_string(r));
+  ASSERT_TRUE(wait_until([&] { return node()["State"].find("DRAIN") == std::string::npos; }, 60s))
+      << site.slurm.client({"scontrol", "-o", "show", "node", "nid00008"}).out << site.why();
+  // A requeued job waits about two minutes for its begin time: not here.
+  ASSERT_EQ(site.slurm.client({"scontrol", "update", "JobId=" + std::to_string(*job), "StartTime=now+2"}).exit_code, 0);
+  ASSERT_TRUE(site.slurm.wait_job_state(*job, "COMPLETED", 90s)) << site.show_job(*job) << site.why();
+  EXPECT_LE(std::stoi(site.slurm.job(*job)["Restarts"]), 1) << site.show_job(*job);
 }
 
 // A Cray login or MOM node confirms through its own apbasil: basild never
