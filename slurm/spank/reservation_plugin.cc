@@ -117,9 +117,10 @@ void export_reservation(spank_t sp) {
     slurm_error("basil_reservation: job %u: the step's environment could not be set", job_id);
 }
 
-// How long basil-slurm may take for the CONFIRM: its own calls end sooner
-// (basil-slurm.conf's [basild] timeout, and about 4 s of retries when ALPS
-// cannot find the reservation yet).
+// How long basil-slurm may take for the whole CONFIRM. Each of its calls
+// ends at basil-slurm.conf's [basild] timeout (60 s unless set); with the
+// node's apbasil up to five calls are made, about 4 s apart. A basil-slurm
+// still running at this bound is killed, and the start counts as transient.
 constexpr std::chrono::minutes kConfirmLimit{5};
 
 // A line in the job's stderr: in the batch task, fd 2 is already the job's
