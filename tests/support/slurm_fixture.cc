@@ -213,7 +213,10 @@ Ran SlurmCluster::client(const std::vector<std::string>& argv, std::chrono::mill
   if (!a.empty() && a[0].find('/') == std::string::npos) a[0] = "/usr/bin/" + a[0];
   std::vector<std::string> e = env();
   e.insert(e.end(), env_more.begin(), env_more.end());
-  return run(a, {}, {.err = Redirect::pipe(), .env = e}, limit);
+  // In a session of its own, as from a user's login shell: srun and salloc
+  // send Slurm their session as the allocation's (AllocNode:Sid), which a
+  // session 0 (a test runner started by init without one) would make 0.
+  return run(a, {}, {.err = Redirect::pipe(), .env = e, .own_session = true}, limit);
 }
 
 std::optional<std::uint32_t> SlurmCluster::sbatch(const std::vector<std::string>& args) {

@@ -159,7 +159,9 @@ int spawn(pid_t* pid, std::vector<char*>& argv, char** envp, const Plumbing& io,
   for (int i = 0; i < 3; ++i)
     if (io.child[i] >= 0) ::posix_spawn_file_actions_adddup2(&fa, io.child[i], i);
   if (io.err_to_out) ::posix_spawn_file_actions_adddup2(&fa, 1, 2);
-  if (o.own_group) {
+  if (o.own_session) {
+    ::posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSID);
+  } else if (o.own_group) {
     ::posix_spawnattr_setpgroup(&attr, 0);
     ::posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETPGROUP);
   }
@@ -182,7 +184,10 @@ std::string fork_exec(pid_t* pid, std::vector<char*>& argv, char** envp, const P
   *pid = ::fork();
   if (*pid == 0) {
     int failure[2] = {0, 0};
-    if (o.own_group) ::setpgid(0, 0);
+    if (o.own_session)
+      ::setsid();
+    else if (o.own_group)
+      ::setpgid(0, 0);
     if (o.parent_death_signal != 0 &&
         (::prctl(PR_SET_PDEATHSIG, o.parent_death_signal) != 0 || ::getppid() != parent))
       ::_exit(127);
@@ -210,7 +215,7 @@ std::string fork_exec(pid_t* pid, std::vector<char*>& argv, char** envp, const P
     ::close(report[0]);
     return std::string("fork: ") + std::strerror(fork_errno);
   }
-  if (o.own_group) ::setpgid(*pid, *pid);  // either side may win; the other fails harmlessly
+  if (o.own_group && !o.own_session) ::setpgid(*pid, *pid);  // either side may win; the other fails harmlessly
   int failure[2] = {0, 0};
   ssize_t n = 0;
   while ((n = ::read(report[0], failure, sizeof failure)) < 0 && errno == EINTR) {
@@ -226,7 +231,7 @@ std::string fork_exec(pid_t* pid, std::vector<char*>& argv, char** envp, const P
 }  // namespace
 
 Subprocess::Subprocess(const std::vector<std::string>& argv, const SpawnOptions& options)
-    : own_group_(options.own_group) {
+    : own_group_(options.own_group || options.own_session) {
   if (argv.empty() || argv[0].empty()) {
     error_ = "no program to run";
     return;

@@ -40,6 +40,10 @@ struct SpawnOptions {
   int parent_death_signal = 0;       // sent to it when the thread that started it ends (PR_SET_PDEATHSIG)
   std::vector<std::string> env{};    // NAME=value, added to the environment or replacing a name's value
   std::optional<std::pair<uid_t, gid_t>> as_user{};  // uid:gid, no supplementary groups (needs root)
+  // A session of its own (and so a group of its own), as a program started
+  // from a login shell has: a child of a process in no session (session 0,
+  // as under a CI runner started by init) would otherwise be in none either.
+  bool own_session = false;
 };
 
 // How a child ended.

@@ -82,6 +82,26 @@ TEST(SubprocessTest, TheChildLeadsAProcessGroupOfItsOwn) {
   EXPECT_EQ(r.out.substr(0, space), r.out.substr(space + 1, r.out.size() - space - 2)) << r.out;
 }
 
+// On either path (posix_spawn, fork for a parent-death signal): the child
+// leads a session, and so a group, of its own; its deadline still kills
+// the whole group.
+TEST(SubprocessTest, AChildAskedForASessionOfItsOwnLeadsOneOnEitherPath) {
+  for (const int death_signal : {0, SIGKILL}) {
+    const auto r = run({"/bin/sh", "-c", "echo $$ $(cut -d' ' -f5,6 /proc/$$/stat)"}, "",
+                       {.parent_death_signal = death_signal, .own_session = true});
+    EXPECT_EQ(r.exit_code, 0) << r.err << r.error;
+    const auto space = r.out.find(' ');
+    ASSERT_NE(space, std::string::npos) << r.out;
+    const std::string pid = r.out.substr(0, space);
+    EXPECT_EQ(r.out, pid + " " + pid + " " + pid + "\n") << "pid, group, session";
+  }
+  const auto r = run(kShellWithABackgroundChild, "", {.own_session = true}, 300ms);
+  EXPECT_TRUE(r.timed_out);
+  ASSERT_FALSE(r.out.empty());
+  const pid_t background = std::stoi(r.out);
+  EXPECT_TRUE(wait_until([&] { return ended(background); }, 5s)) << "the background sleep outlived the deadline";
+}
+
 TEST(SubprocessTest, TheDeadlineKillsTheWholeGroup) {
   const auto t0 = std::chrono::steady_clock::now();
   const auto r = run(kShellWithABackgroundChild, "", {}, 300ms);
