@@ -13,8 +13,11 @@ std::string conduit_identity(const Config& c) {
 conduit::SshTransportOptions ssh_transport_options(const Config& c) {
   conduit::SshTransportOptions o;
   const auto& k = c.conduit;
-  o.ssh.host = k.host;
-  o.ssh.port = static_cast<std::uint16_t>(k.port);
+  for (const auto& h : conduit_hosts(k)) o.hosts.push_back({h.host, static_cast<std::uint16_t>(h.port)});
+  if (!o.hosts.empty()) {
+    o.ssh.host = o.hosts.front().host;
+    o.ssh.port = o.hosts.front().port;
+  }
   o.ssh.user = k.user;
   o.ssh.identity = k.identity;
   o.ssh.known_hosts = k.known_hosts;

@@ -83,6 +83,7 @@ void SshTransport::Impl::run() {
       if (up) start_calls();
       check_deadlines();
       keepalive();
+      if (up && in_use > 0 && active.empty() && waiting.empty() && Clock::now() >= next_failback) try_failback();
     }
     const int t = poll_timeout_ms();
     if (up && session) {
@@ -164,61 +165,93 @@ int SshTransport::Impl::poll_timeout_ms() const {
   }
   if (up && use_gateway && !helper_ready) until = std::min(until, std::max(helper_deadline, next_helper_attempt));
   if (up && options.ssh.keepalive_interval.count() > 0) until = std::min(until, next_keepalive);
+  if (up && in_use > 0 && active.empty() && waiting.empty()) until = std::min(until, next_failback);
   const auto ms = std::chrono::ceil<milliseconds>(until - now).count();
   return static_cast<int>(std::clamp<long long>(ms, 0, 1000));
 }
 
-void SshTransport::Impl::try_connect() {
-  set_state("connecting");
+basil::Result<SessionPtr> SshTransport::Impl::connect_to(std::size_t i, bool yield_to_calls) {
   ConnectControl control;
   control.wake_fd = efd;
-  control.abandon = [this] {
+  control.abandon = [this, yield_to_calls] {
     std::lock_guard lock(mu);
-    return stopping;
+    return stopping || (yield_to_calls && !inbox.empty());
   };
   control.on_socket = [this](int fd) {
     std::lock_guard lock(mu);
     connecting_fd = stopping && fd >= 0 ? -1 : fd;
     if (stopping && fd >= 0) ::shutdown(fd, SHUT_RDWR);
   };
-  auto s = open_session(options.ssh, control);
+  auto s = open_session(at(i), control);
   // The TCP connect may have drained a wake-up meant for calls submitted
   // meanwhile: the loop looks at the inbox again before it sleeps.
   wake();
-  if (!s) {
-    down_error = s.status().message();
-    delay = delay.count() == 0 ? options.reconnect_min : std::min(delay * 2, options.reconnect_max);
-    last_failed_attempt = Clock::now();
-    next_attempt = last_failed_attempt + delay;
-    {
-      std::lock_guard lock(mu);
-      ++st.connect_failures;
-    }
-    set_state("down", down_error);
-    return;
+  return s;
+}
+
+void SshTransport::Impl::try_connect() {
+  set_state("connecting");
+  const std::size_t n = options.hosts.size();
+  std::string why;
+  for (std::size_t k = 0; k < n; ++k) {
+    const std::size_t i = (first_try + k) % n;
+    auto s = connect_to(i, false);
+    if (s) return adopt(std::move(*s), i);
+    why += (why.empty() ? "" : "; ") + s.status().message();
+    if (is_stopping()) break;
   }
-  session = std::move(*s);
+  first_try = 0;
+  down_error = why;
+  delay = delay.count() == 0 ? options.reconnect_min : std::min(delay * 2, options.reconnect_max);
+  last_failed_attempt = Clock::now();
+  next_attempt = last_failed_attempt + delay;
+  {
+    std::lock_guard lock(mu);
+    ++st.connect_failures;
+  }
+  set_state("down", down_error);
+}
+
+void SshTransport::Impl::adopt(SessionPtr s, std::size_t i) {
+  session = std::move(s);
   ssh_event_add_session(event.get(), session.get());
   up = true;
   delay = milliseconds(0);
   down_error.clear();
   next_keepalive = Clock::now() + options.ssh.keepalive_interval;
+  next_failback = Clock::now() + options.reconnect_max;
   use_gateway = options.mode == ConduitModeKind::kGateway;
   helper_delay = milliseconds(0);
   next_helper_attempt = Clock::now();
   {
     std::lock_guard lock(mu);
     ++st.connects;
+    if (ever_up && i != in_use) ++st.failovers;
+    st.target = describe_target(at(i));
+    st.host = options.hosts[i].host + ":" + std::to_string(options.hosts[i].port);
     if (const char* c = ssh_get_cipher_in(session.get())) st.cipher = c;
   }
+  in_use = i;
+  ever_up = true;
   set_state("up");
   if (use_gateway) start_helper();
 }
 
-void SshTransport::Impl::on_drop(const std::string& why) {
-  const std::string reason = "connection to " + describe_target(options.ssh) + " lost: " + why;
-  // Channels belong to the session: free them first.
-  std::vector<Job> running = take_active();
+// Only with nothing running (the loop checks), so nothing is lost: calls
+// that arrive meanwhile wait in the inbox and start on the new session.
+void SshTransport::Impl::try_failback() {
+  next_failback = Clock::now() + options.reconnect_max;
+  for (std::size_t i = 0; i < in_use; ++i) {
+    auto s = connect_to(i, true);
+    if (!s) continue;
+    say_goodbye();
+    close_session();
+    return adopt(std::move(*s), i);
+  }
+}
+
+// The session's channels, then the session.
+void SshTransport::Impl::close_session() {
   helper.reset();
   helper_ready = false;
   reader.reset();
@@ -227,6 +260,18 @@ void SshTransport::Impl::on_drop(const std::string& why) {
     session.reset();
   }
   up = false;
+  {
+    std::lock_guard lock(mu);
+    st.host.clear();
+  }
+}
+
+void SshTransport::Impl::on_drop(const std::string& why) {
+  const std::string reason = "connection to " + describe_target(at(in_use)) + " lost: " + why;
+  // Channels belong to the session: free them first.
+  std::vector<Job> running = take_active();
+  close_session();
+  first_try = (in_use + 1) % options.hosts.size();  // the node that dropped, last
   {
     std::lock_guard lock(mu);
     ++st.drops;
@@ -333,6 +378,7 @@ void SshTransport::Impl::start_calls() {
 }
 
 void SshTransport::Impl::service() {
+  if (!up) return;  // start_calls() found the link dead and counted the drop
   if (!session_alive()) {
     on_drop(session ? session_error(session.get()) : std::string("no session"));
     return;

@@ -39,6 +39,17 @@
 // other method fails with kTransport (its answer was lost; ALPS may have
 // acted on it, which the reconciler sorts out).
 //
+// Several login nodes (`hosts`): a session is opened on the first that
+// answers, in their order, except that after a drop the node that dropped is
+// tried last (so that a dead node costs its connect timeout only once
+// the others failed too). A call running when its node died is handled as
+// for any drop above: a QUERY is sent again on the next session, any other
+// call fails and is never sent twice. While the session is on a later node
+// and no call is running or waiting, the earlier nodes are tried every
+// reconnect_max; when one answers, the session moves back to it (the
+// helper on the later node is told goodbye first). Calls are never spread
+// over several nodes: one session carries them all.
+//
 // apkill: async_apkill() runs the main system's apkill through the same
 // queue, worker, timeouts and reconnects as the calls: in exec mode on a
 // channel of its own (remote_apkill, then "-SIGNAL" "APID", quoted like
@@ -66,8 +77,19 @@ namespace basild::conduit {
 
 enum class ConduitModeKind : std::uint8_t { kExec, kGateway };
 
+// One login node of the main system.
+struct SshHost {
+  std::string host;
+  std::uint16_t port = 22;
+  bool operator==(const SshHost&) const = default;
+};
+
 struct SshTransportOptions {
   SshOptions ssh;
+  // The main system's login nodes in order of preference; empty: ssh's own
+  // host and port alone. A session is opened on the first that answers (see
+  // the top of this file, "Several login nodes").
+  std::vector<SshHost> hosts;
   ConduitModeKind mode = ConduitModeKind::kExec;
   std::vector<std::string> remote_apbasil{"/usr/bin/apbasil"};  // argv on the main system
   std::vector<std::string> remote_apkill{"/usr/bin/apkill"};    // argv there, before "-SIGNAL APID"
@@ -88,7 +110,10 @@ struct SshTransportOptions {
 struct ConduitStatus {
   std::string state;       // "connecting", "up", "down"
   std::string mode;        // mode in use: "exec" or "gateway" ("exec" after a fallback)
-  std::string target;      // user@host:port
+  std::string target;      // user@host:port of the login node in use (the first before any session)
+  std::string host;        // host:port in use; "" while no session is up
+  std::size_t hosts = 1;   // login nodes configured
+  std::uint64_t failovers = 0;  // sessions opened on another login node than the one before
   std::string last_error;  // why the link is (or last was) down; "" if never
   std::uint64_t connects = 0;          // sessions established
   std::uint64_t connect_failures = 0;

@@ -101,7 +101,9 @@ struct SshTransport::Impl {
     if (efd >= 0 && event) ssh_event_add_fd(event.get(), efd, POLLIN, drain_eventfd, nullptr);
     st.state = "connecting";
     st.mode = options.mode == ConduitModeKind::kGateway ? "gateway" : "exec";
-    st.target = describe_target(options.ssh);
+    if (options.hosts.empty()) options.hosts.push_back({options.ssh.host, options.ssh.port});
+    st.target = describe_target(at(0));
+    st.hosts = options.hosts.size();
     st.since = std::chrono::system_clock::now();
     worker = std::thread([this] { run(); });
   }
@@ -199,11 +201,31 @@ struct SshTransport::Impl {
 
   void run();
   void take_inbox();
+  bool is_stopping() {
+    std::lock_guard lock(mu);
+    return stopping;
+  }
   bool wake_pending() {
     std::lock_guard lock(mu);
     return !inbox.empty() || stopping;
   }
+  // ssh's options for login node `i`.
+  SshOptions at(std::size_t i) const {
+    SshOptions o = options.ssh;
+    o.host = options.hosts[i].host;
+    o.port = options.hosts[i].port;
+    return o;
+  }
+  // A session on login node `i`; a connect that `yield_to_calls` gives up
+  // when a call arrives while its TCP connect waits.
+  basil::Result<SessionPtr> connect_to(std::size_t i, bool yield_to_calls);
   void try_connect();
+  // The session on login node `i` becomes the one in use.
+  void adopt(SessionPtr s, std::size_t i);
+  // On a later login node with nothing running: back to an earlier one
+  // that answers.
+  void try_failback();
+  void close_session();
   void on_drop(const std::string& why);
   // Fails the waiting calls that arrived before `last_failure` (an attempt
   // to connect, or to start the gateway helper, that failed after they came).
@@ -264,6 +286,10 @@ struct SshTransport::Impl {
   milliseconds helper_delay{0};
   std::deque<Job> waiting;
   std::map<std::uint64_t, Active> active;
+  std::size_t in_use = 0;        // the login node of the session (or of the last one)
+  std::size_t first_try = 0;     // where the next connect starts
+  bool ever_up = false;
+  Clock::time_point next_failback{};
   Clock::time_point next_attempt{};
   Clock::time_point last_failed_attempt{};
   milliseconds delay{0};

@@ -20,6 +20,39 @@ std::string_view conduit_mode_name(ConduitMode m) {
   }
   return "?";
 }
+std::optional<ConduitHost> parse_conduit_host(std::string_view entry, std::uint32_t default_port) {
+  std::string_view name = entry, port;
+  if (entry.starts_with('[')) {
+    const auto close = entry.find(']');
+    if (close == std::string_view::npos) return std::nullopt;
+    name = entry.substr(1, close - 1);
+    const auto rest = entry.substr(close + 1);
+    if (!rest.empty() && (!rest.starts_with(':') || rest.size() == 1)) return std::nullopt;
+    if (!rest.empty()) port = rest.substr(1);
+  } else if (const auto colon = entry.find(':'); colon != std::string_view::npos && entry.rfind(':') == colon) {
+    name = entry.substr(0, colon);
+    port = entry.substr(colon + 1);
+    if (port.empty()) return std::nullopt;
+  }
+  if (name.empty()) return std::nullopt;
+  ConduitHost h{std::string(name), default_port};
+  if (!port.empty()) {
+    std::uint32_t n = 0;
+    const auto [end, ec] = std::from_chars(port.data(), port.data() + port.size(), n);
+    if (ec != std::errc() || end != port.data() + port.size() || n == 0 || n > 65535) return std::nullopt;
+    h.port = n;
+  }
+  return h;
+}
+
+std::vector<ConduitHost> conduit_hosts(const ConduitConfig& c) {
+  std::vector<ConduitHost> out;
+  for (const auto& e : c.hosts)
+    if (auto h = parse_conduit_host(e, c.port)) out.push_back(std::move(*h));
+  if (c.hosts.empty() && !c.host.empty()) out.push_back({c.host, c.port});
+  return out;
+}
+
 std::string_view log_level_name(LogLevel l) {
   for (const auto& w : config_detail::kLogLevels) {
     if (w.value == l) return w.word;

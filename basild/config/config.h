@@ -59,7 +59,10 @@ struct BasilConfig {
 enum class ConduitMode : std::uint8_t { kLocal, kSshExec, kSshGateway };
 struct ConduitConfig {
   ConduitMode mode = ConduitMode::kLocal;
-  std::string host;                 // required by the ssh modes
+  std::string host;                 // the login node: this or `hosts` is required by the ssh modes
+  // Login nodes in order of preference, each "name", "name:port" or
+  // "[address]:port" (a bare name takes `port`); not with `host`.
+  std::vector<std::string> hosts;
   std::uint32_t port = 22;
   std::string user;                 // "": the user basild runs as
   std::string identity;             // private key file; "": the ssh agent
@@ -266,6 +269,19 @@ ConfigCheck check_config(std::string_view text, std::string_view origin);
 
 // Words used in the file and in reports.
 std::string_view conduit_mode_name(ConduitMode m);
+
+// A login node of [conduit] hosts (or its one host).
+struct ConduitHost {
+  std::string host;
+  std::uint32_t port = 22;
+  bool operator==(const ConduitHost&) const = default;
+};
+// "name", "name:port" or "[address]:port" (an IPv6 address in brackets; a
+// bare one, having colons, is taken whole); nullopt for an empty name, a
+// port that is no number in 1..65535, or a bracket not closed.
+std::optional<ConduitHost> parse_conduit_host(std::string_view entry, std::uint32_t default_port);
+// The login nodes in their order: `hosts` parsed, else `host` on `port`.
+std::vector<ConduitHost> conduit_hosts(const ConduitConfig& c);
 std::string_view log_level_name(LogLevel l);
 std::string_view poll_mode_name(PollMode m);
 std::string_view job_source_type_name(JobSourceType t);

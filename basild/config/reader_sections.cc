@@ -88,6 +88,17 @@ void read_conduit(const toml::table& t, ConduitConfig& c, std::vector<std::strin
   Section s("conduit", t, errors);
   s.key("mode", [&](const Field& f) { assign(c.mode, read_enum(f, kConduitModes)); });
   s.key("host", [&](const Field& f) { assign(c.host, read_string(f)); });
+  s.key("hosts", [&](const Field& f) {
+    auto list = read_string_list(f, false);
+    if (!list) return;
+    if (list->empty()) return f.fail("names no login node");
+    for (const auto& entry : *list) {
+      if (!parse_conduit_host(entry, 22))
+        return f.fail("\"" + entry + "\" is not a login node: write \"name\", \"name:port\" or \"[address]:port\"");
+      if (std::count(list->begin(), list->end(), entry) > 1) return f.fail("names \"" + entry + "\" twice");
+    }
+    assign(c.hosts, std::move(list));
+  });
   s.key("port", [&](const Field& f) { assign(c.port, read_u32(f, 1, 65535)); });
   s.key("user", [&](const Field& f) { assign(c.user, read_string(f)); });
   s.key("identity", [&](const Field& f) { assign(c.identity, read_absolute_path(f)); });
@@ -447,15 +458,16 @@ void cross_checks(const Config& c, Errors& errors) {
     errors.add(k, p, "poll.inventory_max_age (" + format_duration(c.poll.inventory_max_age) +
                          ") must not be shorter than poll.interval (" + format_duration(c.poll.interval) + ")");
   }
+  if (!c.conduit.host.empty() && !c.conduit.hosts.empty()) {
+    auto [k, p] = at("conduit.hosts", "conduit.host");
+    errors.add(k, p, "conduit.host and conduit.hosts are both set: name the login node in one of them");
+  }
   if (c.conduit.mode != ConduitMode::kLocal) {
-    for (const auto& [key, value] : {std::pair{"conduit.host", &c.conduit.host},
-                                     std::pair{"conduit.known_hosts", &c.conduit.known_hosts}}) {
-      if (value->empty()) {
-        auto [k, p] = at("conduit.mode", "conduit.mode");
-        errors.add(k, p, std::string(key) + " is required with conduit.mode = \"" +
-                             std::string(conduit_mode_name(c.conduit.mode)) + "\"");
-      }
-    }
+    const std::string mode = "conduit.mode = \"" + std::string(conduit_mode_name(c.conduit.mode)) + "\"";
+    auto [k, p] = at("conduit.mode", "conduit.mode");
+    if (c.conduit.host.empty() && c.conduit.hosts.empty())
+      errors.add(k, p, "conduit.host is required with " + mode + " (or conduit.hosts, a list)");
+    if (c.conduit.known_hosts.empty()) errors.add(k, p, "conduit.known_hosts is required with " + mode);
   }
   if (c.conduit.reconnect_max < c.conduit.reconnect_min) {
     auto [k, p] = at("conduit.reconnect_max", "conduit.reconnect_min");

@@ -106,7 +106,8 @@ std::string format_config(const Config& c) {
     << "engine_max_age = " << dur(c.basil.engine_max_age) << "\n\n";
   o << "[conduit]\n"
     << "mode = " << quote(conduit_mode_name(c.conduit.mode)) << "\n"
-    << "host = " << quote(c.conduit.host) << "\n"
+    << (c.conduit.hosts.empty() ? "host = " + quote(c.conduit.host) : "hosts = " + quote_list(c.conduit.hosts))
+    << "\n"
     << "port = " << c.conduit.port << "\n"
     << "user = " << quote(c.conduit.user) << "\n";
   if (!c.conduit.identity.empty()) o << "identity = " << quote(c.conduit.identity) << "\n";

@@ -45,6 +45,9 @@ class SshConduit final : public Conduit {
     const auto s = transport_.status();
     nlohmann::json j = {{"mode", s.mode},
                         {"target", s.target},
+                        {"host", s.host},
+                        {"hosts", s.hosts},
+                        {"failovers", s.failovers},
                         {"state", s.state},
                         {"connects", s.connects},
                         {"connect_failures", s.connect_failures},
@@ -67,6 +70,10 @@ class SshConduit final : public Conduit {
     m.counter("basild_conduit_connects_total", s.connects, "ssh sessions opened to the main system");
     m.counter("basild_conduit_connect_failures_total", s.connect_failures, "ssh sessions that could not be opened");
     m.counter("basild_conduit_drops_total", s.drops, "ssh sessions lost while up");
+    m.counter("basild_conduit_failovers_total", s.failovers,
+              "ssh sessions opened on another login node than the session before");
+    m.family("basild_conduit_host", "gauge", "1 for the login node ([conduit] hosts) the ssh session is on");
+    if (!s.host.empty()) m.sample("basild_conduit_host", Labels{{"host", s.host}}, std::uint64_t{1});
     m.counter("basild_conduit_helper_starts_total", s.helper_starts, "gateway helpers started on the main system");
     m.counter("basild_conduit_retried_queries_total", s.retried_queries,
               "QUERY calls sent again after their session was lost");

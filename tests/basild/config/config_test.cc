@@ -585,6 +585,34 @@ TEST(ConfigTest, SshConduitNeedsHostAndKnownHosts) {
   EXPECT_EQ(only_error("[conduit]\nciphers = [\"\"]\n").key, "conduit.ciphers[0]");
 }
 
+TEST(ConfigTest, ConduitHostsAreLoginNodesInOrderEachWithItsPortOrTheSectionsPort) {
+  auto c = parse_config("[conduit]\nmode = \"ssh-gateway\"\nport = 2222\nknown_hosts = \"/k\"\n"
+                        "hosts = [\"login1\", \"login2:22\", \"[fe80::1]:2200\", \"fe80::2\"]\n");
+  ASSERT_TRUE(c) << c.status().message();
+  EXPECT_EQ(conduit_hosts(c->conduit), (std::vector<ConduitHost>{
+                                           {"login1", 2222}, {"login2", 22}, {"fe80::1", 2200}, {"fe80::2", 2222}}));
+  // What the configuration writer gives back reads the same.
+  auto again = parse_config(format_config(*c));
+  ASSERT_TRUE(again) << again.status().message() << format_config(*c);
+  EXPECT_EQ(again->conduit, c->conduit);
+  // The single host is the one login node.
+  auto one = parse_config("[conduit]\nmode = \"ssh-exec\"\nhost = \"l\"\nknown_hosts = \"/k\"\n");
+  ASSERT_TRUE(one);
+  EXPECT_EQ(conduit_hosts(one->conduit), (std::vector<ConduitHost>{{"l", 22}}));
+}
+
+TEST(ConfigTest, ConduitHostsRefusesEntriesThatNameNoLoginNodeAndTheSingleHostBeside) {
+  for (const char* bad : {"[]", "[\"\"]", "[\"l:0\"]", "[\"l:65536\"]", "[\"l:x\"]", "[\"l:\"]", "[\"[fe80::1\"]",
+                          "[\"[fe80::1]x\"]", "[\":22\"]", "[\"a\", \"a\"]"}) {
+    const auto e = only_error(std::string("[conduit]\nhosts = ") + bad + "\n");
+    EXPECT_EQ(e.key.rfind("conduit.hosts", 0), 0u) << bad << ": " << e.key << ": " << e.message;
+  }
+  const auto both = only_error("[conduit]\nhost = \"a\"\nhosts = [\"b\"]\n");
+  EXPECT_EQ(both.key, "conduit.hosts");
+  EXPECT_NE(both.message.find("both set"), std::string::npos) << both.message;
+  EXPECT_TRUE(parse_config("[conduit]\nmode = \"ssh-gateway\"\nhosts = [\"a\"]\nknown_hosts = \"/k\"\n"));
+}
+
 TEST(ConfigTest, WarningsNameRiskySettings) {
   Config c;
   c.reconcile.sources.push_back({JobSourceType::kCommand, "sq", {"/bin/true"}, "", "", 30s});

@@ -3,7 +3,11 @@
 // and `basilctl health`'s exit status (0, 1, 2), with the reasons.
 #include <gtest/gtest.h>
 
+#include <fstream>
+
+#include "basild/control_client/client.h"
 #include "tests/basild/daemon/daemon_support.h"
+#include "tests/support/sshd_fixture.h"
 #include "tests/support/subprocess.h"
 
 namespace basild {
@@ -81,6 +85,34 @@ TEST(HealthIntegrationTest, NodeSyncThatCannotReachSlurmIsDegradedWith429AndBasi
   const auto ctl = basilctl_health(d);
   EXPECT_EQ(ctl.exit_code, 1) << ctl.out;
   EXPECT_NE(ctl.out.find("  degraded: node sync: cannot list Slurm's nodes: "), std::string::npos) << ctl.out;
+}
+
+// [conduit] hosts with its first login node down: the session is on the
+// second, and health and metrics name it.
+TEST(HealthIntegrationTest, HealthAndMetricsNameTheLoginNodeInUse) {
+  basil_test::TestSshd first, second;  // the first never started: its port refuses
+  ASSERT_TRUE(second.Start()) << second.error();
+  Daemon d("health-hosts");
+  std::string conduit = basil_test::conduit_conf(second, "ssh-gateway", testing::emulator_path(), d.emu(),
+                                                 BASIL_BINARY_DIR);
+  const std::string one = "host = \"127.0.0.1\"\nport = " + std::to_string(second.port()) + "\n";
+  ASSERT_NE(conduit.find(one), std::string::npos) << conduit;
+  const std::string in_use = "127.0.0.1:" + std::to_string(second.port());
+  conduit.replace(conduit.find(one), one.size(),
+                  "hosts = [\"127.0.0.1:" + std::to_string(first.port()) + "\", \"" + in_use + "\"]\n");
+  std::ofstream(d.dir() + "/basild.conf", std::ios::app) << conduit;
+  d.start();
+  ASSERT_TRUE(wait_until([&] { return health(d).body["conduit"].value("host", "") == in_use; }, 20s))
+      << health(d).body.dump();
+  const Health h = health(d);
+  EXPECT_EQ(h.http, 200u) << h.body.dump();
+  EXPECT_EQ(h.body["conduit"].value("hosts", 0), 2);
+  EXPECT_EQ(h.body["conduit"].value("failovers", 1), 0);
+  EXPECT_NE(h.body["conduit"].value("target", "").find(in_use), std::string::npos) << h.body.dump();
+  control::Client c(d.socket());
+  const auto metrics = c.request("GET", "/metrics", "", "", 10s).body;
+  EXPECT_NE(metrics.find("basild_conduit_host{host=\"" + in_use + "\"} 1\n"), std::string::npos) << metrics;
+  EXPECT_NE(metrics.find("basild_conduit_failovers_total 0\n"), std::string::npos) << metrics;
 }
 
 }  // namespace
