@@ -1,6 +1,7 @@
 #include "basild/core/health.h"
 
 #include <algorithm>
+#include <ctime>
 
 namespace basild {
 
@@ -19,6 +20,19 @@ namespace {
 
 std::string seconds_text(milliseconds d) { return std::to_string(d.count() / 1000) + " s"; }
 
+// " since 2026-12-02T19:58:01Z (42 s)", or "" when not known.
+std::string since_text(const std::optional<std::chrono::system_clock::time_point>& since,
+                       std::chrono::system_clock::time_point now) {
+  if (!since) return "";
+  const std::time_t t = std::chrono::system_clock::to_time_t(*since);
+  std::tm tm{};
+  ::gmtime_r(&t, &tm);
+  char buf[32] = {};
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  const auto held = std::max(milliseconds(0), std::chrono::duration_cast<milliseconds>(now - *since));
+  return std::string(" since ") + buf + " (" + seconds_text(held) + ")";
+}
+
 }  // namespace
 
 HealthVerdict assess_health(const HealthInputs& in) {
@@ -29,7 +43,8 @@ HealthVerdict assess_health(const HealthInputs& in) {
   };
   if (in.stopping) add(HealthState::kDown, "basild is stopping");
   if (!in.alps_reachable)
-    add(HealthState::kDown, "ALPS unreachable" + (in.alps_error.empty() ? std::string() : ": " + in.alps_error));
+    add(HealthState::kDown, "ALPS unreachable" + since_text(in.alps_unreachable_since, in.now) +
+                                (in.alps_error.empty() ? std::string() : ": " + in.alps_error));
   for (const auto& p : in.state_problems) add(HealthState::kDown, "state database: " + p);
   if (in.alps_reachable && !in.alps_error.empty())
     add(HealthState::kDegraded, "ALPS answered the last poll with an error: " + in.alps_error);

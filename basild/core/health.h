@@ -44,6 +44,9 @@ struct HealthInputs {
   bool stopping = false;
   bool alps_reachable = false;
   std::string alps_error;                                  // the last poll's error; "" when it succeeded
+  // Since when ALPS is unreachable, and now (for how long).
+  std::optional<std::chrono::system_clock::time_point> alps_unreachable_since;
+  std::chrono::system_clock::time_point now{};
   std::optional<std::chrono::milliseconds> inventory_age;  // nullopt: no INVENTORY yet
   std::chrono::milliseconds inventory_stale_after{std::chrono::minutes(11)};
   std::vector<std::string> state_problems;  // the state database's, one sentence each

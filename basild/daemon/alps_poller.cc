@@ -248,11 +248,16 @@ void AlpsPoller::record_node_changes(const std::vector<NodeChangeSeen>& changes)
 void AlpsPoller::note_reachability(const basil::Status& s, const char* what) {
   if (s) {
     reachable_ = true;
+    unreachable_since_.reset();
     error_.clear();
     return;
   }
   ++poll_errors_;
   reachable_ = !s.transient();
+  if (reachable_)
+    unreachable_since_.reset();
+  else if (!unreachable_since_)
+    unreachable_since_ = ports_.clock->wall();
   error_ = s.to_string();
   log_.warning("B0210", std::string(what) + " failed: " + error_);
 }

@@ -88,6 +88,9 @@ class AlpsPoller : public std::enable_shared_from_this<AlpsPoller> {
   const std::optional<basil::Summary>& summary() const { return summary_; }
   WallTime summary_at() const { return summary_at_; }
   bool reachable() const { return reachable_; }
+  // When the polls began failing to reach ALPS (the first failure since the
+  // last success, or since the start); nullopt while ALPS is reachable.
+  std::optional<WallTime> unreachable_since() const { return unreachable_since_; }
   const std::string& error() const { return error_; }
   std::uint64_t polls() const { return polls_; }
   std::uint64_t poll_errors() const { return poll_errors_; }
@@ -118,6 +121,7 @@ class AlpsPoller : public std::enable_shared_from_this<AlpsPoller> {
   bool stopping_ = false;
 
   bool reachable_ = false;
+  std::optional<WallTime> unreachable_since_;
   std::string error_ = "not contacted yet";
   std::optional<basil::Inventory> inventory_;
   WallTime inventory_at_{};

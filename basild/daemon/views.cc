@@ -15,6 +15,8 @@ HealthInputs health_inputs(const DaemonParts& d) {
   in.stopping = *d.stopping;
   in.alps_reachable = poller.reachable();
   in.alps_error = poller.error();
+  in.alps_unreachable_since = poller.unreachable_since();
+  in.now = d.clock->wall();
   if (poller.inventory())
     in.inventory_age = std::chrono::duration_cast<std::chrono::milliseconds>(d.clock->wall() - poller.inventory_at());
   in.inventory_stale_after =
@@ -39,6 +41,8 @@ json health_json(const DaemonParts& d, const HealthVerdict& verdict) {
   j["reasons"] = std::move(reasons);
   j["alps_reachable"] = poller.reachable();
   if (!poller.error().empty()) j["alps_error"] = poller.error();
+  if (const auto since = poller.unreachable_since())
+    j["alps_unreachable_since"] = std::chrono::duration_cast<std::chrono::seconds>(since->time_since_epoch()).count();
   if (d.client->dialect()) j["dialect"] = basil::dialect_id(*d.client->dialect());
   if (d.client->engine()) j["engine"] = d.client->engine()->version;
   j["transport"] = {{"name", d.transport->name()}, {"running", d.transport->running()},

@@ -45,6 +45,15 @@ TEST(HealthTest, EachInputGivesItsStateAndReason) {
        },
        HealthState::kDown,
        {"down: ALPS unreachable: TRANSIENT: apbasil timed out"}},
+      {"ALPS unreachable since a known time",
+       [](HealthInputs& in) {
+         in.alps_reachable = false;
+         in.alps_error = "TRANSIENT: ssh: connection refused";
+         in.alps_unreachable_since = std::chrono::system_clock::from_time_t(1800000000);  // 2027-01-15T08:00:00Z
+         in.now = *in.alps_unreachable_since + std::chrono::milliseconds(185'400);
+       },
+       HealthState::kDown,
+       {"down: ALPS unreachable since 2027-01-15T08:00:00Z (185 s): TRANSIENT: ssh: connection refused"}},
       {"ALPS unreachable, no error said",
        [](HealthInputs& in) { in.alps_reachable = false; },
        HealthState::kDown,

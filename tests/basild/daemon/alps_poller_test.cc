@@ -293,11 +293,20 @@ TEST_F(AlpsPollerTest, AFailedInventoryAnswersItsWaitersWithTheErrorAndMarksAlps
   EXPECT_FALSE(poller_->reachable());
   EXPECT_EQ(poller_->poll_errors(), 1u);
   EXPECT_TRUE(refreshed_.empty());
+  // Unreachable since the first failure, however many follow.
+  const auto first_failure = clock_.wall();
+  EXPECT_EQ(poller_->unreachable_since(), first_failure);
+  clock_.advance(10s);
+  poller_->demand_inventory([](basil::Status) {});
+  step();
+  EXPECT_EQ(poller_->poll_errors(), 2u);
+  EXPECT_EQ(poller_->unreachable_since(), first_failure);
   inventory_fails_ = false;
   clock_.advance(10s);
   step();
   EXPECT_TRUE(poller_->reachable());
   EXPECT_TRUE(poller_->error().empty());
+  EXPECT_EQ(poller_->unreachable_since(), std::nullopt);
 }
 
 TEST_F(AlpsPollerTest, AfterARestartTheFirstInventorySettlesTheIntentsTheLastBasildLeft) {

@@ -58,14 +58,16 @@ TEST(HealthIntegrationTest, AlpsUnreachableIsDownWith503AndBasilctlHealthExitsTw
   EXPECT_EQ(down.http, 503u);
   EXPECT_FALSE(down.body.value("alps_reachable", true));
   ASSERT_FALSE(reasons(down.body).empty()) << down.body.dump();
-  EXPECT_EQ(reasons(down.body)[0].rfind("down: ALPS unreachable: ", 0), 0u) << down.body.dump();
+  EXPECT_EQ(reasons(down.body)[0].rfind("down: ALPS unreachable since ", 0), 0u) << down.body.dump();
+  EXPECT_GT(down.body.value("alps_unreachable_since", 0), 0) << down.body.dump();
   const auto ctl = basilctl_health(d);
   EXPECT_EQ(ctl.exit_code, 2) << ctl.out;
-  EXPECT_EQ(ctl.out.rfind("status: down\n  down: ALPS unreachable: ", 0), 0u) << ctl.out;
+  EXPECT_EQ(ctl.out.rfind("status: down\n  down: ALPS unreachable since ", 0), 0u) << ctl.out;
 
   emulator_admin(d.emu(), "fault --clear");
   ASSERT_TRUE(wait_until([&] { return health(d).http == 200u; }, 20s)) << health(d).body.dump();
   EXPECT_EQ(basilctl_health(d).exit_code, 0);
+  EXPECT_FALSE(health(d).body.contains("alps_unreachable_since")) << health(d).body.dump();
 }
 
 TEST(HealthIntegrationTest, NodeSyncThatCannotReachSlurmIsDegradedWith429AndBasilctlHealthExitsOne) {
