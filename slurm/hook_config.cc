@@ -122,6 +122,7 @@ const std::vector<Key>& keys() {
       {"basild", "socket", path(&HookConfig::socket)},
       {"basild", "timeout", duration(&HookConfig::basild_timeout, 100ms, 1h)},
       {"basild", "confirm", read_confirm},
+      {"basild", "outage_wait", duration(&HookConfig::outage_wait, 0ms, 24h)},
       {"slurm", "scontrol", optional_path(&HookConfig::scontrol)},
       {"slurm", "slurm_conf", optional_path(&HookConfig::slurm_conf)},
       {"slurm", "timeout", duration(&HookConfig::slurm_timeout, 100ms, 1h)},

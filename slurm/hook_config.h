@@ -36,6 +36,10 @@ struct HookConfig {
   std::string socket = "/run/basild/control.sock";    // basild's control socket
   std::chrono::milliseconds basild_timeout = std::chrono::seconds(60);  // per call (RESERVE waits for ALPS)
   ConfirmAt confirm = ConfirmAt::kNode;  // who CONFIRMs a batch job's reservation
+  // How long the prolog waits for a basild it cannot reach (not running,
+  // restarting), or that cannot reach ALPS (outage()), before it gives the
+  // job back to Slurm; 0: not at all.
+  std::chrono::milliseconds outage_wait = std::chrono::minutes(10);
   // [slurm]
   // Job records through this scontrol (absolute: Slurm gives its hooks no
   // PATH); unset: libslurm's calls, in a child process each.

@@ -83,7 +83,7 @@ class Prolog {
     if (!body) return fail(Verdict::kPermanent, body.status().message());
     log(LogLevel::kInfo, "RESERVE " + body->dump() +
                              (env_.restart_count > 0 ? " (restart " + std::to_string(env_.restart_count) + ")" : ""));
-    const Outcome reserved = classify(ports_.basild("POST", "/v1/reserve", body->dump()));
+    const Outcome reserved = classify(reserve(body->dump()));
     if (reserved.verdict != Verdict::kOk) return fail(reserved.verdict, reserved.sentence);
     auto id = uint_of(reserved.body, "reservation_id");
     if (!id) return fail(Verdict::kTransient, "basild's RESERVE answer has no reservation_id: " + reserved.body.dump());
@@ -117,6 +117,34 @@ class Prolog {
   std::uint64_t pagg_id() const {
     if (config_.confirm == ConfirmAt::kController) return std::stoull(env_.job_id);
     return start_.batch ? 0 : start_.alloc_sid;
+  }
+
+  // The RESERVE. While basild cannot be reached (not running, restarting,
+  // its socket gone) or says ALPS cannot be (outage()), the prolog waits,
+  // asking again every second for up to [basild] outage_wait, with the
+  // job's AdminComment saying so: the job keeps its place and starts within
+  // a second or two of the return, where a failed prolog would hold it for
+  // two minutes after (Slurm's BeginTime). Asking again is safe: basild
+  // answers a job it holds a reservation for with that one, and looks in
+  // ALPS first when an earlier RESERVE's answer was lost.
+  Reply reserve(const std::string& body) {
+    Reply r = ports_.basild("POST", "/v1/reserve", body);
+    auto away = outage(r);
+    if (!away || config_.outage_wait.count() == 0) return r;
+    const auto since = ports_.now();
+    log(LogLevel::kWarning, "waiting for " + *away + " (for up to " +
+                                std::to_string(config_.outage_wait.count() / 1000) + " s)");
+    const ProgramRun told = ports_.update_job(env_.spec(), false, one_line("basil: waiting for " + *away, 500));
+    if (!told.started || told.timed_out || told.exit_code != 0)
+      log(LogLevel::kWarning, "could not say so in the job's AdminComment: " + run_failure(told));
+    while (away && ports_.now() - since < config_.outage_wait) {
+      ports_.pause(std::chrono::seconds(1));
+      r = ports_.basild("POST", "/v1/reserve", body);
+      away = outage(r);
+    }
+    const auto waited = std::chrono::duration_cast<std::chrono::seconds>(ports_.now() - since).count();
+    if (!away) log(LogLevel::kInfo, "the wait ended after " + std::to_string(waited) + " s");
+    return r;
   }
 
   // The CONFIRM, unless pagg_id() says none or a repeated prolog finds the

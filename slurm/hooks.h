@@ -92,6 +92,8 @@ class Ports {
   }
   // Waits `d` before a call is made again.
   virtual void pause(std::chrono::milliseconds d) { (void)d; }
+  // The time, for a deadline.
+  virtual std::chrono::steady_clock::time_point now() { return std::chrono::steady_clock::now(); }
 };
 
 int run_prolog(const JobEnv& env, const HookConfig& config, Ports& ports);

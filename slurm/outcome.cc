@@ -50,6 +50,14 @@ Outcome classify(const Reply& reply) {
   return o;
 }
 
+std::optional<std::string> outage(const Reply& reply) {
+  if (!reply.reached) return "basild, which did not answer: " + reply.message;
+  const Outcome o = classify(reply);
+  if (o.verdict == Verdict::kTransient && (o.code == "transport" || o.code == "timeout"))
+    return "ALPS, which basild cannot reach: " + o.sentence;
+  return std::nullopt;
+}
+
 bool release_done(const Outcome& o) {
   if (!o.body.is_object() || !o.body.contains("state") || !o.body["state"].is_string()) return false;
   const auto state = o.body["state"].get<std::string>();

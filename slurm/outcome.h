@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -43,6 +44,15 @@ struct Outcome {
 // 500, 404 of a basild without the route, an answer that is not JSON)
 // transient.
 Outcome classify(const Reply& reply);
+
+// What a prolog waits out rather than fail the job for, as the words after
+// "waiting for " in the job's AdminComment: no answer from basild at all
+// ("basild, which did not answer: ..."), or basild's answer that ALPS
+// cannot be reached (code "transport" or "timeout": its login nodes or
+// apbasil gone; "ALPS, which basild cannot reach: ..."). Nothing for any
+// other answer, an ALPS TRANSIENT among them (a node another reservation
+// holds is not an outage).
+std::optional<std::string> outage(const Reply& reply);
 
 // A RELEASE is done for the epilog when basild says "released" or
 // "releasing" (its loop goes on until ALPS proves it gone), or 404

@@ -35,6 +35,11 @@ std::string since_text(const std::optional<std::chrono::system_clock::time_point
 
 }  // namespace
 
+std::string alps_unreachable_text(const std::optional<std::chrono::system_clock::time_point>& since,
+                                  std::chrono::system_clock::time_point now, const std::string& error) {
+  return "ALPS unreachable" + since_text(since, now) + (error.empty() ? std::string() : ": " + error);
+}
+
 HealthVerdict assess_health(const HealthInputs& in) {
   HealthVerdict v;
   auto add = [&v](HealthState s, std::string text) {
@@ -43,8 +48,7 @@ HealthVerdict assess_health(const HealthInputs& in) {
   };
   if (in.stopping) add(HealthState::kDown, "basild is stopping");
   if (!in.alps_reachable)
-    add(HealthState::kDown, "ALPS unreachable" + since_text(in.alps_unreachable_since, in.now) +
-                                (in.alps_error.empty() ? std::string() : ": " + in.alps_error));
+    add(HealthState::kDown, alps_unreachable_text(in.alps_unreachable_since, in.now, in.alps_error));
   for (const auto& p : in.state_problems) add(HealthState::kDown, "state database: " + p);
   if (in.alps_reachable && !in.alps_error.empty())
     add(HealthState::kDegraded, "ALPS answered the last poll with an error: " + in.alps_error);

@@ -68,6 +68,11 @@ struct HealthVerdict {
 
 HealthVerdict assess_health(const HealthInputs& in);
 
+// "ALPS unreachable since 2026-12-02T19:58:01Z (42 s): error", the words of
+// the rule above; a RESERVE refused during the outage says the same.
+std::string alps_unreachable_text(const std::optional<std::chrono::system_clock::time_point>& since,
+                                  std::chrono::system_clock::time_point now, const std::string& error);
+
 // When an INVENTORY is stale: twice the longest a due one may take to come
 // (the longer of the poll interval and inventory_max_age) plus one call's
 // time-out, and never under a minute, so that second-long polls on a busy

@@ -2,6 +2,7 @@
 
 #include <boost/asio/steady_timer.hpp>
 
+#include "basild/core/health.h"
 #include "basild/core/job_json.h"
 #include "basild/core/node_sync.h"
 #include "basild/core/state_store_replay.h"
@@ -88,6 +89,14 @@ void TypedCalls::reserve(const json& body, control::Responder reply) {
       j["existing"] = true;
       return reply(control::Response::json(j));
     }
+  // While the polls find ALPS unreachable, a new RESERVE is answered so at
+  // once and sent nowhere: the prolog waits and asks again each second
+  // (basil-slurm(8)), and each try would otherwise leave an intent for an
+  // INVENTORY to settle. The first poll that reaches ALPS ends this.
+  if (const auto since = parts_.poller.unreachable_since())
+    return reply(error_reply(basil::Status(
+        basil::Code::kTransport, alps_unreachable_text(since, parts_.clock.wall(), parts_.poller.error()) +
+                                     "; the RESERVE was not sent")));
   // An unsettled intent for this job: an earlier answer may have been lost,
   // so look in ALPS before reserving again.
   auto pending = parts_.store.list_pending_intents();
@@ -104,7 +113,11 @@ void TypedCalls::reserve(const json& body, control::Responder reply) {
   parts_.log.info("B0309", "RESERVE for job " + batch + " waits for the release of reservation " + ids +
                                " on its nodes");
   const auto now = std::chrono::steady_clock::now();
-  const auto releasing = now + parts_.client.options().call_timeout;
+  // A running loop's next RELEASE comes within its longest backoff (with
+  // its jitter) and takes at most a call: after an outage of ALPS, the
+  // loops wait out their backoff while the RESERVEs come at once.
+  const auto& options = parts_.client.options();
+  const auto releasing = now + options.call_timeout + jittered(options.release.max_delay, 1.0);
   const WaitBounds bounds{releasing, std::min(releasing, now + kReleaseHandOffWait)};
   auto self = shared_from_this();
   after_releases(waiting, bounds,

@@ -18,8 +18,9 @@ class SlurmSide {
  public:
   // `confirm`: basil-slurm.conf's [basild] confirm (the prolog confirms
   // every job with its job id, unless "node").
+  // `more_basild`: more of its [basild] section.
   explicit SlurmSide(const std::string& socket, const std::string& fixture = "combo_tpn4_c2_tpc1",
-                     const std::string& confirm = "controller")
+                     const std::string& confirm = "controller", const std::string& more_basild = "")
       : dir_(make_temp_dir("slurm-side")) {
     basil_test::write_file(dir_ + "/show.txt",
                            basil_test::read_file(std::string(BASIL_TEST_DATA) + "/slurm/" + fixture + ".txt"));
@@ -34,19 +35,20 @@ class SlurmSide {
                              "\"$d/comment\";; esac; done; exit 0; fi\n"
                              "exit 1");
     basil_test::write_file(dir_ + "/basil-slurm.conf", "[basild]\nsocket = \"" + socket + "\"\ntimeout = \"20s\"\n" +
-                                                           "confirm = \"" + confirm + "\"\n" +
+                                                           "confirm = \"" + confirm + "\"\n" + more_basild +
                                                            "[slurm]\nscontrol = \"" + scontrol_ + "\"\n" +
                                                            "[log]\nfile = \"" + dir_ + "/hooks.log\"\nsyslog = false\n");
   }
 
   // basil-slurm as Slurm starts the hook of `context` for job 45.
   basil_test::Ran run(const std::string& context, const std::string& job_id = "45") const {
-    std::vector<std::string> env = {"SLURM_SCRIPT_CONTEXT=" + context, "SLURM_JOB_ID=" + job_id};
-    if (context != "prolog_task")
-      env.insert(env.end(), {"SLURM_JOB_USER=alice", "SLURM_JOB_ACCOUNT=(null)",
-                             "SLURM_JOB_NODELIST=nid[00008-00009]", "SLURM_JOB_NUM_NODES=2"});
     return basil_test::run({kProgram, "--config", dir_ + "/basil-slurm.conf"}, {},
-                           {.err = basil_test::Redirect::pipe(), .env = env}, 60s);
+                           {.err = basil_test::Redirect::pipe(), .env = env(context, job_id)}, 60s);
+  }
+  // The same, started and left running.
+  basil_test::Subprocess start(const std::string& context, const std::string& job_id = "45") const {
+    return basil_test::Subprocess({kProgram, "--config", dir_ + "/basil-slurm.conf"},
+                                  {.err = basil_test::Redirect::null(), .env = env(context, job_id)});
   }
 
   // basil-slurm node-confirm, as the basil_reservation plugin runs it.
@@ -56,6 +58,15 @@ class SlurmSide {
                                      "--reservation", std::to_string(reservation), "--pagg-id", std::to_string(pagg)};
     if (!apbasil.empty()) argv.insert(argv.end(), {"--apbasil", apbasil});
     return basil_test::run(argv, {}, {.err = basil_test::Redirect::pipe()}, 60s);
+  }
+
+  // The hook's environment as Slurm gives it.
+  static std::vector<std::string> env(const std::string& context, const std::string& job_id) {
+    std::vector<std::string> env = {"SLURM_SCRIPT_CONTEXT=" + context, "SLURM_JOB_ID=" + job_id};
+    if (context != "prolog_task")
+      env.insert(env.end(), {"SLURM_JOB_USER=alice", "SLURM_JOB_ACCOUNT=(null)",
+                             "SLURM_JOB_NODELIST=nid[00008-00009]", "SLURM_JOB_NUM_NODES=2"});
+    return env;
   }
 
   // The record `scontrol show job` prints (before any AdminComment).
@@ -233,11 +244,14 @@ TEST(SlurmHooksTest, ANodeDownInAlpsIsTransientAndLeavesTheJobRequeueable) {
   EXPECT_TRUE(d.alps_reservations().empty());
 }
 
-TEST(SlurmHooksTest, BasildNotRunningIsTransientAndTheEpilogSaysSo) {
+TEST(SlurmHooksTest, BasildNotRunningIsWaitedForThenTransientAndTheEpilogSaysSo) {
   const auto dir = make_temp_dir("slurm-hooks-nobasild");
-  SlurmSide slurm(dir + "/control.sock");
+  SlurmSide slurm(dir + "/control.sock", "combo_tpn4_c2_tpc1", "controller", "outage_wait = \"2s\"\n");
   const auto prolog = slurm.run("prolog_slurmctld");
   EXPECT_EQ(prolog.exit_code, 1) << prolog.err;
+  EXPECT_NE(slurm.updates().find("AdminComment=basil: waiting for basild, which did not answer: control socket "),
+            std::string::npos)
+      << slurm.updates();
   EXPECT_NE(slurm.updates().find("AdminComment=basil: could not start (transient): basild did not answer: "),
             std::string::npos)
       << slurm.updates();
@@ -247,6 +261,27 @@ TEST(SlurmHooksTest, BasildNotRunningIsTransientAndTheEpilogSaysSo) {
   const auto task = slurm.run("prolog_task");
   EXPECT_EQ(task.exit_code, 0);
   EXPECT_EQ(task.out, "");
+}
+
+// basild starts while the prolog waits for it: the job is reserved and
+// confirmed at once, its AdminComment names the reservation.
+TEST(SlurmHooksTest, ABasildThatStartsWhileThePrologWaitsReservesTheJob) {
+  Daemon d("slurm-hooks-late");
+  SlurmSide slurm(d.socket());
+  auto prolog = slurm.start("prolog_slurmctld");
+  ASSERT_TRUE(prolog.started()) << prolog.error();
+  ASSERT_TRUE(basild::testing::wait_until(
+      [&] { return slurm.updates().find("waiting for basild") != std::string::npos; }, 30s))
+      << slurm.log();
+  d.start();
+  const auto ended = prolog.wait_for(30s);
+  ASSERT_TRUE(ended) << slurm.log();
+  EXPECT_EQ(ended->code(), 0) << slurm.log();
+  EXPECT_NE(slurm.log().find("the wait ended after "), std::string::npos) << slurm.log();
+  const auto held = d.alps_reservations();
+  ASSERT_EQ(held.size(), 1u);
+  EXPECT_NE(slurm.updates().find("AdminComment=basil: reservation " + std::to_string(*held.begin())), std::string::npos)
+      << slurm.updates();
 }
 
 // Without [slurm] scontrol the job's record comes from libslurm, in a

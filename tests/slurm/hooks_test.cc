@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <deque>
 #include <map>
 
@@ -56,6 +57,14 @@ class FakePorts : public Ports {
   void log(LogLevel level, const std::string& line) override {
     lines.push_back(std::string(log_level_name(level)) + ": " + line);
   }
+  // A clock that moves only by pauses.
+  std::chrono::steady_clock::time_point clock{};
+  std::chrono::milliseconds paused{0};
+  void pause(std::chrono::milliseconds d) override {
+    clock += d;
+    paused += d;
+  }
+  std::chrono::steady_clock::time_point now() override { return clock; }
 
   void answer(const std::string& key, unsigned status, const json& body) {
     answers[key].push_back({true, "", status, body.dump()});
@@ -141,15 +150,71 @@ TEST(PrologTest, ACompletionSlurmctldRefusesIsLoggedAndTheExitStatusStillEndsThe
       << p.log_text();
 }
 
-TEST(PrologTest, BasildUnreachableIsTransientAndKeepsTheJobRequeueable) {
+TEST(PrologTest, BasildUnreachableWithoutAnOutageWaitIsTransientAndKeepsTheJobRequeueable) {
   FakePorts p;
   p.show(fixture("n4"));
   p.answers["POST /v1/reserve"].push_back({false, "/run/basild/control.sock: connection refused", 0, ""});
   p.scontrol_ok();
-  EXPECT_EQ(run_prolog(job15(), controller(), p), kExitTransient);
+  HookConfig c = controller();
+  c.outage_wait = std::chrono::milliseconds(0);
+  EXPECT_EQ(run_prolog(job15(), c, p), kExitTransient);
   EXPECT_EQ(p.calls.back(),
             "scontrol update JobId=15 AdminComment=basil: could not start (transient): basild did not answer: "
             "/run/basild/control.sock: connection refused");
+  EXPECT_EQ(p.paused.count(), 0);
+}
+
+// basild down for longer than outage_wait: the prolog asks every second,
+// says so in the AdminComment, and gives the job back to Slurm at the end.
+TEST(PrologTest, BasildUnreachableIsAskedEverySecondForTheOutageWaitThenTransient) {
+  FakePorts p;
+  p.show(fixture("n4"));
+  p.answers["POST /v1/reserve"].push_back({false, "/run/basild/control.sock: connection refused", 0, ""});
+  HookConfig c = controller();
+  c.outage_wait = std::chrono::seconds(30);
+  EXPECT_EQ(run_prolog(job15(), c, p), kExitTransient) << p.log_text();
+  EXPECT_EQ(p.paused, std::chrono::seconds(30));
+  EXPECT_EQ(std::count(p.calls.begin(), p.calls.end(), kReserveCall), 31);
+  ASSERT_GE(p.calls.size(), 3u);
+  EXPECT_EQ(p.calls[2], "scontrol update JobId=15 AdminComment=basil: waiting for basild, which did not answer: "
+                        "/run/basild/control.sock: connection refused");
+  EXPECT_EQ(p.calls.back().rfind(
+                "scontrol update JobId=15 AdminComment=basil: could not start (transient): basild did not answer: ", 0),
+            0u)
+      << p.calls.back();
+}
+
+// basild returns while the prolog waits: the job goes on within a second.
+TEST(PrologTest, ABasildThatReturnsWhileThePrologWaitsReservesTheJobAtOnce) {
+  FakePorts p;
+  p.show(fixture("n4"));
+  for (int i = 0; i < 4; ++i)
+    p.answers["POST /v1/reserve"].push_back({false, "/run/basild/control.sock: no such file", 0, ""});
+  p.answer("POST /v1/reserve", 200, kReserved);
+  EXPECT_EQ(run_prolog(job15(), HookConfig{}, p), kExitOk) << p.log_text();
+  EXPECT_EQ(p.paused, std::chrono::seconds(4));
+  EXPECT_EQ(std::count(p.calls.begin(), p.calls.end(), kReserveCall), 5);
+  EXPECT_EQ(p.calls.back(), "scontrol update JobId=15 AdminComment=basil: reservation 3");
+  EXPECT_NE(p.log_text().find("the wait ended after 4 s"), std::string::npos) << p.log_text();
+}
+
+// basild answers, but cannot reach ALPS (its login nodes gone): waited for
+// as for basild itself, the comment naming ALPS; an ALPS that answers
+// TRANSIENT (below) is no outage and is not waited for.
+TEST(PrologTest, AlpsThatBasildCannotReachIsWaitedForAndTheJobReservedWhenItAnswersAgain) {
+  FakePorts p;
+  p.show(fixture("n4"));
+  p.answer("POST /v1/reserve", 503,
+           {{"error", "main system unreachable: login1: connection refused"}, {"code", "transport"}, {"transient", true}});
+  p.answer("POST /v1/reserve", 503,
+           {{"error", "the RESERVE was not answered before its timeout"}, {"code", "timeout"}, {"transient", true}});
+  p.answer("POST /v1/reserve", 200, kReserved);
+  EXPECT_EQ(run_prolog(job15(), HookConfig{}, p), kExitOk) << p.log_text();
+  EXPECT_EQ(p.paused, std::chrono::seconds(2));
+  ASSERT_GE(p.calls.size(), 3u);
+  EXPECT_EQ(p.calls[2], "scontrol update JobId=15 AdminComment=basil: waiting for ALPS, which basild cannot reach: "
+                        "main system unreachable: login1: connection refused");
+  EXPECT_EQ(p.calls.back(), "scontrol update JobId=15 AdminComment=basil: reservation 3");
 }
 
 TEST(PrologTest, AnAlpsTransientFailureIsTransient) {
@@ -160,6 +225,7 @@ TEST(PrologTest, AnAlpsTransientFailureIsTransient) {
   p.scontrol_ok();
   EXPECT_EQ(run_prolog(job15(), controller(), p), kExitTransient);
   for (const auto& c : p.calls) EXPECT_EQ(c.find("fail_job"), std::string::npos) << c;  // Slurm requeues it
+  EXPECT_EQ(p.paused.count(), 0);  // no outage: not waited for
 }
 
 TEST(PrologTest, AFailedConfirmReleasesTheReservation) {

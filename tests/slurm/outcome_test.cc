@@ -60,6 +60,25 @@ TEST(OutcomeTest, EachAnswerHasItsVerdictAndSentence) {
   }
 }
 
+// An outage is basild silent, or basild saying that ALPS is; every other
+// answer, failures among them, is none.
+TEST(OutcomeTest, AnOutageIsNoAnswerOrALinkToAlpsThatIsDown) {
+  EXPECT_EQ(outage({false, "/run/basild/control.sock: connection refused", 0, ""}),
+            "basild, which did not answer: /run/basild/control.sock: connection refused");
+  EXPECT_EQ(outage({true, "", 503,
+                    R"({"error":"main system unreachable: login1: no route","code":"transport","transient":true})"}),
+            "ALPS, which basild cannot reach: main system unreachable: login1: no route");
+  EXPECT_EQ(outage({true, "", 503, R"({"error":"no answer in 60 s","code":"timeout","transient":true})"}),
+            "ALPS, which basild cannot reach: no answer in 60 s");
+  for (const auto& c : kOutcomeCases) {
+    SCOPED_TRACE(c.what);
+    if (c.reply.reached) {
+      EXPECT_EQ(outage(c.reply), std::nullopt);
+    }
+  }
+  EXPECT_EQ(outage({true, "", 400, R"({"error":"bad","code":"transport","transient":false})"}), std::nullopt);
+}
+
 TEST(OutcomeTest, ReleaseIsDoneWhenReleasedReleasingOrUnknown) {
   const std::pair<Reply, bool> cases[] = {
       {{true, "", 200, R"({"reservation_id":3,"state":"released","claims":0})"}, true},

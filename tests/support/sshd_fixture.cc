@@ -117,15 +117,32 @@ void TestSshd::write_known_hosts(const std::string& path, const std::string& pub
 }
 
 std::string conduit_conf(const TestSshd& sshd, const std::string& mode, const std::string& emulator,
-                         const std::string& state, const std::string& binary_dir) {
-  const auto so = sshd.options();
+                         const std::string& state, const std::string& binary_dir,
+                         const std::vector<const TestSshd*>& more) {
+  const auto so = sshd.options(more.empty() ? "known_hosts" : "all_known_hosts");
   std::ostringstream c;
-  c << "[conduit]\nmode = \"" << mode << "\"\nhost = \"" << so.host << "\"\nport = " << so.port << "\nuser = \""
-    << so.user << "\"\nidentity = \"" << so.identity << "\"\nknown_hosts = \"" << so.known_hosts
+  c << "[conduit]\nmode = \"" << mode << "\"\n";
+  if (more.empty()) {
+    c << "host = \"" << so.host << "\"\nport = " << so.port << "\n";
+  } else {
+    c << "hosts = [\"" << so.host << ":" << so.port << "\"";
+    for (const auto* m : more) c << ", \"" << so.host << ":" << m->port() << "\"";
+    c << "]\n";
+  }
+  c << "user = \"" << so.user << "\"\nidentity = \"" << so.identity << "\"\nknown_hosts = \"" << so.known_hosts
     << "\"\nremote_apbasil = \"" << emulator << "\"\nremote_args = [\"--state\", \"" << state << "\"]\n"
     << "remote_apkill = \"" << emulator << "\"\nremote_apkill_args = [\"--state\", \"" << state << "\", \"apkill\"]\n"
     << "gateway_helper = \"" << binary_dir << "/basild/basil_gateway\"\n";
   return c.str();
+}
+
+void as_login_nodes(const TestSshd& first, const std::vector<TestSshd*>& more) {
+  std::string known = read_file(first.dir() + "/known_hosts");
+  for (auto* m : more) {
+    m->SetOption("AuthorizedKeysFile", first.dir() + "/authorized_keys");
+    known += read_file(m->dir() + "/known_hosts");
+  }
+  write_file(first.dir() + "/all_known_hosts", known);
 }
 
 }  // namespace basil_test

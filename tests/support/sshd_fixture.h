@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <string>
+#include <vector>
 
 #include "basild/conduit/ssh_session.h"
 #include "tests/support/subprocess.h"
@@ -64,7 +65,15 @@ class TestSshd {
 // ("ssh-exec" or "ssh-gateway"), with `emulator --state STATE` as the main
 // system's apbasil and `emulator --state STATE apkill` as its apkill, and
 // the helper built in `binary_dir`.
+// With `more`, sshd and the more are the system's login nodes in that order
+// ([conduit] hosts), and basild knows every one's host key (as_login_nodes).
 std::string conduit_conf(const TestSshd& sshd, const std::string& mode, const std::string& emulator,
-                         const std::string& state, const std::string& binary_dir);
+                         const std::string& state, const std::string& binary_dir,
+                         const std::vector<const TestSshd*>& more = {});
+
+// Makes `more` login nodes of the same system as `first`, before they start:
+// each admits first's client key, and first's all_known_hosts holds every
+// host key.
+void as_login_nodes(const TestSshd& first, const std::vector<TestSshd*>& more);
 
 }  // namespace basil_test

@@ -118,6 +118,29 @@ TEST(BasildTest, RetryAfterALostAnswerAdoptsInsteadOfReservingTwice) {
   EXPECT_EQ(d.alps_reservations(), held) << "no second reservation for the job";
 }
 
+// While the polls find ALPS unreachable, a RESERVE is answered at once as
+// the link's failure (the prolog waits on it) and never sent: no intent for
+// an INVENTORY to settle; the first poll that reaches ALPS again ends it.
+TEST(BasildTest, AReserveWhileAlpsIsUnreachableIsAnsweredSoAtOnceAndNeverSent) {
+  Daemon d("reserve-outage", "tds-8", "", "", testing::fast_polls("200ms", "1m", "inventory"));
+  d.start(true, /*xml_log=*/true);
+  emulator_admin(d.emu(), "fault --transient 1");
+  auto health = [&] { return d.get("/v1/health").value("status", ""); };
+  ASSERT_TRUE(basil_test::wait_until([&] { return health() == "down"; }, 20s)) << d.get("/v1/health").dump();
+  unsigned status = 0;
+  const auto refused = d.reserve("8001", &status);
+  EXPECT_EQ(status, 503u) << refused.dump();
+  EXPECT_EQ(refused.value("code", ""), "transport") << refused.dump();
+  EXPECT_TRUE(refused.value("transient", false));
+  EXPECT_EQ(refused.value("error", "").rfind("ALPS unreachable since ", 0), 0u) << refused.dump();
+  EXPECT_NE(refused.value("error", "").find("; the RESERVE was not sent"), std::string::npos) << refused.dump();
+  EXPECT_EQ(read_file(d.dir() + "/basil_xml.log").find("method=\"RESERVE\""), std::string::npos);
+  emulator_admin(d.emu(), "fault --clear");
+  ASSERT_TRUE(basil_test::wait_until([&] { return health() == "ok"; }, 20s)) << d.get("/v1/health").dump();
+  const auto reserved = d.reserve("8001", &status);
+  EXPECT_EQ(status, 200u) << reserved.dump();
+}
+
 TEST(BasildTest, XmlLogHoldsEveryRequestAndResponse) {
   Daemon d("xmllog");
   d.start(true, /*xml_log=*/true);

@@ -93,16 +93,13 @@ TEST(HealthIntegrationTest, NodeSyncThatCannotReachSlurmIsDegradedWith429AndBasi
 // second, and health and metrics name it.
 TEST(HealthIntegrationTest, HealthAndMetricsNameTheLoginNodeInUse) {
   basil_test::TestSshd first, second;  // the first never started: its port refuses
+  basil_test::as_login_nodes(first, {&second});
   ASSERT_TRUE(second.Start()) << second.error();
   Daemon d("health-hosts");
-  std::string conduit = basil_test::conduit_conf(second, "ssh-gateway", testing::emulator_path(), d.emu(),
-                                                 BASIL_BINARY_DIR);
-  const std::string one = "host = \"127.0.0.1\"\nport = " + std::to_string(second.port()) + "\n";
-  ASSERT_NE(conduit.find(one), std::string::npos) << conduit;
   const std::string in_use = "127.0.0.1:" + std::to_string(second.port());
-  conduit.replace(conduit.find(one), one.size(),
-                  "hosts = [\"127.0.0.1:" + std::to_string(first.port()) + "\", \"" + in_use + "\"]\n");
-  std::ofstream(d.dir() + "/basild.conf", std::ios::app) << conduit;
+  std::ofstream(d.dir() + "/basild.conf", std::ios::app)
+      << basil_test::conduit_conf(first, "ssh-gateway", testing::emulator_path(), d.emu(), BASIL_BINARY_DIR,
+                                  {&second});
   d.start();
   ASSERT_TRUE(wait_until([&] { return health(d).body["conduit"].value("host", "") == in_use; }, 20s))
       << health(d).body.dump();

@@ -1,8 +1,9 @@
 // Faults with a real Slurm, basil-slurm and basild on the emulated XC: a
 // job cancelled while its prolog runs, slurmctld killed -9 mid-job and
 // started again, basild killed while jobs start (and, with slurmd's
-// Epilog, while a job ends), and the ssh link to the main system cut for
-// 20 s while jobs start. Each ends with every ALPS
+// Epilog, while a job ends), jobs submitted while basild is down, the ssh
+// link to the main system cut for 20 s while jobs start, and the Cray down
+// for longer than reconnect_max while jobs flow. Each ends with every ALPS
 // reservation either held by a live Slurm job or released, and no live
 // job's reservation released.
 #include <fcntl.h>
@@ -11,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <functional>
 #include <map>
 #include <set>
@@ -228,6 +230,154 @@ TEST(SlurmFaultsTest, AsSlurmdsEpilogAJobEndingWhileBasildIsDownDrainsItsNodeAnd
   site.basild.start(true, /*xml_log=*/true);
   EXPECT_TRUE(wait_until([&] { return alps_holds(site).empty(); }, basil_slurm_test::kOrphanOfEndedJob)) << site.why();
   EXPECT_TRUE(drained()) << site.slurm.client({"scontrol", "-o", "show", "node", node}).out;
+}
+
+// Jobs submitted while basild is down: each prolog waits for basild
+// ([basild] outage_wait), the job's AdminComment saying so, and each script
+// starts within 10 s of basild's return, none requeued; ALPS holds nothing
+// once they ended.
+TEST(SlurmFaultsTest, JobsSubmittedWhileBasildIsDownWaitSayingSoAndStartWithinSecondsOfItsReturn) {
+  if (auto why = basil_test::slurm_unavailable()) GTEST_SKIP() << *why;
+  Site site({.tag = "slurm-basild-away"});
+  ASSERT_TRUE(site.start()) << site.slurm.error();
+  site.basild.stop(SIGKILL);
+  std::vector<std::uint32_t> jobs;
+  for (unsigned i = 0; i < 4; ++i) {
+    const std::string started = site.hooks.dir() + "/started-" + std::to_string(i);
+    const auto id = site.slurm.sbatch(batch_args(1, "test -n \"$BASIL_RESERVATION_ID\" && touch " + started));
+    ASSERT_TRUE(id) << site.slurm.error();
+    jobs.push_back(*id);
+  }
+  for (auto id : jobs)
+    EXPECT_TRUE(wait_until(
+        [&] { return site.show_job(id).find("AdminComment=basil: waiting for basild") != std::string::npos; },
+        60s))
+        << site.show_job(id) << site.why();
+  const auto back = std::chrono::steady_clock::now();
+  site.basild.start(true, /*xml_log=*/true);
+  for (unsigned i = 0; i < jobs.size(); ++i) {
+    const std::string started = site.hooks.dir() + "/started-" + std::to_string(i);
+    EXPECT_TRUE(wait_until([&] { return ::access(started.c_str(), F_OK) == 0; }, 60s))
+        << site.show_job(jobs[i]) << site.why();
+    EXPECT_LE(std::chrono::steady_clock::now() - back, 10s) << "job " << jobs[i] << " started late";
+  }
+  for (auto id : jobs) {
+    EXPECT_TRUE(site.slurm.wait_job_state(id, "COMPLETED", 60s)) << site.show_job(id) << site.why();
+    EXPECT_EQ(site.slurm.job(id).at("Restarts"), "0") << site.show_job(id);
+  }
+  EXPECT_TRUE(wait_until([&] { return alps_holds(site).empty(); }, 60s)) << site.why();
+}
+
+// The Cray down, its login node's sshd gone, for three times
+// reconnect_max while jobs flow: jobs that end meanwhile have their release
+// queued, jobs submitted meanwhile wait in their prologs (none starts, none
+// fails or is requeued), and once the link is back every job runs, none
+// before one submitted ahead of it, and ALPS holds nothing at the end.
+TEST(SlurmFaultsTest, TheCrayDownLongerThanReconnectMaxDuringAJobFloodFailsNoJobAndKeepsTheirOrder) {
+  if (auto why = basil_test::slurm_unavailable()) GTEST_SKIP() << *why;
+  Site site({.gateway = true, .conduit = "reconnect_max = \"4s\"\n", .tag = "slurm-cray-down"});
+  ASSERT_TRUE(site.start()) << site.slurm.error();
+  std::vector<std::uint32_t> before, during;
+  for (unsigned i = 0; i < 4; ++i) {  // the 8 nodes, ending during the outage
+    const auto id = site.slurm.sbatch(batch_args(2, "test -n \"$BASIL_RESERVATION_ID\" && sleep 3"));
+    ASSERT_TRUE(id) << site.slurm.error();
+    before.push_back(*id);
+  }
+  for (auto id : before) ASSERT_TRUE(site.slurm.wait_job_state(id, "RUNNING", 60s)) << site.why();
+  site.sshd->Kill();
+  const auto cut = std::chrono::steady_clock::now();
+  ASSERT_TRUE(wait_until([&] { return !site.basild.get("/v1/health").value("alps_reachable", true); }, 30s));
+  auto started = [&](unsigned i) { return site.hooks.dir() + "/started-" + std::to_string(i); };
+  // One node each, 12 on 8 nodes: a job can start only when one ahead of
+  // it has (no backfill past a larger one).
+  for (unsigned i = 0; i < 12; ++i) {
+    const auto id =
+        site.slurm.sbatch(batch_args(1, "test -n \"$BASIL_RESERVATION_ID\" && touch " + started(i) + " && sleep 1"));
+    ASSERT_TRUE(id) << site.slurm.error();
+    during.push_back(*id);
+  }
+  for (auto id : before) EXPECT_TRUE(site.slurm.wait_job_state(id, "COMPLETED", 60s)) << site.why();
+  EXPECT_TRUE(wait_until(
+      [&] { return site.show_job(during.front()).find("AdminComment=basil: waiting for ALPS") != std::string::npos; },
+      30s))
+      << site.show_job(during.front()) << site.why();
+  basil_test::wait_until([&] { return std::chrono::steady_clock::now() - cut >= 12s; }, 20s, 100ms);
+  for (const auto& [id, batch] : alps_holds(site))
+    EXPECT_TRUE(std::find(before.begin(), before.end(), std::stoul(batch)) != before.end())
+        << "reservation " << id << " of job " << batch << " made while the Cray was down";
+  EXPECT_FALSE(alps_holds(site).empty()) << "the ended jobs' releases wait for the Cray";
+  for (unsigned i = 0; i < during.size(); ++i)
+    EXPECT_NE(::access(started(i).c_str(), F_OK), 0) << "job " << during[i] << " ran while the Cray was down";
+
+  ASSERT_TRUE(site.sshd->Start()) << site.sshd->error();
+  for (auto id : during) {
+    EXPECT_TRUE(site.slurm.wait_job_state(id, "COMPLETED", 120s)) << site.show_job(id) << site.why();
+    EXPECT_EQ(site.slurm.job(id).at("Restarts"), "0") << site.show_job(id);
+  }
+  for (unsigned i = 1; i < during.size(); ++i)  // ISO 8601 times compare as text
+    EXPECT_LE(site.slurm.job(during[i - 1]).at("StartTime"), site.slurm.job(during[i]).at("StartTime"))
+        << "job " << during[i] << " started before job " << during[i - 1] << "\n"
+        << site.show_job(during[i - 1]) << site.show_job(during[i]);
+  EXPECT_TRUE(wait_until([&] { return alps_holds(site).empty(); }, 60s)) << site.why();
+}
+
+// Three login nodes; the sshd of the one in use killed, and started again,
+// four times while 24 jobs flow: every job runs once, none fails or is
+// requeued, and no RESERVE runs twice in ALPS (the jobs' reservations are
+// the first 24 ALPS made). Each failover's time is printed.
+TEST(SlurmFaultsTest, TheLoginNodeInUseDyingAgainAndAgainDuringAJobFloodFailsNoJobAndRunsNoReserveTwice) {
+  if (auto why = basil_test::slurm_unavailable()) GTEST_SKIP() << *why;
+  Site site({.gateway = true, .login_nodes = 3, .tag = "slurm-logins"});
+  ASSERT_TRUE(site.start()) << site.slurm.error();
+  emulator_admin(site.basild.emu(), "fault --method RESERVE --latency-ms 300");  // a kill may land in one
+  std::vector<std::uint32_t> jobs;
+  for (unsigned i = 0; i < 24; ++i) {
+    const auto id = site.slurm.sbatch(batch_args(1, "test -n \"$BASIL_RESERVATION_ID\" && sleep 1"));
+    ASSERT_TRUE(id) << site.slurm.error();
+    jobs.push_back(*id);
+  }
+  auto conduit = [&] { return site.basild.get("/v1/health").value("conduit", basild::testing::json::object()); };
+  auto ended = [&] {  // jobs COMPLETED, by one squeue
+    std::istringstream in(site.slurm.client({"squeue", "-h", "-t", "CD", "-o", "%A"}, 20s).out);
+    unsigned n = 0;
+    for (std::string id; in >> id;) ++n;
+    return n;
+  };
+  std::vector<long long> failover_ms;
+  for (unsigned kill = 0; kill < 4; ++kill) {
+    const auto before = conduit();
+    const std::string in_use = before.value("host", "");
+    unsigned node = 0;
+    while (node < 3 && in_use != "127.0.0.1:" + std::to_string(site.login_node(node).port())) ++node;
+    ASSERT_LT(node, 3u) << before.dump();
+    const unsigned done = ended();
+    const auto t0 = std::chrono::steady_clock::now();
+    site.login_node(node).Kill();
+    EXPECT_TRUE(wait_until([&] { return conduit().value("failovers", 0) > before.value("failovers", 0); }, 30s))
+        << conduit().dump() << site.why();
+    failover_ms.push_back(
+        std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t0).count());
+    ASSERT_TRUE(site.login_node(node).Start()) << site.login_node(node).error();
+    if (done < jobs.size()) {
+      EXPECT_TRUE(basil_test::wait_until([&] { return ended() > done; }, 60s, 250ms)) << site.why();
+    }
+  }
+  std::set<std::string> reservations;
+  for (auto id : jobs) {
+    EXPECT_TRUE(site.slurm.wait_job_state(id, "COMPLETED", 180s)) << site.show_job(id) << site.why();
+    const auto job = site.slurm.job(id);
+    EXPECT_EQ(job.at("Restarts"), "0") << site.show_job(id);
+    const auto shown = site.show_job(id);
+    const auto at = shown.find("AdminComment=basil: reservation ");
+    if (at != std::string::npos) reservations.insert(shown.substr(at + 32, shown.find(' ', at + 32) - at - 32));
+  }
+  std::set<std::string> first24;
+  for (unsigned r = 1; r <= 24; ++r) first24.insert(std::to_string(r));
+  EXPECT_EQ(reservations, first24) << "a RESERVE ran twice, or a job's reservation is not named" << site.why();
+  EXPECT_TRUE(wait_until([&] { return alps_holds(site).empty(); }, 60s)) << site.why();
+  std::string times;
+  for (auto ms : failover_ms) times += " " + std::to_string(ms) + " ms";
+  std::printf("failovers (kill to the next node in use):%s\n", times.c_str());
 }
 
 TEST(SlurmFaultsTest, TheLinkToTheMainSystemCutFor20sWhileJobsStartLeavesNothingHeld) {

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include <cstdlib>
+#include <deque>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -125,6 +126,8 @@ inline constexpr std::chrono::seconds kOrphanOfEndedJob{150};
 struct SiteOptions {
   std::vector<std::string> nodes = tds8_nodes();
   bool gateway = false;         // apbasil through the ssh gateway
+  std::string conduit = {};     // more of [conduit], with the gateway
+  unsigned login_nodes = 1;     // with the gateway: sshds as the Cray's login nodes ([conduit] hosts)
   bool job_table = true;        // squeue as basild's [[reconcile.source]]
   std::string basild_conf = {};  // more of basild.conf
   std::string slurm_conf = {};   // more of slurm.conf
@@ -157,13 +160,18 @@ class Site {
     if (options_.apsched && !start_apsched()) return false;
     if (options_.gateway) {
       sshd.emplace();
-      if (!sshd->Start()) {
-        ADD_FAILURE() << sshd->error();
-        return false;
-      }
+      std::vector<basil_test::TestSshd*> others;
+      for (unsigned i = 1; i < options_.login_nodes; ++i) others.push_back(&more_sshds.emplace_back());
+      basil_test::as_login_nodes(*sshd, others);
+      for (unsigned i = 0; i < options_.login_nodes; ++i)
+        if (!login_node(i).Start()) {
+          ADD_FAILURE() << login_node(i).error();
+          return false;
+        }
       std::ofstream(basild.dir() + "/basild.conf", std::ios::app)
           << basil_test::conduit_conf(*sshd, "ssh-gateway", basild::testing::emulator_path(), basild.emu(),
-                                      BASIL_BINARY_DIR);
+                                      BASIL_BINARY_DIR, {others.begin(), others.end()})
+          << options_.conduit;
     }
     basild.set_env(slurm.env());
     basild.start(true, /*xml_log=*/true);
@@ -227,6 +235,9 @@ class Site {
  public:
   Hooks hooks;
   std::optional<basil_test::TestSshd> sshd;
+  std::deque<basil_test::TestSshd> more_sshds;  // the second login node on
+  // The i-th login node (from 0): sshd, then the more.
+  basil_test::TestSshd& login_node(unsigned i) { return i == 0 ? *sshd : more_sshds.at(i - 1); }
   basil_test::SlurmCluster slurm;
   basild::testing::Daemon basild;
 };
