@@ -95,17 +95,12 @@ Run measure(std::array<TestSshd, 3>& nodes, const std::string& state, int kills)
 int main(int argc, char** argv) {
   const int kills = argc > 1 ? std::max(1, std::atoi(argv[1])) : 20;
   std::array<TestSshd, 3> nodes;
-  for (std::size_t i = 1; i < nodes.size(); ++i)
-    nodes[i].SetOption("AuthorizedKeysFile", nodes[0].dir() + "/authorized_keys");
-  std::string known;
-  for (auto& n : nodes) {
-    known += basil_test::read_file(n.dir() + "/known_hosts");
+  basil_test::as_login_nodes(nodes[0], {&nodes[1], &nodes[2]});
+  for (auto& n : nodes)
     if (!n.Start()) {
       std::fprintf(stderr, "sshd: %s\n", n.error().c_str());
       return 1;
     }
-  }
-  basil_test::write_file(nodes[0].dir() + "/all_known_hosts", known);
   const basil_test::TempDir state_dir("basild-failover-emu");
   const std::string state = state_dir.path();
   if (run({g_emulator, "init", "--preset", "xc30-2256", "--state", state, "--force"}).exit_code != 0) return 1;

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <deque>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -18,6 +19,7 @@
 #include <string>
 #include <system_error>
 #include <utility>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -53,10 +55,17 @@ class Basild {
     conf << "[state]\ndatabase = \"" << dir() << "/state.db\"\n"
          << "[control]\nsocket = \"" << socket() << "\"\nmode = \"0666\"\n"
          << "[log]\ndirectory = \"" << dir() << "\"\n";
-    if (path == "gateway") {
+    if (path == "gateway" || path == "gateway3") {
+      // gateway3: three login nodes ([conduit] hosts), each a real sshd.
       sshd_.emplace();
-      if (!sshd_->Start()) std::fprintf(stderr, "sshd: %s\n", sshd_->error().c_str());
-      conf << basil_test::conduit_conf(*sshd_, "ssh-gateway", bin + "/emulator/basil-emulator", emu, bin);
+      std::vector<basil_test::TestSshd*> more;
+      if (path == "gateway3")
+        for (int i = 0; i < 2; ++i) more.push_back(&more_sshds_.emplace_back());
+      basil_test::as_login_nodes(*sshd_, more);
+      for (std::size_t i = 0; i <= more.size(); ++i)
+        if (!login_node(i).Start()) std::fprintf(stderr, "sshd: %s\n", login_node(i).error().c_str());
+      conf << basil_test::conduit_conf(*sshd_, "ssh-gateway", bin + "/emulator/basil-emulator", emu, bin,
+                                       {more.begin(), more.end()});
     } else {
       conf << "[apbasil]\npath = \"" << bin << "/emulator/basil-emulator\"\nargs = [\"--state\", \"" << emu
            << "\"]\n";
@@ -99,6 +108,9 @@ class Basild {
     return {t.value("count", 0.0), t.value("sum", 0.0)};
   }
   std::size_t held() const { return get("/v1/reservations").value("reservations", json::array()).size(); }
+  // The i-th login node's sshd (from 0) of the gateway paths.
+  basil_test::TestSshd& login_node(std::size_t i) { return i == 0 ? *sshd_ : more_sshds_.at(i - 1); }
+  std::size_t login_nodes() const { return sshd_ ? 1 + more_sshds_.size() : 0; }
   std::string dir() const { return dir_.path(); }
   std::string emu() const { return dir() + "/emu"; }
   std::string socket() const { return dir() + "/control.sock"; }
@@ -107,6 +119,7 @@ class Basild {
  private:
   basil_test::TempDir dir_;
   std::optional<basil_test::TestSshd> sshd_;
+  std::deque<basil_test::TestSshd> more_sshds_;
   basil_test::Subprocess process_;
 };
 

@@ -16,11 +16,7 @@ namespace {
 class SshFailoverTest : public ::testing::TestWithParam<ConduitModeKind> {
  protected:
   void SetUp() override {
-    for (std::size_t i = 1; i < nodes.size(); ++i)
-      nodes[i].SetOption("AuthorizedKeysFile", nodes[0].dir() + "/authorized_keys");
-    std::string known;
-    for (const auto& n : nodes) known += basil_test::read_file(n.dir() + "/known_hosts");
-    basil_test::write_file(nodes[0].dir() + "/all_known_hosts", known);
+    basil_test::as_login_nodes(nodes[0], {&nodes[1], &nodes[2]});
     state = init_emulator("cd-failover");
   }
   void TearDown() override {
