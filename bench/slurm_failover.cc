@@ -25,6 +25,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -146,7 +147,8 @@ int main_(int argc, char** argv) {
       .parent = g_bin + "/slurm-tests"});
   basil_test::write_file(hooks.path() + "/basil-slurm.conf",
                          "[basild]\nsocket = \"" + basild.socket() + "\"\nconfirm = \"controller\"\n[slurm]\n" +
-                             "slurm_conf = \"" + slurm.conf() + "\"\n[log]\nsyslog = false\n");
+                             "slurm_conf = \"" + slurm.conf() + "\"\n[log]\nsyslog = false\nfile = \"" + hooks.path() +
+                             "/basil-slurm.log\"\n");
   if (!slurm.start()) {
     std::fprintf(stderr, "Slurm did not start: %s\n", slurm.error().c_str());
     return 1;
@@ -193,6 +195,10 @@ int main_(int argc, char** argv) {
               killer.missed());
   std::printf("  prologs failed (slurmctld's log): %zu; reservations basild holds at the end: %s\n", failed_prologs,
               leaked ? std::to_string(basild.held()).c_str() : "0");
+  // The hooks' errors, each with its reason.
+  std::istringstream hook_log(basil_test::read_file(hooks.path() + "/basil-slurm.log"));
+  for (std::string line; std::getline(hook_log, line);)
+    if (line.find(" error: ") != std::string::npos) std::printf("  %s\n", line.c_str());
   return ok && !leaked && killer.missed() == 0 ? 0 : 1;
 }
 
