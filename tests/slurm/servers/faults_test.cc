@@ -278,8 +278,11 @@ TEST(SlurmFaultsTest, TheCrayDownLongerThanReconnectMaxDuringAJobFloodFailsNoJob
   Site site({.gateway = true, .conduit = "reconnect_max = \"4s\"\n", .tag = "slurm-cray-down"});
   ASSERT_TRUE(site.start()) << site.slurm.error();
   std::vector<std::uint32_t> before, during;
-  for (unsigned i = 0; i < 4; ++i) {  // the 8 nodes, ending during the outage
-    const auto id = site.slurm.sbatch(batch_args(2, "test -n \"$BASIL_RESERVATION_ID\" && sleep 3"));
+  // The 8 nodes, held until the test lets them end, during the outage.
+  const std::string go = site.hooks.dir() + "/go";
+  for (unsigned i = 0; i < 4; ++i) {
+    const auto id = site.slurm.sbatch(
+        batch_args(2, "test -n \"$BASIL_RESERVATION_ID\" && while [ ! -e " + go + " ]; do sleep 0.1; done"));
     ASSERT_TRUE(id) << site.slurm.error();
     before.push_back(*id);
   }
@@ -296,6 +299,7 @@ TEST(SlurmFaultsTest, TheCrayDownLongerThanReconnectMaxDuringAJobFloodFailsNoJob
     ASSERT_TRUE(id) << site.slurm.error();
     during.push_back(*id);
   }
+  basil_test::write_file(go, "");
   for (auto id : before) EXPECT_TRUE(site.slurm.wait_job_state(id, "COMPLETED", 60s)) << site.why();
   EXPECT_TRUE(wait_until(
       [&] { return site.show_job(during.front()).find("AdminComment=basil: waiting for ALPS") != std::string::npos; },
