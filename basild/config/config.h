@@ -193,6 +193,11 @@ struct SlurmConfig {
   std::uint32_t max_changes_per_cycle = 10;    // drains and resumes per cycle, 1..100000
   std::string reason_prefix = "basild:";       // marks basild's drains; letters, digits, " :()._/-"
   Duration timeout = std::chrono::seconds(30);  // per scontrol call; its process group is killed after
+  // A site with a backup controller runs a basild beside each slurmctld and
+  // names here the SlurmctldHost this one serves: only the basild whose
+  // slurmctld `scontrol ping` shows in charge releases orphans and changes
+  // Slurm's nodes (basild(8) FAILOVER). "": no backup, always in charge.
+  std::string slurmctld_host;
   bool operator==(const SlurmConfig&) const = default;
 };
 

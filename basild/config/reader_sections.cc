@@ -1,6 +1,7 @@
 // The configuration's sections, one reader each, [[reconcile.source]]
 // tables, and the checks across keys.
 #include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <iterator>
@@ -269,6 +270,16 @@ void read_slurm(const toml::table& t, SlurmConfig& c, Errors& errors) {
   s.key("max_changes_per_cycle", [&](const Field& f) { assign(c.max_changes_per_cycle, read_u32(f, 1, 100000)); });
   s.key("reason_prefix", [&](const Field& f) { assign(c.reason_prefix, read_reason_prefix(f)); });
   s.key("timeout", [&](const Field& f) { assign(c.timeout, read_duration(f, 100ms, 10min)); });
+  s.key("slurmctld_host", [&](const Field& f) {
+    auto v = read_string(f);
+    if (!v) return;
+    const bool host_name = v->size() <= 64 && std::all_of(v->begin(), v->end(), [](char ch) {
+      return std::isalnum(static_cast<unsigned char>(ch)) != 0 || ch == '-' || ch == '.' || ch == '_';
+    });
+    if (!host_name)
+      return f.fail("must be a host name as slurm.conf's SlurmctldHost gives it (letters, digits, \".-_\"), or \"\"");
+    c.slurmctld_host = std::move(*v);
+  });
   s.finish();
 }
 

@@ -164,7 +164,8 @@ std::string format_config(const Config& c) {
     << "node_name_format = " << quote(c.slurm.node_name_format) << "\n"
     << "max_changes_per_cycle = " << c.slurm.max_changes_per_cycle << "\n"
     << "reason_prefix = " << quote(c.slurm.reason_prefix) << "\n"
-    << "timeout = " << dur(c.slurm.timeout) << "\n\n";
+    << "timeout = " << dur(c.slurm.timeout) << "\n"
+    << "slurmctld_host = " << quote(c.slurm.slurmctld_host) << "\n\n";
   o << "[reconcile]\n"
     << "grace = " << dur(c.reconcile.grace) << "\n"
     << "consecutive = " << c.reconcile.consecutive << "\n"

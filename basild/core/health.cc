@@ -61,6 +61,12 @@ HealthVerdict assess_health(const HealthInputs& in) {
   if (!in.job_table_error.empty()) add(HealthState::kDegraded, "job table: " + in.job_table_error);
   if (!in.reconcile_alarm.empty()) add(HealthState::kDegraded, "orphan release held: " + in.reconcile_alarm);
   if (!in.node_sync_error.empty()) add(HealthState::kDegraded, "node sync: " + in.node_sync_error);
+  if (!in.controller_unknown.empty())
+    add(HealthState::kDegraded, "which slurmctld is in charge is unknown: " + in.controller_unknown +
+                                    "; no orphan is released and no node changed");
+  if (!in.standby_for.empty())
+    add(HealthState::kOk, "standby: slurmctld on " + in.standby_for +
+                              " is in charge, its basild releases orphans and syncs nodes");
   if (in.held_nodes_unsynced > 0)
     add(HealthState::kOk, "node sync is off while ALPS holds " + std::to_string(in.held_nodes_unsynced) +
                               (in.held_nodes_unsynced == 1 ? " node" : " nodes") +

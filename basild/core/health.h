@@ -20,6 +20,10 @@
 //   degraded  the reconciler's alarm is raised (too large a share of the
 //             reservations has no live job: nothing is released);
 //   degraded  node sync cannot list or change Slurm's nodes;
+//   degraded  a backup controller is configured and basild cannot tell
+//             which slurmctld is in charge (no orphan released, no node
+//             changed meanwhile), with why;
+//   ok        (a note) a standby: another basild's slurmctld is in charge;
 //   ok        (a note) node sync is off while ALPS holds nodes for
 //             reservations no Slurm job owns: Slurm may place jobs there
 //             (they fail their prolog). A note leaves the state as it is:
@@ -54,6 +58,8 @@ struct HealthInputs {
   std::string reconcile_alarm;              // why orphan release is held; "" when it is not
   std::string node_sync_error;              // "" when node sync is off or works
   std::size_t held_nodes_unsynced = 0;      // nodes held for others while node sync is off
+  std::string controller_unknown;           // why basild cannot tell who is in charge; "" when it can
+  std::string standby_for;                  // the slurmctld host in charge when it is another's; "" else
 };
 
 struct HealthReason {

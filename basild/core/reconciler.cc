@@ -30,6 +30,7 @@ std::string_view candidate_state_name(CandidateState s) {
     case CandidateState::kHeld: return "held";
     case CandidateState::kDryRun: return "dry-run";
     case CandidateState::kAmbiguous: return "ambiguous";
+    case CandidateState::kStandby: return "standby";
   }
   return "?";
 }
@@ -108,6 +109,16 @@ namespace {
 
 bool live_job(const ReservationFacts& f) { return f.alps->batch_id && f.jobs->live.count(*f.alps->batch_id) != 0; }
 
+// Another reservation than the job's own one. With a second basild on the
+// same ALPS (shared_alps), only one older than an own one this basild's
+// RESERVE answer named: the other basild may have made the newer one for
+// a prolog run again after a takeover, and the newest is the job's.
+bool stray_of_own(const ReservationFacts& f) {
+  if (f.job_own == nullptr || f.job_own->res_id == f.alps->id) return false;
+  if (!f.shared_alps) return true;
+  return f.job_own->answered && f.alps->id < f.job_own->res_id;
+}
+
 struct RuleRow {
   ReservationRule rule;
   std::string_view name;
@@ -121,9 +132,9 @@ constexpr std::array<RuleRow, 11> kReservationRules{{
     {ReservationRule::kInteractive, "interactive",
      [](const ReservationFacts& f) { return is_interactive(f.alps->batch_id, *f.settings); }},
     {ReservationRule::kUncounted, "uncounted", [](const ReservationFacts& f) { return !f.jobs->ok; }},
-    {ReservationRule::kStray, "stray",
-     [](const ReservationFacts& f) { return live_job(f) && f.job_own != nullptr && f.job_own->res_id != f.alps->id; }},
-    {ReservationRule::kOwn, "own", [](const ReservationFacts& f) { return live_job(f) && f.job_own != nullptr; }},
+    {ReservationRule::kStray, "stray", [](const ReservationFacts& f) { return live_job(f) && stray_of_own(f); }},
+    {ReservationRule::kOwn, "own",
+     [](const ReservationFacts& f) { return live_job(f) && f.job_own != nullptr && f.job_own->res_id == f.alps->id; }},
     {ReservationRule::kUnrecorded, "unrecorded",
      [](const ReservationFacts& f) { return live_job(f) && f.record == nullptr; }},
     {ReservationRule::kAdopt, "adopt", [](const ReservationFacts& f) { return live_job(f) && f.alps_of_batch == 1; }},
@@ -263,7 +274,11 @@ void settle_candidates(ReconcilePlan& plan, std::size_t batch_reservations, cons
     mark_due(views, CandidateState::kDryRun);
     return;
   }
-  // 3 share alarm: judged on every candidate, not only the due ones:
+  if (plan.standby) {  // 3 standby
+    mark_due(views, CandidateState::kStandby);
+    return;
+  }
+  // 4 share alarm: judged on every candidate, not only the due ones:
   // candidates reach the due point one by one when they were made at
   // different times.
   const double limit = s.max_release_share * static_cast<double>(batch_reservations);
@@ -276,7 +291,7 @@ void settle_candidates(ReconcilePlan& plan, std::size_t batch_reservations, cons
     mark_due(views, CandidateState::kHeld);
     return;
   }
-  // 4 release, oldest first, at most max_releases_per_cycle.
+  // 5 release, oldest first, at most max_releases_per_cycle.
   std::uint32_t started = 0;
   for (auto& v : views) {
     if (v.state != CandidateState::kDue || started >= s.max_releases_per_cycle) continue;
@@ -317,6 +332,7 @@ struct CycleIndex {
     f.record = find(record_of, a.id);
     f.jobs = &in.jobs;
     f.release_loop = in.release_loops.count(a.id) != 0;
+    f.shared_alps = in.shared_alps;
     f.settings = &s;
     f.now = in.now;
     if (a.batch_id) {
@@ -364,6 +380,7 @@ CyclePlan plan_cycle(const ReconcileInput& in, const ReconcileSettings& s, const
   ReconcilePlan& plan = out.plan;
   plan.counted = in.jobs.ok;
   plan.dry_run = s.dry_run || !in.jobs.speaks_for_scheduler;
+  plan.standby = in.standby;
 
   // Step 1, in ALPS's order.
   const CycleIndex index(in);
@@ -374,7 +391,8 @@ CyclePlan plan_cycle(const ReconcileInput& in, const ReconcileSettings& s, const
   for (const auto& a : in.alps) {
     alps_of[a.id] = &a;
     ReservationVerdict v = judge(index.facts(a, in, s), find_in(before.counts, a.id), find_in(before.claims, a.id));
-    for (auto& act : v.actions) plan.actions.push_back(std::move(act));
+    for (auto& act : v.actions)
+      if (!(in.standby && act.kind == ReconcileAction::Kind::kAdopt)) plan.actions.push_back(std::move(act));
     if (v.count) out.memory.counts.insert_or_assign(a.id, *v.count);
     if (v.claims) out.memory.claims.insert_or_assign(a.id, *v.claims);
     if (v.due) due.insert(a.id);

@@ -25,11 +25,17 @@
 //                  around basild). When basild holds several records for one
 //                  job, the job's own is the newest that a RESERVE answer
 //                  named (else the newest adopted); the others are strays.
+//                  With a second basild on the same ALPS (shared_alps: a
+//                  backup controller's), only those older than an own one
+//                  a RESERVE answer named: the other basild may have made
+//                  the newer for a prolog run again after a takeover. The
+//                  rest fall to rule 8.
 //   5 own          the live job's own reservation.
 //   6 unrecorded   its batch_id is a live job but basild has no record of it
 //                  yet: the poller records it first (adopting needs one).
 //   7 adopt        a live job with no own reservation, and ALPS lists exactly
-//                  this one for it: adopted.
+//                  this one for it: adopted (not by a standby: the other
+//                  controller's basild made it, and its epilog releases it).
 //   8 ambiguous    a live job with no own reservation and several in ALPS:
 //                  nothing is done; reported.
 //   9 reserving    no record, and a RESERVE intent of its batch_id is
@@ -47,11 +53,14 @@
 //   1 nothing due   nothing is released.
 //   2 dry run       (configured, or no source speaks for the scheduler) the
 //                   due ones are shown as such, none is released.
-//   3 share alarm   the candidates (due or still counting) are more than
+//   3 standby       (another basild's slurmctld is in charge, or basild
+//                   cannot tell: core/controller_role.h) the due ones wait
+//                   for the basild in charge, none is released.
+//   4 share alarm   the candidates (due or still counting) are more than
 //                   release_share_floor and more than max_release_share of
 //                   all batch reservations: none is released, the plan
 //                   raises an alarm.
-//   4 release       the oldest due ones, at most max_releases_per_cycle; the
+//   5 release       the oldest due ones, at most max_releases_per_cycle; the
 //                   others wait for a later cycle. A released candidate
 //                   leaves the count (the record's state carries it on).
 #pragma once
@@ -125,6 +134,12 @@ struct ReconcileInput {
   // one, not recorded yet, is the poller's to settle (adopt, or release as
   // a stray), not an orphan.
   std::set<std::string> reserving;
+  // Another basild reserves on the same ALPS (a backup controller's:
+  // [slurm] slurmctld_host set): rule 4 narrows.
+  bool shared_alps = false;
+  // Another basild's slurmctld is in charge, or which one is not known:
+  // step 2 releases nothing (rule 3).
+  bool standby = false;
 };
 
 enum class CandidateKind : std::uint8_t { kOrphan, kStray };
@@ -160,6 +175,7 @@ enum class CandidateState : std::uint8_t {
   kHeld,       // due, held by the share alarm
   kDryRun,     // due, not released: dry run
   kAmbiguous,  // a live job with several reservations and no own one
+  kStandby,    // due, left to the basild whose slurmctld is in charge
 };
 std::string_view candidate_state_name(CandidateState s);
 
@@ -182,6 +198,7 @@ struct ReconcilePlan {
   bool alarm = false;
   std::string alarm_reason;
   bool dry_run = false;
+  bool standby = false;
   std::size_t due = 0;  // candidates due this cycle (released or not)
   // The reservations ALPS listed that no Slurm job owns (no_job_owns):
   // node sync keeps Slurm off their nodes.
@@ -227,6 +244,7 @@ struct ReservationFacts {
   const JobTableView* jobs = nullptr;
   bool reserving = false;     // a RESERVE intent of its batch_id is pending
   bool release_loop = false;  // a RELEASE loop runs for it
+  bool shared_alps = false;   // ReconcileInput::shared_alps
   const ReconcileSettings* settings = nullptr;
   WallTimePoint now{};
 };

@@ -312,13 +312,23 @@ void AlpsPoller::apply_inventory(const basil::Inventory& inv, const ChangeOrder:
     ports_.order->intent_settled(id);
     log_.info("B0231", "intent " + std::to_string(id) + " dropped: its RESERVE never reached ALPS");
   }
-  std::map<std::uint64_t, ResState> state_of;
-  for (const auto& r : *active) state_of[r.res_id] = r.state;
+  std::map<std::uint64_t, const ReservationRecord*> record_of;
+  for (const auto& r : *active) record_of[r.res_id] = &r;
   for (auto id : plan.gone) {
-    if (state_of[id] == ResState::kReleasing) {
+    const ReservationRecord& rec = *record_of.at(id);
+    if (rec.state == ResState::kReleasing) {
       // basild's own RELEASE loop was waiting for the claims to end.
       note(store.mark_released(id, "absent from INVENTORY after basild's RELEASE"));
       log_.info("B0234", "reservation " + std::to_string(id) + " released (its last claim ended)");
+      continue;
+    }
+    if (rec.origin == ResOrigin::kSeen) {
+      // Made and released by someone else (the other controller's basild,
+      // an administrator): no job of basild's loses its nodes.
+      note(store.mark_gone(id, "absent from INVENTORY"));
+      log_.info("B0235", "reservation " + std::to_string(id) + " (batch_id " +
+                             (rec.batch_id.empty() ? std::string("none") : rec.batch_id) +
+                             "), made outside basild, left ALPS");
       continue;
     }
     ++gone_behind_back_;

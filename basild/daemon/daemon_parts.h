@@ -39,6 +39,7 @@ struct DaemonParts {
   AlpsPoller* poller = nullptr;
   const ReconcileRunner* runner = nullptr;
   const NodeSyncRunner* node_sync = nullptr;  // null: no node sync part (tests)
+  const ControllerWatch* controller = nullptr;  // null: none (tests)
   Forwarder* forwarder = nullptr;
   TypedCalls* typed = nullptr;
   const bool* stopping = nullptr;

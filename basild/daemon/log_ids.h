@@ -88,6 +88,9 @@ inline constexpr LogIdEntry kLogIds[] = {
      "a reservation made by someone else is recorded as seen."},
     {"B0234", LogLevel::kInfo,
      "a reservation is released: its last claim ended."},
+    {"B0235", LogLevel::kInfo,
+     "a reservation made outside basild (seen) left ALPS: released by whoever made it, such as the other "
+     "controller's basild."},
     {"B0240", LogLevel::kNotice,
      "a node changed state, role or scheduling (an event)."},
     {"B0241", LogLevel::kNotice,
@@ -137,6 +140,9 @@ inline constexpr LogIdEntry kLogIds[] = {
      "a RELEASE is not proven; the reconciler tries again."},
     {"B0311", LogLevel::kInfo,
      "a reservation released, with the number of RELEASE calls it took."},
+    {"B0312", LogLevel::kWarning,
+     "a job's release found nothing recorded for it and the INVENTORY that would record another basild's "
+     "reservation of it failed: the orphan check releases it later."},
     {"B0401", LogLevel::kError,
      "a reconcile cycle is skipped: the state database cannot be read."},
     {"B0402", LogLevel::kWarning,
@@ -164,6 +170,13 @@ inline constexpr LogIdEntry kLogIds[] = {
      "an orphan or a stray is released."},
     {"B0432", LogLevel::kInfo,
      "a reservation the reconciler releases for a reason other than orphan or stray (the reason follows)."},
+    {"B0440", LogLevel::kNotice,
+     "with a backup controller: this basild's slurmctld is in charge; it releases orphans and syncs Slurm's nodes."},
+    {"B0441", LogLevel::kNotice,
+     "with a backup controller: another slurmctld is in charge; its basild releases orphans and syncs nodes."},
+    {"B0442", LogLevel::kWarning,
+     "with a backup controller: scontrol ping cannot tell which slurmctld is in charge (why follows); no orphan is "
+     "released and no node changed until it can."},
     {"B0490", LogLevel::kError,
      "the XML log file cannot be opened again (at rotation or SIGHUP): a symbolic link, not a regular file, not owned by basild's uid, or an open error; no XML records are written until a SIGHUP opens it."},
     {"B0491", LogLevel::kNotice,

@@ -32,6 +32,8 @@ void NodeSyncRunner::nodes_refreshed(const basil::Inventory& inv) {
   if (others) alps.holds = alps_holds(inv, *others);
   held_nodes_ = alps.holds ? alps.holds->size() : 0;  // health says so while node sync is off
   if (!config_.node_sync) return;
+  standby_ = ports_.in_charge && !ports_.in_charge();
+  if (standby_) return;  // the basild in charge syncs
   alps.nodes = alps_nodes(inv);
   pending_ = std::move(alps);
   if (!running_) start();
@@ -195,7 +197,7 @@ std::string NodeSyncRunner::problem() const {
 json NodeSyncRunner::health_json() const {
   if (!config_.node_sync) return {{"enabled", false}, {"held_for_others", held_nodes_}};
   return {{"enabled", true}, {"slurm", slurm_error_.empty() ? json("ok") : json(slurm_error_)},
-          {"held_for_others", held_nodes_}};
+          {"held_for_others", held_nodes_}, {"standby", standby_}};
 }
 
 json NodeSyncRunner::stats_json() const {

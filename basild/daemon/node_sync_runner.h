@@ -6,7 +6,8 @@
 // is an audit entry ("node-drain", "node-resume": basilctl events). It runs
 // beside the poll loop, never inside it: an INVENTORY that arrives while a
 // cycle runs is kept (the newest only) for the cycle after. A failing
-// scontrol is logged and counted; the next cycle tries again. It takes its
+// scontrol is logged and counted; the next cycle tries again. While another
+// basild's slurmctld is in charge, no cycle runs: that basild syncs. It takes its
 // ports in its constructor (the state store, the node-control port, the
 // clock), so that it runs in a test with fakes.
 #pragma once
@@ -43,6 +44,9 @@ struct NodeSyncPorts {
   // The reservations no Slurm job owns, as the reconciler last judged them
   // against a job table that answered; nullopt before it has. Unset: none.
   std::function<std::optional<std::set<std::uint64_t>>()> held_for_others;
+  // Whether this basild changes Slurm's nodes (its slurmctld is in charge:
+  // daemon/controller_watch.h). Unset: always.
+  std::function<bool()> in_charge;
 };
 
 class NodeSyncRunner : public std::enable_shared_from_this<NodeSyncRunner> {
@@ -95,6 +99,7 @@ class NodeSyncRunner : public std::enable_shared_from_this<NodeSyncRunner> {
   bool running_ = false;
   std::optional<AlpsSide> pending_;                   // the newest INVENTORY's, not yet planned
   std::size_t held_nodes_ = 0;                        // nodes ALPS held for others at the last INVENTORY
+  bool standby_ = false;                               // the last INVENTORY came while another basild syncs
   std::deque<NodeSyncAction> todo_;                   // the running cycle's actions not yet done
 
   std::uint64_t cycles_ = 0;

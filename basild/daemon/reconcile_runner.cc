@@ -146,6 +146,7 @@ Awaitable<void> ReconcileRunner::cycle(const basil::Inventory& inv) {
     log_.error("B0401", "reconcile skipped: state database: " + active.status().to_string());
     co_return;
   }
+  if (ports_.controller != nullptr) co_await ports_.controller->check();
   JobTableView jobs = co_await fetch_job_table(*active);
   plan_and_act(inv, std::move(jobs));
 }
@@ -188,6 +189,8 @@ void ReconcileRunner::plan_and_act(const basil::Inventory& inv, JobTableView job
     if (a.nodes.empty() && it != rec_of.end()) a.nodes = it->second->nodes;
   }
   in.release_loops = release_loops_;
+  in.shared_alps = ports_.controller != nullptr && ports_.controller->backup_configured();
+  in.standby = ports_.controller != nullptr && !ports_.controller->in_charge();
   ++cycles_;
   ReconcilePlan plan = reconciler_.plan(in);
   if (plan.alarm) {

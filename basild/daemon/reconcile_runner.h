@@ -4,7 +4,11 @@
 // reservation's applications, and RELEASE loops that end only when ALPS
 // proves the reservation gone. It takes its ports in its constructor (the
 // state store, the typed client over the apbasil transport, the job-table
-// sources, apkill and the clock), so that it runs in a test with fakes.
+// sources, apkill, the controller watch and the clock), so that it runs in
+// a test with fakes. While another basild's slurmctld is in charge (the
+// controller watch, asked before each cycle), due orphans and strays wait
+// for that basild: it plans, adopts and resumes its own releases, but
+// releases no candidate.
 #pragma once
 
 #include <map>
@@ -25,6 +29,7 @@
 #include "basild/core/reconciler.h"
 #include "basild/core/state_store.h"
 #include "basild/config/config.h"
+#include "basild/daemon/controller_watch.h"
 #include "basild/daemon/log.h"
 
 namespace basild {
@@ -39,6 +44,9 @@ struct ReconcilePorts {
   ApkillPort* apkill = nullptr;
   const ClockPort* clock = nullptr;
   std::vector<std::unique_ptr<JobSourcePort>> sources;
+  // Which slurmctld is in charge (a backup controller configured); null:
+  // this basild always is.
+  ControllerWatch* controller = nullptr;
 };
 
 class ReconcileRunner : public std::enable_shared_from_this<ReconcileRunner> {
@@ -56,6 +64,8 @@ class ReconcileRunner : public std::enable_shared_from_this<ReconcileRunner> {
   const std::set<std::uint64_t>& release_loops() const { return release_loops_; }
 
   void set_config(const ReconcileConfig& c);
+  // A backup controller is configured: another basild reserves on ALPS.
+  bool backup_configured() const { return ports_.controller != nullptr && ports_.controller->backup_configured(); }
 
   // What health, stats, /metrics and /v1/orphans show.
   nlohmann::json health_json() const;

@@ -61,6 +61,7 @@ struct Service::Impl : std::enable_shared_from_this<Impl> {
   std::unique_ptr<Client> client;
   std::vector<CommandJobSource*> command_sources;  // owned by the runner; for shutdown
   std::shared_ptr<ApkillAdapter> apkill;
+  std::unique_ptr<ControllerWatch> controller;  // [slurm] slurmctld_host: who acts for the cluster
   std::shared_ptr<ReconcileRunner> runner;
   std::unique_ptr<ScontrolNodeControl> scontrol;  // [slurm]: Slurm's nodes
   std::shared_ptr<NodeSyncRunner> node_sync;
@@ -200,6 +201,7 @@ struct Service::Impl : std::enable_shared_from_this<Impl> {
     parts.poller = poller.get();
     parts.runner = runner.get();
     parts.node_sync = node_sync.get();
+    parts.controller = controller.get();
     parts.forwarder = forwarder.get();
     parts.typed = typed.get();
     parts.stopping = &stopping;
@@ -258,13 +260,16 @@ struct Service::Impl : std::enable_shared_from_this<Impl> {
         ports.sources.push_back(std::make_unique<SqliteJobSource>(io, src.name, src.database, src.query, src.timeout));
       }
     }
-    runner = std::make_shared<ReconcileRunner>(io, config.reconcile, log, std::move(ports));
-
     scontrol = std::make_unique<ScontrolNodeControl>(io, scontrol_options(config.slurm));
-    node_sync =
-        std::make_shared<NodeSyncRunner>(config.slurm, log,
-                                         NodeSyncPorts{writes.get(), scontrol.get(), &clock,
-                                                       [r = runner] { return r->held_for_others(); }});
+    controller = std::make_unique<ControllerWatch>(
+        io, config.slurm.slurmctld_host, log, clock,
+        [s = scontrol.get()](std::function<void(basil::Result<std::string>)> done) { s->ping(std::move(done)); });
+    ports.controller = controller.get();
+    runner = std::make_shared<ReconcileRunner>(io, config.reconcile, log, std::move(ports));
+    node_sync = std::make_shared<NodeSyncRunner>(
+        config.slurm, log,
+        NodeSyncPorts{writes.get(), scontrol.get(), &clock, [r = runner] { return r->held_for_others(); },
+                      [c = controller.get()] { return c->in_charge(); }});
 
     PollerPorts pp;
     pp.store = state.get();
@@ -373,6 +378,7 @@ struct Service::Impl : std::enable_shared_from_this<Impl> {
     typed->set_geometry(config.geometry);
     scontrol->set_options(scontrol_options(config.slurm));
     node_sync->set_config(config.slurm);
+    controller->set_slurmctld_host(config.slurm.slurmctld_host);
     if (config.slurm.node_sync != sync_was) log_node_sync(config.slurm, true);
     std::string m = "configuration reloaded (log level, [poll], [reconcile] but its sources, [geometry], [slurm])";
     if (!restart.empty()) {

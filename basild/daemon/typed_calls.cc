@@ -1,5 +1,7 @@
 #include "basild/daemon/typed_calls.h"
 
+#include <algorithm>
+
 #include <boost/asio/steady_timer.hpp>
 
 #include "basild/core/health.h"
@@ -344,10 +346,26 @@ void TypedCalls::release(const json& body, control::Responder reply) {
 
 // Every active reservation of job `batch` recorded as releasing and handed
 // to its RELEASE loop; answered then, not when ALPS has let go of them.
-void TypedCalls::release_job(const std::string& batch, control::Responder reply) {
+// With a backup controller, the job may have been reserved through the
+// other controller's basild since this one's last INVENTORY: when nothing
+// of the job is recorded, a fresh INVENTORY records what ALPS holds for it
+// first (basild(8) FAILOVER).
+void TypedCalls::release_job(const std::string& batch, control::Responder reply, bool looked) {
   auto records = parts_.store.find_by_batch_id(batch);
   if (!records) return reply(error_reply(basil::Status(basil::Code::kBusy,
                                                        "state database unavailable: " + records.status().message())));
+  const bool recorded =
+      std::any_of(records->begin(), records->end(), [](const ReservationRecord& r) { return !is_terminal(r.state); });
+  if (!recorded && !looked && parts_.runner.backup_configured()) {
+    auto self = shared_from_this();
+    parts_.poller.demand_inventory([self, batch, reply](const basil::Status& s) {
+      if (!s)
+        self->parts_.log.warning("B0312", "release of job " + batch + ": no reservation recorded and no INVENTORY (" +
+                                              s.message() + "); the orphan check releases what ALPS holds for it");
+      self->release_job(batch, reply, true);
+    });
+    return;
+  }
   json released = json::array();
   for (const auto& r : *records) {
     if (is_terminal(r.state)) continue;

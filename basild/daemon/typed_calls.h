@@ -64,7 +64,7 @@ class TypedCalls : public std::enable_shared_from_this<TypedCalls> {
   ReleaseProgress release_progress(std::uint64_t id);
   // `go` once none of `ids` is waited for any more (still_waiting).
   void after_releases(std::vector<std::uint64_t> ids, WaitBounds bounds, std::function<void()> go);
-  void release_job(const std::string& batch, control::Responder reply);
+  void release_job(const std::string& batch, control::Responder reply, bool looked = false);
   void note(const basil::Status& s);
   control::Response unrecorded(std::string_view call, std::uint64_t res_id, std::string_view done,
                                const basil::Status& why);

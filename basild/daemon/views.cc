@@ -28,6 +28,11 @@ HealthInputs health_inputs(const DaemonParts& d) {
     in.node_sync_error = d.node_sync->problem();
     if (!d.node_sync->enabled()) in.held_nodes_unsynced = d.node_sync->held_nodes();
   }
+  if (d.controller) {
+    const auto& v = d.controller->verdict();
+    if (v.role == ControllerRole::kUnknown) in.controller_unknown = v.reason;
+    if (v.role == ControllerRole::kStandby) in.standby_for = v.in_charge;
+  }
   return in;
 }
 
@@ -58,6 +63,7 @@ json health_json(const DaemonParts& d, const HealthVerdict& verdict) {
   j["poll_mode"] = poll_mode_name(d.config->poll.mode);
   j["reconcile"] = d.runner->health_json();
   if (d.node_sync) j["node_sync"] = d.node_sync->health_json();
+  if (d.controller) j["controller"] = d.controller->health_json();
   j["state_database"] = d.config->state.database;
   if (d.state_watch) j["state"] = d.state_watch->health_json();
   return j;
@@ -100,6 +106,7 @@ std::string metrics_text(const DaemonParts& d) {
             "forwarded QUERY ENGINE calls answered with ALPS's answer younger than engine_max_age, without asking ALPS");
   d.poller->write_metrics(m);
   d.runner->write_metrics(m);
+  if (d.controller) d.controller->write_metrics(m);
   if (d.node_sync) d.node_sync->write_metrics(m);
   if (d.state_watch) d.state_watch->write_metrics(m);
   return m.take();

@@ -29,6 +29,8 @@ std::vector<std::string> scontrol_resume_argv(const ScontrolOptions& o, const st
   return {o.scontrol, "update", "NodeName=" + name, "State=RESUME"};
 }
 
+std::vector<std::string> scontrol_ping_argv(const ScontrolOptions& o) { return {o.scontrol, "ping"}; }
+
 ScontrolNodeControl::ScontrolNodeControl(boost::asio::io_context& io, ScontrolOptions options)
     : options_(std::move(options)), calls_(io) {}
 
@@ -48,6 +50,13 @@ void ScontrolNodeControl::drain(const std::string& name, const std::string& reas
 void ScontrolNodeControl::resume(const std::string& name, Done done) {
   run(scontrol_resume_argv(options_, name), [done = std::move(done)](CallOutcome o) {
     done(o.status ? basil::Status::ok() : failure_of(o));
+  });
+}
+
+void ScontrolNodeControl::ping(std::function<void(basil::Result<std::string>)> done) {
+  run(scontrol_ping_argv(options_), [done = std::move(done)](CallOutcome o) {
+    if (!o.status) return done(failure_of(o));
+    done(std::move(o.response));
   });
 }
 

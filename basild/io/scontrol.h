@@ -6,6 +6,7 @@
 //   list:   scontrol --all -o show node [NAME]   (core/scontrol_nodes.h reads it)
 //   drain:  scontrol update NodeName=NAME State=DRAIN Reason=REASON
 //   resume: scontrol update NodeName=NAME State=RESUME
+//   ping:   scontrol ping   (which controller is in charge: core/controller_role.h)
 //
 // A call fails (kTransport or kTimeout, with scontrol's exit status and
 // stderr) when scontrol cannot start, exits non-zero or outlives the
@@ -13,6 +14,7 @@
 #pragma once
 
 #include <chrono>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -35,6 +37,7 @@ std::vector<std::string> scontrol_list_argv(const ScontrolOptions& o, const std:
 std::vector<std::string> scontrol_drain_argv(const ScontrolOptions& o, const std::string& name,
                                              const std::string& reason);
 std::vector<std::string> scontrol_resume_argv(const ScontrolOptions& o, const std::string& name);
+std::vector<std::string> scontrol_ping_argv(const ScontrolOptions& o);
 
 class ScontrolNodeControl final : public NodeControlPort {
  public:
@@ -43,6 +46,8 @@ class ScontrolNodeControl final : public NodeControlPort {
   void list(std::optional<std::string> name, ListDone done) override;
   void drain(const std::string& name, const std::string& reason, Done done) override;
   void resume(const std::string& name, Done done) override;
+  // `scontrol ping`'s output (the controllers and whether they answer).
+  void ping(std::function<void(basil::Result<std::string>)> done);
 
   // On reload: the next calls use these.
   void set_options(ScontrolOptions options) { options_ = std::move(options); }

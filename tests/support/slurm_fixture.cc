@@ -31,6 +31,16 @@ std::map<std::string, std::string> fields_of(const std::string& line) {
   return out;
 }
 
+// Run by /bin/sh in a controller's new namespaces (mounts private, so
+// nothing shows outside): $1 the hostname, $2 the /etc/hosts, $3 over $4
+// (the pid file's directory), $5 over $6 (the hooks), then slurmctld.
+constexpr const char* kEnterNamespace =
+    "set -e; /bin/hostname \"$1\"; /bin/mount --bind \"$2\" /etc/hosts; /bin/mount --bind \"$3\" \"$4\"; "
+    "/bin/mount --bind \"$5\" \"$6\"; shift 6; exec \"$@\"";
+
+// The name of controller i's log (the primary's as without a backup).
+std::string log_name(std::size_t which) { return which == 0 ? "slurmctld" : "slurmctld" + std::to_string(which); }
+
 std::string short_hostname() {
   char name[256] = {};
   ::gethostname(name, sizeof name - 1);
@@ -62,16 +72,19 @@ bool SlurmCluster::write_config(const std::string& topology) {
   const std::vector<int> ports = free_tcp_ports(2 + options_.nodes.size());
   controller_port_ = ports[0];
   std::ostringstream c;
-  c << "ClusterName=basiltest\n"
-    << "SlurmctldHost=" << host_ << "(127.0.0.1)\n"
-    << "SlurmctldPort=" << controller_port_ << "\n"
+  c << "ClusterName=basiltest\n";
+  for (std::size_t i = 0; i < controller_count(); ++i)
+    c << "SlurmctldHost=" << controller_host(i) << "(" << controller_address(i) << ")\n";
+  // Both controllers listen on the one port, each on its own address.
+  if (options_.backup) c << "CommunicationParameters=NoCtldInAddrAny\nSlurmctldTimeout=6\n";
+  c << "SlurmctldPort=" << controller_port_ << "\n"
     << "SlurmdPort=" << ports[1] << "\n"
     << "AuthType=auth/munge\nCredType=cred/munge\n"
     << "AuthInfo=socket=" << dir() << "/msock/socket\n"
     << "SlurmUser=root\nSlurmdUser=root\n"
     << "StateSaveLocation=" << dir() << "/state\n"
     << "SlurmdSpoolDir=" << dir() << "/spool/%n\n"
-    << "SlurmctldPidFile=" << dir() << "/slurmctld.pid\n"
+    << "SlurmctldPidFile=" << dir() << (options_.backup ? "/run" : "") << "/slurmctld.pid\n"
     << "SlurmdPidFile=" << dir() << "/spool/%n.pid\n"
     << "SlurmctldLogFile=" << dir() << "/log/slurmctld.log\n"
     << "SlurmdLogFile=" << dir() << "/log/%n.log\n"
@@ -98,7 +111,44 @@ bool SlurmCluster::write_config(const std::string& topology) {
   }
   c << "PartitionName=batch Nodes=ALL " << options_.partition << "\n";
   write_file(conf(), c.str());
+  return !options_.backup || write_controller_files();
+}
+
+// What each controller's namespace binds: its own pid directory (a
+// slurmctld starting kills the one its pid file names), an /etc/hosts that
+// resolves its hostname (slurmctld will not start without), its hooks.
+bool SlurmCluster::write_controller_files() {
+  for (const char* tool : {"/usr/bin/unshare", "/bin/mount", "/bin/hostname"})
+    if (!executable(tool)) {
+      error_ = std::string(tool) + " is missing: a backup controller needs it";
+      return false;
+    }
+  std::error_code ec;
+  std::filesystem::create_directories(dir() + "/run", ec);
+  std::filesystem::create_directories(hooks_dir(), ec);
+  const std::string hosts = read_file("/etc/hosts");
+  for (std::size_t i = 0; i < controller_count(); ++i) {
+    const std::string own = dir() + "/controller" + std::to_string(i);
+    std::filesystem::create_directories(own + "/run", ec);
+    std::filesystem::create_directories(controller_dir(i), ec);
+    write_file(own + "/hosts", hosts + "\n" + controller_address(i) + " " + controller_host(i) + "\n");
+  }
   return true;
+}
+
+std::string SlurmCluster::controller_host(std::size_t which) const {
+  return options_.backup ? "basilctl" + std::to_string(which + 1) : host_;
+}
+
+std::string SlurmCluster::controller_address(std::size_t which) const { return "127.0.0." + std::to_string(which + 1); }
+
+std::string SlurmCluster::hooks_dir() const {
+  return options_.hooks_dir.empty() ? dir() + "/hooks" : options_.hooks_dir;
+}
+
+std::string SlurmCluster::controller_dir(std::size_t which) const {
+  return which < options_.controller_dirs.size() ? options_.controller_dirs[which]
+                                                 : dir() + "/ctl/" + std::to_string(which);
 }
 
 bool SlurmCluster::start_munge() {
@@ -122,25 +172,62 @@ bool SlurmCluster::start_munge() {
   return true;
 }
 
-bool SlurmCluster::start_controller() {
-  slurmctld_ = Subprocess({"/usr/sbin/slurmctld", "-D", "-i", "-f", conf()},
-                          {.err = Redirect::file(dir() + "/log/slurmctld.out", true), .env = env()});
-  const auto up = slurmctld_.started()
-                      ? wait_while_running(
-                            slurmctld_, [&] { return client({"scontrol", "ping"}, 10s).exit_code == 0; },
-                            options_.controller_budget, 100ms)
-                      : Awaited::kEnded;
+// slurmctld, or with a backup slurmctld in namespaces of its own: unshare
+// execs the shell, which execs slurmctld, so the child is slurmctld itself.
+std::vector<std::string> SlurmCluster::controller_argv(std::size_t which) const {
+  std::vector<std::string> slurmctld = {"/usr/sbin/slurmctld", "-D", "-i", "-f", conf()};
+  if (!options_.backup) return slurmctld;
+  slurmctld.insert(slurmctld.end(), {"-L", dir() + "/log/" + log_name(which) + ".log"});
+  const std::string own = dir() + "/controller" + std::to_string(which);
+  std::vector<std::string> argv = {"/usr/bin/unshare", "-m", "-u", "--propagation", "private"};
+  argv.insert(argv.end(), {"/bin/sh", "-c", kEnterNamespace, "sh"});
+  argv.insert(argv.end(), {controller_host(which), own + "/hosts", own + "/run", dir() + "/run", controller_dir(which),
+                           hooks_dir()});
+  argv.insert(argv.end(), slurmctld.begin(), slurmctld.end());
+  return argv;
+}
+
+// Whether a `scontrol ping` found controller `which` UP (without a backup:
+// whether it succeeded).
+bool SlurmCluster::up_in(const Ran& ping, std::size_t which) const {
+  if (!options_.backup) return ping.exit_code == 0;
+  return ping.out.find(" at " + controller_host(which) + " is UP") != std::string::npos;
+}
+
+bool SlurmCluster::controller_up(std::size_t which) const { return up_in(client({"scontrol", "ping"}, 10s), which); }
+
+std::optional<std::size_t> SlurmCluster::controller_in_charge() const {
+  const Ran ping = client({"scontrol", "ping"}, 10s);
+  for (std::size_t i = 0; i < controller_count(); ++i) {
+    if (!up_in(ping, i)) continue;
+    // A primary answers only once it has control; a backup answers ping in
+    // standby too, and the client keeps asking it anything else until it
+    // takes over: one that answers at once is in charge.
+    if (i == 0 || client({"scontrol", "show", "config"}, 2s).exit_code == 0) return i;
+    break;
+  }
+  return std::nullopt;
+}
+
+bool SlurmCluster::start_controller(std::size_t which) {
+  Subprocess& ctld = slurmctld_.at(which);
+  ctld = Subprocess(controller_argv(which),
+                    {.err = Redirect::file(dir() + "/log/" + log_name(which) + ".out", true), .env = env()});
+  const auto up = ctld.started() ? wait_while_running(
+                                       ctld, [&] { return controller_up(which); }, options_.controller_budget, 100ms)
+                                 : Awaited::kEnded;
   if (up != Awaited::kReady)
     error_ = std::string(up == Awaited::kEnded ? "slurmctld exited at start-up: " : "slurmctld did not come up: ") +
-             controller_log();
+             controller_log(which);
   return up == Awaited::kReady;
 }
 
-void SlurmCluster::stop_controller(int sig) {
-  if (!slurmctld_.started()) return;
-  slurmctld_.kill_group(sig);
-  if (!slurmctld_.wait_for(20s)) slurmctld_.kill_group(SIGKILL);
-  slurmctld_ = Subprocess();
+void SlurmCluster::stop_controller(int sig, std::size_t which) {
+  Subprocess& ctld = slurmctld_.at(which);
+  if (!ctld.started()) return;
+  ctld.kill_group(sig);
+  if (!ctld.wait_for(20s)) ctld.kill_group(SIGKILL);
+  ctld = Subprocess();
 }
 
 bool SlurmCluster::start_slurmds() {
@@ -196,11 +283,13 @@ bool SlurmCluster::start(const std::string& topology) {
     error_ = *why;
     return false;
   }
-  return write_config(topology) && start_munge() && start_controller() && start_slurmds() && wait_nodes_idle(60s);
+  return write_config(topology) && start_munge() && start_controller(0) && (!options_.backup || start_controller(1)) &&
+         start_slurmds() && wait_nodes_idle(60s);
 }
 
-std::string SlurmCluster::controller_log() const {
-  return read_file(dir() + "/log/slurmctld.log") + read_file(dir() + "/log/slurmctld.out");
+std::string SlurmCluster::controller_log(std::size_t which) const {
+  const std::string base = dir() + "/log/" + log_name(which);
+  return read_file(base + ".log") + read_file(base + ".out");
 }
 
 std::string SlurmCluster::slurmd_log(const std::string& node) const {
@@ -285,7 +374,7 @@ bool SlurmCluster::save_state(std::uint32_t id, std::chrono::milliseconds limit)
 }
 
 void SlurmCluster::stop_all() {
-  if (slurmctld_.started()) {
+  if (slurmctld_[0].started() || slurmctld_[1].started()) {
     Ran q = client({"squeue", "-h", "-o", "%A"}, 10s);
     std::istringstream in(q.out);
     std::vector<std::string> cancel = {"scancel"};
@@ -300,7 +389,8 @@ void SlurmCluster::stop_all() {
   for (Subprocess& d : slurmds_)
     if (d.started() && !d.wait_for(10s)) d.kill_group(SIGKILL);
   slurmds_.clear();
-  stop_controller(SIGTERM);
+  // The backup first: it would otherwise take over from the primary.
+  for (std::size_t i = controller_count(); i-- > 0;) stop_controller(SIGTERM, i);
   if (munged_.started()) {
     munged_.signal(SIGTERM);
     if (!munged_.wait_for(10s)) munged_.kill_group(SIGKILL);

@@ -6,12 +6,21 @@
 // `parent`, removed at the end. Needs root (slurmd runs jobs as their user).
 // Clients reach it through SLURM_CONF (env()). No gtest here.
 //
+// With `backup`, a second slurmctld stands by (two SlurmctldHost lines).
+// slurmctld knows itself by its hostname, so each controller runs in a
+// mount and UTS namespace of its own: hostname controller_host(i), an
+// /etc/hosts naming it at controller_address(i) (127.0.0.1, 127.0.0.2), a
+// pid file and a hooks_dir() of its own (bind mounts). Clients in the
+// test's namespace reach whichever is in charge by its address.
+//
 //   basil_test::SlurmCluster slurm({.nodes = {"nid00008", "nid00009"}, .parent = build_dir});
 //   ASSERT_TRUE(slurm.start()) << slurm.error();
 //   auto job = slurm.sbatch({"-N1", "--wrap", "true"});
 #pragma once
 
+#include <array>
 #include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -40,6 +49,16 @@ struct SlurmOptions {
   // with 100,000 nodes it needs about 35 s of CPU, several times that while
   // other Slurm tests share the machine.
   std::chrono::seconds controller_budget = std::chrono::seconds(120);
+  // A backup controller (SlurmctldTimeout=6: it takes over about 8 s after
+  // the primary dies).
+  bool backup = false;
+  // With `backup`: the one path slurm.conf names for PrologSlurmctld and
+  // its kind (Slurm runs them with no argument, on the same slurm.conf in
+  // both controllers), and what controller i sees there (a bind mount), so
+  // that each hook finds its own files beside it. Made when missing;
+  // default dir()/hooks and dir()/ctl/<i>.
+  std::string hooks_dir = {};
+  std::vector<std::string> controller_dirs = {};
 };
 
 class SlurmCluster {
@@ -58,7 +77,8 @@ class SlurmCluster {
 
   const std::string& dir() const { return dir_.path(); }
   std::string conf() const { return dir() + "/slurm.conf"; }
-  std::string controller_log() const;
+  // Controller `which` (0 the primary, 1 the backup): its log.
+  std::string controller_log(std::size_t which = 0) const;
   std::string slurmd_log(const std::string& node) const;
   // SLURM_CONF=... for a client or a hook's configuration.
   std::vector<std::string> env() const { return {"SLURM_CONF=" + conf()}; }
@@ -86,13 +106,34 @@ class SlurmCluster {
   // of job `id`'s Comment, which nothing here reads, is what makes it save.
   bool save_state(std::uint32_t id, std::chrono::milliseconds limit);
 
-  // The controller alone: killed with `sig` (its prologs with it), and
-  // started again on the same configuration and state.
-  void stop_controller(int sig);
-  bool start_controller();
+  // A controller alone (0 the primary, 1 the backup): killed with `sig`
+  // (its prologs with it), and started again on the same configuration and
+  // state; started once `scontrol ping` says it is UP, which for the
+  // primary means in charge again (it takes control back from the backup
+  // before it answers).
+  void stop_controller(int sig, std::size_t which = 0);
+  bool start_controller(std::size_t which = 0);
+
+  // 2 with `backup`, else 1; the name and address controller i has.
+  std::size_t controller_count() const { return options_.backup ? 2 : 1; }
+  std::string controller_host(std::size_t which) const;
+  std::string controller_address(std::size_t which) const;
+  // With `backup`: the path the hooks are named by, and what controller i
+  // sees there.
+  std::string hooks_dir() const;
+  std::string controller_dir(std::size_t which) const;
+  // The controller that answers clients, from `scontrol ping`; nullopt
+  // when none does. A backup in standby answers ping UP as well, so a
+  // backup found UP with the primary DOWN is only in charge once it also
+  // answers another request.
+  std::optional<std::size_t> controller_in_charge() const;
 
  private:
   bool write_config(const std::string& topology);
+  bool write_controller_files();
+  std::vector<std::string> controller_argv(std::size_t which) const;
+  bool up_in(const Ran& ping, std::size_t which) const;
+  bool controller_up(std::size_t which) const;
   bool start_munge();
   bool start_slurmds();
   bool wait_nodes_idle(std::chrono::milliseconds limit);
@@ -102,7 +143,8 @@ class SlurmCluster {
   TempDir dir_;
   std::string host_;
   int controller_port_ = 0;
-  Subprocess munged_, slurmctld_;
+  Subprocess munged_;
+  std::array<Subprocess, 2> slurmctld_;  // the primary, the backup
   std::vector<Subprocess> slurmds_;
   std::string error_;
 };

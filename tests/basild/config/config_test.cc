@@ -476,7 +476,7 @@ TEST(ConfigTest, FormattedConfigParsesBackEqual) {
   c.reconcile.max_release_share = 0.1;
   c.geometry.one_task_per_core = true;
   c.geometry.allocation = basil::AllocationMode::kSubNode;
-  c.slurm = {true, "/opt/scontrol", "/etc/slurm/x.conf", "cn%03d", 7, "ALPS (site):", 2500ms};
+  c.slurm = {true, "/opt/scontrol", "/etc/slurm/x.conf", "cn%03d", 7, "ALPS (site):", 2500ms, "login2"};
   c.reconcile.sources = {
       {JobSourceType::kCommand, "sq", {"/usr/bin/squeue", "-h"}, "", "", 5s},
       {JobSourceType::kSqlite, "db", {}, "/var/lib/jobs.db", "SELECT id FROM jobs WHERE s = 'R'", 2s},
@@ -514,6 +514,24 @@ std::string uncomment_keys(const std::string& text) {
     out += line + "\n";
   }
   return out;
+}
+
+// conf/failover: the two login nodes' basild.conf differ in the controller
+// each serves alone, and each names one.
+TEST(ConfigTest, TheFailoverExamplesParseAndDifferInTheirControllerAlone) {
+  auto one = parse_config(read_file(source_file("conf/failover/basild.conf")), "conf/failover/basild.conf");
+  auto two =
+      parse_config(read_file(source_file("conf/failover/basild-login2.conf")), "conf/failover/basild-login2.conf");
+  ASSERT_TRUE(one) << one.status().message();
+  ASSERT_TRUE(two) << two.status().message();
+  EXPECT_EQ(one->slurm.slurmctld_host, "login1");
+  EXPECT_EQ(two->slurm.slurmctld_host, "login2");
+  two->slurm.slurmctld_host = one->slurm.slurmctld_host;
+  EXPECT_EQ(*one, *two);
+  EXPECT_TRUE(one->slurm.node_sync);
+  EXPECT_TRUE(speaks_for_scheduler(one->reconcile)) << "the job table both read";
+  const std::string fragment = read_file(source_file("conf/failover/slurm.conf.fragment"));
+  EXPECT_NE(fragment.find("SlurmctldHost=login1\nSlurmctldHost=login2\n"), std::string::npos) << fragment;
 }
 
 TEST(ConfigTest, ExampleConfParsesAndShowsEveryKeyWithItsDefault) {

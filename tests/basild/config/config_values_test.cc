@@ -141,9 +141,11 @@ TEST(ConfigValuesTest, SlurmNodeSyncKeysAreReadAndCheckedStrictly) {
   auto c = parse_config(
       "[slurm]\nnode_sync = true\nscontrol = \"/opt/slurm/bin/scontrol\"\nslurm_conf = \"/etc/slurm/test.conf\"\n"
       "node_name_format = \"cn%d\"\nmax_changes_per_cycle = 3\nreason_prefix = \"ALPS sync (basild):\"\n"
-      "timeout = \"5s\"\n");
+      "timeout = \"5s\"\nslurmctld_host = \"login-2.cray_x\"\n");
   ASSERT_TRUE(c) << c.status().message();
   EXPECT_TRUE(c->slurm.node_sync);
+  EXPECT_EQ(c->slurm.slurmctld_host, "login-2.cray_x");
+  EXPECT_EQ(Config{}.slurm.slurmctld_host, "") << "no backup controller by default";
   EXPECT_EQ(c->slurm.scontrol, "/opt/slurm/bin/scontrol");
   EXPECT_EQ(c->slurm.slurm_conf, "/etc/slurm/test.conf");
   EXPECT_EQ(c->slurm.node_name_format, "cn%d");
@@ -166,6 +168,9 @@ TEST(ConfigValuesTest, SlurmNodeSyncKeysAreReadAndCheckedStrictly) {
       {"reason_prefix = \"" + std::string(41, 'x') + "\"", "slurm.reason_prefix"},
       {"node_sync = \"yes\"", "slurm.node_sync"},
       {"squeue = \"/usr/bin/squeue\"", "slurm.squeue"},
+      {"slurmctld_host = \"login 1\"", "slurm.slurmctld_host"},
+      {"slurmctld_host = \"$(id)\"", "slurm.slurmctld_host"},
+      {"slurmctld_host = \"" + std::string(65, 'x') + "\"", "slurm.slurmctld_host"},
   };
   for (const auto& [line, key] : refused) EXPECT_EQ(only_error("[slurm]\n" + line + "\n").key, key) << line;
   EXPECT_NE(only_error("[slurm]\nnode_name_format = \"nid%s\"\n").message.find("%d or %0Wd"), std::string::npos);

@@ -90,6 +90,15 @@ TEST(HealthTest, EachInputGivesItsStateAndReason) {
        HealthState::kOk,
        {"ok: node sync is off while ALPS holds 2 nodes for reservations no Slurm job owns: Slurm may place jobs "
         "there ([slurm] node_sync)"}},
+      {"which slurmctld is in charge is unknown",
+       [](HealthInputs& in) { in.controller_unknown = "no slurmctld answers scontrol ping (login1, login2)"; },
+       HealthState::kDegraded,
+       {"degraded: which slurmctld is in charge is unknown: no slurmctld answers scontrol ping (login1, login2); no "
+        "orphan is released and no node changed"}},
+      {"a standby: a note",
+       [](HealthInputs& in) { in.standby_for = "login1"; },
+       HealthState::kOk,
+       {"ok: standby: slurmctld on login1 is in charge, its basild releases orphans and syncs nodes"}},
   };
   for (const auto& c : cases) {
     HealthInputs in = healthy();

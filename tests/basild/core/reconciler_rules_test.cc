@@ -43,6 +43,7 @@ class ReconcilerRulesTest : public ::testing::Test {
     f.jobs = &jobs_;
     f.reserving = reserving_;
     f.release_loop = release_loop_;
+    f.shared_alps = shared_alps_;
     f.settings = &settings_;
     f.now = kNow;
     return f;
@@ -78,6 +79,7 @@ class ReconcilerRulesTest : public ::testing::Test {
   JobTableView jobs_;
   bool reserving_ = false;
   bool release_loop_ = false;
+  bool shared_alps_ = false;
   ReconcileSettings settings_;
 };
 
@@ -149,6 +151,28 @@ TEST_F(ReconcilerRulesTest, StrayIsALiveJobsReservationOtherThanItsOwn) {
   EXPECT_EQ(v.count->kind, CandidateKind::kStray);
   EXPECT_EQ(v.count->seen, 1u);
   EXPECT_EQ(v.count->first_seen, kNow);
+}
+
+// With a backup controller's basild on the same ALPS, a reservation the
+// other basild made may be the job's: only one older than an own one this
+// basild's RESERVE answer named is a stray.
+TEST_F(ReconcilerRulesTest, WithASecondBasildOnlyAnOlderReservationThanAnAnsweredOwnOneIsAStray) {
+  shared_alps_ = true;
+  live();
+  recorded(false);
+  alps_of_batch_ = 2;
+  owned_by(8);
+  other_.answered = true;
+  EXPECT_EQ(rule(), Rule::kStray);  // 7 < 8: the older one
+  alps_.id = 9;
+  record_.res_id = 9;
+  EXPECT_EQ(rule(), Rule::kAmbiguous) << "the other basild's newer RESERVE, for a prolog run again";
+  alps_.id = 7;
+  record_.res_id = 7;
+  other_.answered = false;  // adopted only: which is the job's is not known here
+  EXPECT_EQ(rule(), Rule::kAmbiguous);
+  shared_alps_ = false;
+  EXPECT_EQ(rule(), Rule::kStray) << "one basild: every other reservation of the job";
 }
 
 TEST_F(ReconcilerRulesTest, OwnIsTheLiveJobsOwnReservationAndEndsItsCount) {
@@ -366,6 +390,16 @@ TEST(ReconcilerStep2Test, DryRunShowsTheDueOnesAndComesBeforeTheShareAlarm) {
   EXPECT_EQ(states(p), (std::vector<S>{S::kDryRun, S::kDryRun, S::kDryRun, S::kCounting}));
 }
 
+TEST(ReconcilerStep2Test, AStandbyLeavesTheDueOnesToTheBasildInChargeAndComesBeforeTheShareAlarm) {
+  auto p = plan_with({S::kDue, S::kDue, S::kDue, S::kCounting});
+  p.standby = true;
+  settle_candidates(p, 4, step2_settings(), kNow);
+  EXPECT_EQ(p.due, 3u);
+  EXPECT_FALSE(p.alarm);
+  EXPECT_TRUE(p.actions.empty());
+  EXPECT_EQ(states(p), (std::vector<S>{S::kStandby, S::kStandby, S::kStandby, S::kCounting}));
+}
+
 TEST(ReconcilerStep2Test, ShareAlarmHoldsEveryDueOneWhenTooManyCandidatesCountingIncluded) {
   auto p = plan_with({S::kDue, S::kCounting, S::kCounting});
   settle_candidates(p, 4, step2_settings(), kNow);
@@ -399,9 +433,10 @@ TEST(ReconcilerStep2Test, ReleaseStartsTheOldestDueOnesUpToThePerCycleLimit) {
 
 TEST(ReconcilerStep2Test, CandidateStatesPrintAsBasilctlOrphansShowsThem) {
   std::vector<std::string> names;
-  for (auto s : {S::kCounting, S::kDue, S::kReleasing, S::kHeld, S::kDryRun, S::kAmbiguous})
+  for (auto s : {S::kCounting, S::kDue, S::kReleasing, S::kHeld, S::kDryRun, S::kAmbiguous, S::kStandby})
     names.emplace_back(candidate_state_name(s));
-  EXPECT_EQ(names, (std::vector<std::string>{"counting", "due", "releasing", "held", "dry-run", "ambiguous"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"counting", "due", "releasing", "held", "dry-run", "ambiguous",
+                                             "standby"}));
 }
 
 }  // namespace

@@ -553,3 +553,111 @@ TEST(ReconcilerHeldTest, ReservationsNoLiveJobOwnsAreHeldForOthersAndALiveJobsAr
 
 }  // namespace
 }  // namespace basild
+
+namespace basild {
+namespace {
+
+// A standby (another basild's slurmctld in charge) counts and shows its
+// candidates but releases none and adopts nothing; a release its own
+// epilog handed it goes on.
+TEST(ReconcilerTwoBasildsTest, AStandbyReleasesNoCandidateAndAdoptsNothingButFinishesItsOwnRelease) {
+  Cycle c;
+  c.in.standby = true;
+  c.in.jobs = jobs({"live"});
+  c.in.alps = {res(1, "gone-job"), res(2, "live"), res(3, "ended")};
+  RecordView mine;
+  mine.res_id = 3;
+  mine.batch_id = "ended";
+  mine.releasing = true;
+  c.in.records = {seen(1, "gone-job"), seen(2, "live"), mine};
+  ReconcilePlan last;
+  for (int i = 0; i <= 3; ++i) last = c.at(std::chrono::seconds(i * 30));
+  ASSERT_EQ(last.actions.size(), 1u);
+  EXPECT_EQ(last.actions[0].kind, ReconcileKind::kRelease);
+  EXPECT_EQ(last.actions[0].res_id, 3u);
+  EXPECT_FALSE(last.actions[0].candidate.has_value()) << "its own release, not a candidate";
+  ASSERT_EQ(last.candidates.size(), 1u);
+  EXPECT_EQ(last.candidates[0].res_id, 1u);
+  EXPECT_EQ(last.candidates[0].state, CandidateState::kStandby);
+  c.in.standby = false;  // its slurmctld is in charge now
+  last = c.at(120s);
+  EXPECT_EQ(of_kind(last, ReconcileKind::kAdopt).size(), 1u);
+  ASSERT_EQ(last.candidates.size(), 1u);
+  EXPECT_EQ(last.candidates[0].state, CandidateState::kReleasing);
+}
+
+// Two basilds on one ALPS (a backup controller's beside the primary's),
+// both planning every cycle and both acting for the cluster, the worst
+// case of a role mix-up: jobs are reserved through either, now and then
+// reserved again through the other (a prolog run again after a takeover:
+// the newer reservation is the job's), and end. Whatever either releases,
+// it is never the reservation a live job uses.
+TEST(ReconcilerTwoBasildsTest, TwoPlannersActingAtOnceNeverReleaseTheReservationALiveJobUses) {
+  std::mt19937 rng(4242);
+  ReconcileSettings s = settings();
+  s.max_release_share = 1.0;  // the share alarm is another test's: here every due one goes
+  struct Basild {
+    explicit Basild(const ReconcileSettings& with) : r(with) {}
+    Reconciler r;
+    std::map<std::uint64_t, RecordView> records;
+  };
+  Basild basilds[2] = {Basild(s), Basild(s)};
+  std::map<std::uint64_t, std::string> alps;    // reservation -> batch id
+  std::map<std::string, std::uint64_t> in_use;  // live job -> the reservation its prolog got last
+  std::uint64_t next_id = 1;
+  int next_job = 1;
+  std::size_t released = 0;
+  const auto reserve = [&](int via, const std::string& batch, WallTimePoint now) {
+    const std::uint64_t id = next_id++;
+    alps[id] = batch;
+    in_use[batch] = id;
+    RecordView rec;
+    rec.res_id = id;
+    rec.batch_id = batch;
+    rec.job_reservation = true;
+    rec.answered = true;
+    rec.created = now;
+    basilds[via].records[id] = rec;
+  };
+  for (int cycle = 0; cycle < 1500; ++cycle) {
+    const WallTimePoint now = kT0 + std::chrono::seconds(cycle * 20);
+    if (rng() % 2 == 0) reserve(static_cast<int>(rng() % 2), "job" + std::to_string(next_job++), now);
+    if (!in_use.empty() && rng() % 12 == 0) {  // a prolog run again through the other basild
+      auto it = std::next(in_use.begin(), static_cast<long>(rng() % in_use.size()));
+      const bool via_a = basilds[0].records.count(it->second) != 0;
+      reserve(via_a ? 1 : 0, std::string(it->first), now);
+    }
+    if (!in_use.empty() && rng() % 2 == 0)  // a job ends; its reservations are orphans now
+      in_use.erase(std::next(in_use.begin(), static_cast<long>(rng() % in_use.size())));
+    JobTableView table = jobs({});
+    for (const auto& [batch, id] : in_use) table.live.insert(batch);
+    for (auto& b : basilds) {
+      // The poller records what the other made as seen; what left ALPS, gone.
+      std::erase_if(b.records, [&](const auto& r) { return alps.count(r.first) == 0; });
+      for (const auto& [id, batch] : alps)
+        if (b.records.count(id) == 0) b.records[id] = seen(id, batch);
+      ReconcileInput in;
+      in.now = now;
+      in.jobs = table;
+      in.shared_alps = true;
+      for (const auto& [id, batch] : alps) in.alps.push_back(res(id, batch));
+      for (const auto& [id, rec] : b.records) in.records.push_back(rec);
+      for (const auto& a : b.r.plan(in).actions) {
+        if (a.kind == ReconcileKind::kAdopt) {
+          b.records[a.res_id].job_reservation = true;
+          continue;
+        }
+        if (a.kind != ReconcileKind::kRelease) continue;
+        const auto live = in_use.find(a.batch_id);
+        ASSERT_FALSE(live != in_use.end() && live->second == a.res_id)
+            << "cycle " << cycle << ": reservation " << a.res_id << " of live job " << a.batch_id << " released";
+        alps.erase(a.res_id);
+        ++released;
+      }
+    }
+  }
+  EXPECT_GT(released, 500u) << "the orphans and strays are released all the same";
+}
+
+}  // namespace
+}  // namespace basild

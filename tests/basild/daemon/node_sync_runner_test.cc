@@ -42,7 +42,8 @@ class NodeSyncRunnerTest : public ::testing::Test {
     c.node_sync = on;
     c.max_changes_per_cycle = max_changes;
     runner_ = std::make_shared<NodeSyncRunner>(c, log_.logger(),
-                                               NodeSyncPorts{&store_, &slurm_, &clock_, [this] { return held_; }});
+                                               NodeSyncPorts{&store_, &slurm_, &clock_, [this] { return held_; },
+                                                             [this] { return in_charge_; }});
   }
 
   // ALPS holds `nid` for reservation `res_id` of `user` (a processor allocation).
@@ -108,6 +109,7 @@ class NodeSyncRunnerTest : public ::testing::Test {
   FakeNodeControl slurm_{io_};
   basil::Inventory inventory_;
   std::optional<std::set<std::uint64_t>> held_;  // what the reconciler would say
+  bool in_charge_ = true;                         // what the controller watch would say
   std::shared_ptr<NodeSyncRunner> runner_;
 };
 
@@ -142,6 +144,22 @@ TEST_F(NodeSyncRunnerTest, WithNodeSyncOffTheNodesAlpsHoldsForOthersAreCountedAn
   EXPECT_EQ(runner_->held_nodes(), 1u);
   EXPECT_EQ(runner_->health_json(), (nlohmann::json{{"enabled", false}, {"held_for_others", 1}}));
   EXPECT_TRUE(slurm_.of("drain").empty()) << "off: nothing changed in Slurm";
+}
+
+// With a backup controller, the basild beside the slurmctld in charge
+// syncs; the other changes nothing, not even listing Slurm's nodes.
+TEST_F(NodeSyncRunnerTest, AStandbyChangesNoNodeAndTakesOverWhenItsSlurmctldIsInCharge) {
+  set_alps(9, NodeState::kDown);
+  in_charge_ = false;
+  sync();
+  EXPECT_TRUE(slurm_.of("drain").empty());
+  EXPECT_TRUE(slurm_.of("list").empty()) << "no scontrol at all";
+  EXPECT_EQ(runner_->health_json()["standby"], true);
+  EXPECT_EQ(runner_->problem(), "");
+  in_charge_ = true;
+  sync();
+  EXPECT_EQ(slurm_.of("drain"), Strings{"drain nid00009 basild: ALPS has nid 9 state DOWN"});
+  EXPECT_EQ(runner_->health_json()["standby"], false);
 }
 
 TEST_F(NodeSyncRunnerTest, ADownNodeIsDrainedAuditedAndResumedWhenAlpsHasItUpAgain) {
