@@ -49,6 +49,34 @@ std::string role(const Daemon& d) {
 
 constexpr std::chrono::seconds kReconnectMax{4};
 
+// What the two basilds' audit logs say: who made each reservation (for
+// which job), who released it and when, and the nodes drained.
+struct Ledger {
+  struct Release {
+    std::string who;
+    std::int64_t time_ms = 0;
+  };
+  std::map<std::uint64_t, std::string> made_by, batch_of;
+  std::map<std::uint64_t, std::vector<Release>> released;
+  std::map<std::string, int> drains;  // "NODE REASON" -> times
+  std::vector<std::uint64_t> made_twice;
+
+  void add(const std::map<std::int64_t, json>& events, const std::string& who) {
+    for (const auto& [id, e] : events) {
+      const std::string kind = e.value("kind", "");
+      if (kind == "node-drain") ++drains[e["detail"].value("node", "") + " " + e["detail"].value("reason", "")];
+      if (!e["reservation_id"].is_number()) continue;
+      const auto res = e["reservation_id"].get<std::uint64_t>();
+      if (kind == "reserve") {
+        if (made_by.count(res) != 0) made_twice.push_back(res);
+        made_by[res] = who;
+        batch_of[res] = e.value("batch_id", "");
+      }
+      if (kind == "release") released[res].push_back({who, e["time_ms"].get<std::int64_t>()});
+    }
+  }
+};
+
 class FailoverTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -135,6 +163,62 @@ class FailoverTest : public ::testing::Test {
     return wait_until([&] { return role(d) == want; }, 60s);
   }
 
+  // An orphan (a reservation of no job) and nid 15 DOWN in ALPS, until the
+  // orphan is released and the node drained in Slurm.
+  std::uint64_t orphan_and_down_node() {
+    const auto orphan = std::stoull(
+        basild::testing::emulator_admin(a_->emu(), "reserve --user root --width 1 --batch-id 990001"));
+    auto node = basild::testing::run_command(basild::testing::emulator_path() +
+                                             " node --nids 15 --set-state DOWN --state " + a_->emu());
+    EXPECT_EQ(node.exit_code, 0) << node.out;
+    EXPECT_TRUE(wait_until([&] { return a_->alps_batch_ids().count(orphan) == 0; }, 60s)) << "orphan kept" << why();
+    EXPECT_TRUE(wait_until([&] { return slurm_->node("nid00015")["State"].find("DRAIN") != std::string::npos; }, 60s))
+        << slurm_->node("nid00015")["State"];
+    return orphan;
+  }
+  // Both basilds ran at once, since t0, for longer than reconnect_max and
+  // three polls (one a second), the standby planning all along, each with
+  // one helper on the shared login node that the other never ended.
+  void expect_both_ran_apart(std::int64_t t0) {
+    const auto cycles = [&](const Daemon& d) { return d.get("/v1/stats")["reconcile"].value("cycles", 0); };
+    const int b_cycles = cycles(*b_);
+    EXPECT_TRUE(wait_until([&] { return now_ms() - t0 > (kReconnectMax + 3s).count() * 1000; }, 60s));
+    EXPECT_TRUE(wait_until([&] { return cycles(*b_) >= b_cycles + 3; }, 60s)) << "the standby plans all along";
+    for (const Daemon* d : {&*a_, &*b_}) {
+      const json conduit = d->get("/v1/health")["conduit"];
+      EXPECT_EQ(conduit.value("helper_starts", 0), 1) << "one helper each on the shared login node: " << conduit;
+      EXPECT_EQ(conduit.value("drops", -1), 0) << "neither helper ended the other's session: " << conduit;
+    }
+  }
+
+  // Each job's reservation released once, after its job's end; the backup's
+  // basild reserved for the jobs that started under it, and released what
+  // the primary's made for the 7 that ran across the takeover.
+  void expect_each_job_once(Ledger& ledger, const std::vector<std::uint32_t>& across) {
+    std::set<std::string> jobs;
+    int by_b = 0;
+    for (const auto& [res, who] : ledger.made_by) {
+      jobs.insert(ledger.batch_of[res]);
+      by_b += who == "b" ? 1 : 0;
+      const auto& released = ledger.released[res];
+      ASSERT_EQ(released.size(), 1u) << "reservation " << res << " (made by " << who << ") released that often";
+      const std::string& batch = ledger.batch_of[res];
+      EXPECT_GE(released[0].time_ms / 1000, end_time(static_cast<std::uint32_t>(std::stoul(batch))))
+          << "reservation " << res << " of job " << batch << " released by " << released[0].who << " before its end";
+    }
+    EXPECT_EQ(jobs.size(), 100u) << "one reservation per job";
+    EXPECT_GE(by_b, 20) << "the backup's basild reserved the jobs that started under the backup";
+    // The jobs that ran across the takeover: what the primary's basild made
+    // for them, the backup's released at their end.
+    int handed_over = 0;
+    for (auto id : across)
+      for (const auto& [res, batch] : ledger.batch_of)
+        if (batch == std::to_string(id) && ledger.made_by[res] == "a" && ledger.released[res].size() == 1 &&
+            ledger.released[res][0].who == "b")
+          ++handed_over;
+    EXPECT_EQ(handed_over, 7) << "the backup's basild released what the primary's made for the 7 running jobs";
+  }
+
   basil_test::TempDir hooks_{"failover-hooks", slurm_parent()};
   basil_test::TestSshd sshd_;
   std::optional<Daemon> a_, b_;
@@ -154,25 +238,10 @@ TEST_F(FailoverTest, TheBackupsBasildReleasesWhatThePrimarysMadeAndNeitherReleas
 
   // Phase 1: an orphan, a node down in ALPS, 40 jobs; only the basild in
   // charge releases and drains.
-  const auto orphan = std::stoull(basild::testing::emulator_admin(
-      a_->emu(), "reserve --user root --width 1 --batch-id 990001"));
-  auto node = basild::testing::run_command(basild::testing::emulator_path() + " node --nids 15 --set-state DOWN --state " +
-                                           a_->emu());
-  ASSERT_EQ(node.exit_code, 0) << node.out;
-  ASSERT_TRUE(wait_until([&] { return a_->alps_batch_ids().count(orphan) == 0; }, 60s)) << "orphan kept" << why();
-  ASSERT_TRUE(wait_until([&] { return slurm_->node("nid00015")["State"].find("DRAIN") != std::string::npos; }, 60s))
-      << slurm_->node("nid00015")["State"];
+  std::uint64_t orphan = 0;
+  ASSERT_NO_FATAL_FAILURE(orphan = orphan_and_down_node());
   expect_completed(submit(40, "true"), 120s);
-  // Both at once for longer than reconnect_max and three polls (one a second).
-  const auto cycles = [&](const Daemon& d) { return d.get("/v1/stats")["reconcile"].value("cycles", 0); };
-  const int b_cycles = cycles(*b_);
-  EXPECT_TRUE(wait_until([&] { return now_ms() - t0 > (kReconnectMax + 3s).count() * 1000; }, 60s));
-  EXPECT_TRUE(wait_until([&] { return cycles(*b_) >= b_cycles + 3; }, 60s)) << "the standby plans all along";
-  for (const Daemon* d : {&*a_, &*b_}) {
-    const json conduit = d->get("/v1/health")["conduit"];
-    EXPECT_EQ(conduit.value("helper_starts", 0), 1) << "one helper each on the shared login node: " << conduit;
-    EXPECT_EQ(conduit.value("drops", -1), 0) << "neither helper ended the other's session: " << conduit;
-  }
+  expect_both_ran_apart(t0);
   std::map<std::int64_t, json> a_events, b_events;
   collect_events(*a_, t0, a_events);
   collect_events(*b_, t0, b_events);
@@ -214,43 +283,15 @@ TEST_F(FailoverTest, TheBackupsBasildReleasesWhatThePrimarysMadeAndNeitherReleas
 
   // Every job's reservation was made by exactly one basild and released
   // once, after its job's end; only one basild drained the down node.
-  std::map<std::uint64_t, std::string> made_by, batch_of;
-  std::map<std::uint64_t, int> releases;
-  std::map<std::string, int> drains;
-  const std::pair<const std::map<std::int64_t, json>*, std::string> basilds[] = {{&a_events, "a"}, {&b_events, "b"}};
-  for (const auto& [events, who] : basilds) {
-    for (const auto& [id, e] : *events) {
-      const std::string kind = e.value("kind", "");
-      if (kind == "node-drain") ++drains[e["detail"].value("node", "") + " " + e["detail"].value("reason", "")];
-      if (!e["reservation_id"].is_number()) continue;
-      const auto res = e["reservation_id"].get<std::uint64_t>();
-      if (kind == "reserve") {
-        EXPECT_EQ(made_by.count(res), 0u) << "reservation " << res << " made by both basilds";
-        made_by[res] = who;
-        batch_of[res] = e.value("batch_id", "");
-      }
-      if (kind != "release") continue;
-      ++releases[res];
-      const std::string batch = e.value("batch_id", "");
-      if (batch == "990001" || batch.empty()) continue;
-      const std::time_t ended = end_time(static_cast<std::uint32_t>(std::stoul(batch)));
-      EXPECT_GE(e["time_ms"].get<std::int64_t>() / 1000, ended)
-          << "reservation " << res << " of job " << batch << " released by " << who << " before the job ended";
-    }
-  }
-  EXPECT_EQ(made_by.size(), 100u);
-  std::set<std::string> jobs;
-  int by_b = 0;
-  for (const auto& [res, who] : made_by) {
-    jobs.insert(batch_of[res]);
-    by_b += who == "b" ? 1 : 0;
-    EXPECT_EQ(releases[res], 1) << "reservation " << res << " (made by " << who << ") released that often";
-  }
-  EXPECT_EQ(jobs.size(), 100u) << "one reservation per job";
-  EXPECT_GE(by_b, 20) << "the backup's basild reserved the jobs that started under the backup";
-  EXPECT_EQ(releases[orphan], 1);
-  for (const auto& [what, n] : drains) EXPECT_EQ(n, 1) << what << " drained " << n << " times";
-  EXPECT_EQ(drains.count("nid00015 basild: ALPS has nid 15 state DOWN"), 1u);
+  Ledger ledger;
+  ledger.add(a_events, "a");
+  ledger.add(b_events, "b");
+  EXPECT_TRUE(ledger.made_twice.empty()) << ledger.made_twice.size() << " reservations made by both basilds";
+  EXPECT_EQ(ledger.made_by.size(), 100u);
+  expect_each_job_once(ledger, across);
+  EXPECT_EQ(ledger.released[orphan].size(), 1u);
+  for (const auto& [what, n] : ledger.drains) EXPECT_EQ(n, 1) << what << " drained " << n << " times";
+  EXPECT_EQ(ledger.drains.count("nid00015 basild: ALPS has nid 15 state DOWN"), 1u);
   EXPECT_EQ(b_->get("/v1/stats")["reconcile"].value("orphans_released", -1), 0) << "the standby released no orphan";
 }
 
