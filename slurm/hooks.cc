@@ -83,20 +83,51 @@ class Prolog {
     if (!body) return fail(Verdict::kPermanent, body.status().message());
     log(LogLevel::kInfo, "RESERVE " + body->dump() +
                              (env_.restart_count > 0 ? " (restart " + std::to_string(env_.restart_count) + ")" : ""));
-    const Outcome reserved = classify(reserve(body->dump()));
-    if (reserved.verdict != Verdict::kOk) return fail(reserved.verdict, reserved.sentence);
+    // A CONFIRM whose answer was lost with basild's link to ALPS (a Cray
+    // login node dying while it ran) may or may not have been carried out,
+    // and what ALPS answers a second CONFIRM is not known: the reservation
+    // is released instead (none of the job runs yet) and the job reserved
+    // and confirmed anew, at most kLostConfirms times.
+    for (unsigned lost = 0;; ++lost) {
+      const Attempt a = reserve_and_confirm(body->dump());
+      if (a.exit) return *a.exit;
+      if (!a.confirming || lost == kLostConfirms || !link_lost(a.failed) || !release(*res_id_))
+        return fail(a.failed.verdict, a.failed.sentence);
+      log(LogLevel::kWarning, "the CONFIRM of reservation " + std::to_string(*res_id_) + " was lost (" +
+                                  a.failed.sentence + "); released, the job is reserved again");
+      res_id_.reset();
+    }
+  }
+
+ private:
+  static constexpr unsigned kLostConfirms = 2;
+
+  // One RESERVE and its CONFIRM, the job's AdminComment set beside: the
+  // prolog's exit status once its end is told to Slurm, else the failure
+  // (`confirming`: the CONFIRM's own; res_id_ is set once a reservation
+  // was made).
+  struct Attempt {
+    std::optional<int> exit;
+    Outcome failed;
+    bool confirming = false;
+  };
+  static Attempt not_confirmed(std::string sentence) {
+    return {std::nullopt, {Verdict::kTransient, std::move(sentence), {}, {}}};
+  }
+  Attempt reserve_and_confirm(const std::string& body) {
+    const Outcome reserved = classify(reserve(body));
+    if (reserved.verdict != Verdict::kOk) return {std::nullopt, reserved, false};
     auto id = uint_of(reserved.body, "reservation_id");
-    if (!id) return fail(Verdict::kTransient, "basild's RESERVE answer has no reservation_id: " + reserved.body.dump());
-    if (string_of(reserved.body, "state") == "releasing")  // an earlier start's, not gone yet: not ours to use
-      return fail(Verdict::kTransient, "reservation " + std::to_string(*id) + " of job " + env_.job_id +
-                                           " is still being released (an earlier start's)");
+    if (!id) return not_confirmed("basild's RESERVE answer has no reservation_id: " + reserved.body.dump());
+    if (string_of(reserved.body, "state") == "releasing")  // an earlier start's, not gone within outage_wait
+      return not_confirmed("reservation " + std::to_string(*id) + " of job " + env_.job_id +
+                    " is still being released (an earlier start's)");
     res_id_ = *id;
     const std::string nodes = string_of(reserved.body, "nodes");
     auto held = basil::NidList::parse(nodes);
     if (!held || !(*held == nids_))
-      return fail(Verdict::kTransient, "reservation " + std::to_string(*id) + " of job " + env_.job_id +
-                                           " holds nodes " + nodes + ", not the job's " + nids_.format() +
-                                           " (an earlier start's?); it is released");
+      return not_confirmed("reservation " + std::to_string(*id) + " of job " + env_.job_id + " holds nodes " + nodes +
+                    ", not the job's " + nids_.format() + " (an earlier start's?); it is released");
     // The AdminComment is set while basild CONFIRMs: the job cannot start
     // before this prolog ends, so no task reads the comment early, and a
     // failed CONFIRM overwrites it with its reason (fail, below).
@@ -104,11 +135,10 @@ class Prolog {
     Outcome confirmed{Verdict::kTransient, "the CONFIRM was not made", {}, {}};  // until it is
     const ProgramRun commented = ports_.update_job_while(env_.spec(), started.no_requeue, started.admin_comment,
                                                          [&] { confirmed = confirm(reserved.body); });
-    if (confirmed.verdict != Verdict::kOk) return fail(confirmed.verdict, confirmed.sentence);
-    return ended(started, commented);
+    if (confirmed.verdict != Verdict::kOk) return {std::nullopt, confirmed, true};
+    return {ended(started, commented), {}, true};  // ended() releases what a failed comment leaves
   }
 
- private:
   // The pagg_id this prolog CONFIRMs with (basil-slurm(8), CONFIRM AND
   // APRUN): the job id when the controller confirms every job; with
   // confirm = "node", an interactive allocation's session id, and none for
@@ -129,7 +159,7 @@ class Prolog {
   // ALPS first when an earlier RESERVE's answer was lost.
   Reply reserve(const std::string& body) {
     Reply r = ports_.basild("POST", "/v1/reserve", body);
-    auto away = outage(r);
+    auto away = wait_for(r);
     if (!away || config_.outage_wait.count() == 0) return r;
     const auto since = ports_.now();
     log(LogLevel::kWarning, "waiting for " + *away + " (for up to " +
@@ -140,11 +170,23 @@ class Prolog {
     while (away && ports_.now() - since < config_.outage_wait) {
       ports_.pause(std::chrono::seconds(1));
       r = ports_.basild("POST", "/v1/reserve", body);
-      away = outage(r);
+      away = wait_for(r);
     }
     const auto waited = std::chrono::duration_cast<std::chrono::seconds>(ports_.now() - since).count();
     if (!away) log(LogLevel::kInfo, "the wait ended after " + std::to_string(waited) + " s");
     return r;
+  }
+
+  // Why a RESERVE's answer is waited out rather than taken, as the words
+  // after "waiting for ": an outage, or the job's earlier reservation that
+  // basild is still releasing (a prolog run again, or a CONFIRM lost
+  // above): basild answers with that one until ALPS has let it go.
+  static std::optional<std::string> wait_for(const Reply& r) {
+    if (auto away = outage(r)) return away;
+    const Outcome o = classify(r);
+    if (o.verdict != Verdict::kOk || string_of(o.body, "state") != "releasing") return std::nullopt;
+    return "the release of reservation " + std::to_string(uint_of(o.body, "reservation_id").value_or(0)) +
+           ", an earlier start's";
   }
 
   // The CONFIRM, unless pagg_id() says none or a repeated prolog finds the
@@ -171,14 +213,16 @@ class Prolog {
     return end(prolog_failure(verdict, sentence));
   }
 
-  void release(std::uint64_t id) {
+  // Whether basild took the release on (released, or its loop releasing).
+  bool release(std::uint64_t id) {
     const Outcome r = classify(ports_.basild("POST", "/v1/release", release_body(id).dump()));
     if (release_done(r)) {
       log(LogLevel::kInfo, "reservation " + std::to_string(id) + " " + string_of(r.body, "state"));
-    } else {
-      log(LogLevel::kError, "RELEASE of reservation " + std::to_string(id) + " failed (basild's orphan check "
-                            "releases it once the job has ended): " + r.sentence);
+      return true;
     }
+    log(LogLevel::kError, "RELEASE of reservation " + std::to_string(id) + " failed (basild's orphan check "
+                          "releases it once the job has ended): " + r.sentence);
+    return false;
   }
 
   // The AdminComment (and Requeue=0) set, the exit status returned. Without

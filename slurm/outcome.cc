@@ -53,9 +53,12 @@ Outcome classify(const Reply& reply) {
 std::optional<std::string> outage(const Reply& reply) {
   if (!reply.reached) return "basild, which did not answer: " + reply.message;
   const Outcome o = classify(reply);
-  if (o.verdict == Verdict::kTransient && (o.code == "transport" || o.code == "timeout"))
-    return "ALPS, which basild cannot reach: " + o.sentence;
+  if (link_lost(o)) return "ALPS, which basild cannot reach: " + o.sentence;
   return std::nullopt;
+}
+
+bool link_lost(const Outcome& o) {
+  return o.verdict == Verdict::kTransient && (o.code == "transport" || o.code == "timeout");
 }
 
 bool release_done(const Outcome& o) {

@@ -54,6 +54,10 @@ Outcome classify(const Reply& reply);
 // holds is not an outage).
 std::optional<std::string> outage(const Reply& reply);
 
+// A call whose answer basild lost with its link to ALPS (code "transport"
+// or "timeout", transient): it may or may not have been carried out.
+bool link_lost(const Outcome& outcome);
+
 // A RELEASE is done for the epilog when basild says "released" or
 // "releasing" (its loop goes on until ALPS proves it gone), or 404
 // "unknown" (neither basild nor ALPS has it).

@@ -303,18 +303,103 @@ TEST(PrologTest, AnEarlierStartsReservationOnOtherNodesIsReleasedAndTheJobRequeu
   EXPECT_NE(p.calls[3].find("holds nodes 11, not the job's 8"), std::string::npos) << p.calls[3];
 }
 
-TEST(PrologTest, AnEarlierStartsReservationStillBeingReleasedIsNotUsed) {
+// basild answers the job's RESERVE with its earlier reservation while its
+// RELEASE loop runs: the prolog waits for the release, then reserves anew.
+TEST(PrologTest, AnEarlierStartsReservationStillBeingReleasedIsWaitedForNotUsed) {
   FakePorts p;
   p.show(fixture("n4"));
   json releasing = kReserved;
   releasing["state"] = "releasing";
   releasing["existing"] = true;
   p.answer("POST /v1/reserve", 200, releasing);
-  p.scontrol_ok();
+  p.answer("POST /v1/reserve", 200, releasing);
+  json fresh = kReserved;
+  fresh["reservation_id"] = 4;
+  p.answer("POST /v1/reserve", 200, fresh);
+  p.answer("POST /v1/confirm", 200, {{"reservation_id", 4}, {"pagg_id", 15}, {"state", "confirmed"}});
+  EXPECT_EQ(run_prolog(job15(), controller(), p), kExitOk) << p.log_text();
+  EXPECT_EQ(p.paused, std::chrono::seconds(2));
+  ASSERT_GE(p.calls.size(), 3u);
+  EXPECT_EQ(p.calls[2], "scontrol update JobId=15 AdminComment=basil: waiting for the release of reservation 3, an "
+                        "earlier start's");
+  const std::string confirm3 = R"(POST /v1/confirm {"pagg_id":15,"reservation_id":3})";
+  EXPECT_EQ(std::count(p.calls.begin(), p.calls.end(), confirm3), 0);
+  EXPECT_EQ(p.calls.back(), "scontrol update JobId=15 AdminComment=basil: reservation 4");
+}
+
+TEST(PrologTest, AnEarlierStartsReservationReleasedLongerThanTheOutageWaitIsTransient) {
+  FakePorts p;
+  p.show(fixture("n4"));
+  json releasing = kReserved;
+  releasing["state"] = "releasing";
+  releasing["existing"] = true;
+  for (int i = 0; i < 700; ++i) p.answer("POST /v1/reserve", 200, releasing);
   EXPECT_EQ(run_prolog(job15(), controller(), p), kExitTransient);
-  EXPECT_EQ(p.calls.size(), 3u);  // show, reserve, update: no CONFIRM, no second RELEASE
+  EXPECT_EQ(p.paused, std::chrono::minutes(10));
+  EXPECT_EQ(std::count_if(p.calls.begin(), p.calls.end(),
+                          [](const std::string& c) { return c.find("confirm") != std::string::npos; }),
+            0);
   EXPECT_NE(p.calls.back().find("reservation 3 of job 15 is still being released"), std::string::npos)
       << p.calls.back();
+}
+
+// A CONFIRM whose answer basild lost with its link to ALPS (the Cray login
+// node in use died while it ran) may have been carried out: it is not sent
+// again; the reservation is released and the job reserved and confirmed
+// anew, at once, instead of a requeue that holds it for two minutes.
+const json kConfirmLost = {{"error", "connection to login1 lost: the request may have been carried out and is not "
+                                     "sent again"},
+                           {"code", "transport"},
+                           {"transient", true}};
+
+TEST(PrologTest, ALostConfirmIsNotSentAgainTheReservationIsReleasedAndTheJobReservedAnew) {
+  FakePorts p;
+  p.show(fixture("n4"));
+  p.answer("POST /v1/reserve", 200, kReserved);
+  p.answer("POST /v1/confirm", 503, kConfirmLost);
+  p.answer("POST /v1/release", 200, {{"reservation_id", 3}, {"state", "releasing"}, {"claims", 0}});
+  json fresh = kReserved;
+  fresh["reservation_id"] = 4;
+  p.answer("POST /v1/reserve", 200, fresh);
+  p.answer("POST /v1/confirm", 200, {{"reservation_id", 4}, {"pagg_id", 15}, {"state", "confirmed"}});
+  EXPECT_EQ(run_prolog(job15(), controller(), p), kExitOk) << p.log_text();
+  EXPECT_EQ(p.calls, (std::vector<std::string>{
+                         "scontrol -o show job 15", kReserveCall,
+                         R"(POST /v1/confirm {"pagg_id":15,"reservation_id":3})",
+                         "scontrol update JobId=15 AdminComment=basil: reservation 3",
+                         R"(POST /v1/release {"reservation_id":3})", kReserveCall,
+                         R"(POST /v1/confirm {"pagg_id":15,"reservation_id":4})",
+                         "scontrol update JobId=15 AdminComment=basil: reservation 4"}));
+  EXPECT_NE(p.log_text().find("the CONFIRM of reservation 3 was lost"), std::string::npos) << p.log_text();
+}
+
+TEST(PrologTest, ConfirmsLostThreeTimesOrARefusedReleaseEndTheStartAsTransient) {
+  FakePorts lost;
+  lost.show(fixture("n4"));
+  for (int i = 0; i < 3; ++i) {
+    json r = kReserved;
+    r["reservation_id"] = 3 + i;
+    lost.answer("POST /v1/reserve", 200, r);
+    lost.answer("POST /v1/confirm", 503, kConfirmLost);
+    lost.answer("POST /v1/release", 200, {{"reservation_id", 3 + i}, {"state", "releasing"}, {"claims", 0}});
+  }
+  EXPECT_EQ(run_prolog(job15(), controller(), lost), kExitTransient) << lost.log_text();
+  EXPECT_EQ(std::count_if(lost.calls.begin(), lost.calls.end(),
+                          [](const std::string& c) { return c.rfind("POST /v1/confirm", 0) == 0; }),
+            3);
+  EXPECT_EQ(lost.answers["POST /v1/release"].size(), 0u) << "every reservation released";
+
+  FakePorts refused;
+  refused.show(fixture("n4"));
+  refused.answer("POST /v1/reserve", 200, kReserved);
+  refused.answer("POST /v1/confirm", 503, kConfirmLost);
+  refused.answer("POST /v1/release", 503, kConfirmLost);
+  refused.answer("POST /v1/release", 503, kConfirmLost);
+  EXPECT_EQ(run_prolog(job15(), controller(), refused), kExitTransient) << refused.log_text();
+  EXPECT_EQ(std::count_if(refused.calls.begin(), refused.calls.end(),
+                          [](const std::string& c) { return c.rfind("POST /v1/reserve", 0) == 0; }),
+            1)
+      << "a reservation that may be confirmed and is not released is never confirmed again";
 }
 
 TEST(PrologTest, ARepeatedPrologDoesNotConfirmTwice) {

@@ -2,7 +2,8 @@
 // job cancelled while its prolog runs, slurmctld killed -9 mid-job and
 // started again, basild killed while jobs start (and, with slurmd's
 // Epilog, while a job ends), jobs submitted while basild is down, the ssh
-// link to the main system cut for 20 s while jobs start, and the Cray down
+// link to the main system cut for 20 s while jobs start, a CONFIRM lost
+// with its login node, and the Cray down
 // for longer than reconnect_max while jobs flow. Each ends with every ALPS
 // reservation either held by a live Slurm job or released, and no live
 // job's reservation released.
@@ -327,8 +328,9 @@ TEST(SlurmFaultsTest, TheCrayDownLongerThanReconnectMaxDuringAJobFloodFailsNoJob
 
 // Three login nodes; the sshd of the one in use killed, and started again,
 // four times while 24 jobs flow: every job runs once, none fails or is
-// requeued, and no RESERVE runs twice in ALPS (the jobs' reservations are
-// the first 24 ALPS made). Each failover's time is printed.
+// requeued, and no RESERVE runs twice in ALPS (the jobs' reservations, and
+// those whose CONFIRM was lost and redone, are the first ALPS made). Each
+// failover's time is printed.
 TEST(SlurmFaultsTest, TheLoginNodeInUseDyingAgainAndAgainDuringAJobFloodFailsNoJobAndRunsNoReserveTwice) {
   if (auto why = basil_test::slurm_unavailable()) GTEST_SKIP() << *why;
   Site site({.gateway = true, .login_nodes = 3, .tag = "slurm-logins"});
@@ -375,13 +377,63 @@ TEST(SlurmFaultsTest, TheLoginNodeInUseDyingAgainAndAgainDuringAJobFloodFailsNoJ
     const auto at = shown.find("AdminComment=basil: reservation ");
     if (at != std::string::npos) reservations.insert(shown.substr(at + 32, shown.find(' ', at + 32) - at - 32));
   }
-  std::set<std::string> first24;
-  for (unsigned r = 1; r <= 24; ++r) first24.insert(std::to_string(r));
-  EXPECT_EQ(reservations, first24) << "a RESERVE ran twice, or a job's reservation is not named" << site.why();
+  // A CONFIRM lost with its node is redone on a new reservation, the lost
+  // one released (basil-slurm(8), JOB START): ALPS's first reservations
+  // are then the jobs' and those.
+  std::set<std::string> redone;
+  const std::string hooks = site.hooks.log();
+  const std::string lost = "the CONFIRM of reservation ";
+  for (auto at = hooks.find(lost); at != std::string::npos; at = hooks.find(lost, at + 1))
+    redone.insert(hooks.substr(at + lost.size(), hooks.find(' ', at + lost.size()) - at - lost.size()));
+  EXPECT_EQ(reservations.size(), jobs.size()) << "a job's reservation is not named" << site.why();
+  std::set<std::string> made = reservations, first;
+  made.insert(redone.begin(), redone.end());
+  for (std::size_t r = 1; r <= jobs.size() + redone.size(); ++r) first.insert(std::to_string(r));
+  EXPECT_EQ(made, first) << "a RESERVE ran twice" << site.why();
   EXPECT_TRUE(wait_until([&] { return alps_holds(site).empty(); }, 60s)) << site.why();
   std::string times;
   for (auto ms : failover_ms) times += " " + std::to_string(ms) + " ms";
   std::printf("failovers (kill to the next node in use):%s\n", times.c_str());
+}
+
+// A CONFIRM running when the Cray login node in use dies: its answer is
+// lost and it is not sent again; the prolog releases the reservation and
+// reserves and confirms the job anew at once, so the job runs without the
+// requeue that held it for two minutes.
+TEST(SlurmFaultsTest, AConfirmLostWithItsLoginNodeIsRedoneOnANewReservationAndTheJobIsNotRequeued) {
+  if (auto why = basil_test::slurm_unavailable()) GTEST_SKIP() << *why;
+  Site site({.gateway = true, .login_nodes = 2, .tag = "slurm-lostconfirm"});
+  ASSERT_TRUE(site.start()) << site.slurm.error();
+  emulator_admin(site.basild.emu(), "fault --method CONFIRM --latency-ms 3000");
+  const auto id = site.slurm.sbatch(batch_args(1, "test -n \"$BASIL_RESERVATION_ID\""));
+  ASSERT_TRUE(id) << site.slurm.error();
+  // The comment is set beside the CONFIRM: the job still configuring with
+  // it, the CONFIRM runs.
+  ASSERT_TRUE(wait_until(
+      [&] {
+        const std::string shown = site.show_job(*id);
+        return shown.find("AdminComment=basil: reservation 1") != std::string::npos &&
+               shown.find("JobState=CONFIGURING") != std::string::npos;
+      },
+      30s))
+      << site.show_job(*id) << site.why();
+  const std::string in_use = site.basild.get("/v1/health")["conduit"].value("host", "");
+  const unsigned node = in_use == "127.0.0.1:" + std::to_string(site.login_node(0).port()) ? 0 : 1;
+  site.login_node(node).Kill();
+  emulator_admin(site.basild.emu(), "fault --clear");
+  ASSERT_TRUE(site.login_node(node).Start()) << site.login_node(node).error();
+
+  ASSERT_TRUE(site.slurm.wait_job_state(*id, "COMPLETED", 60s)) << site.show_job(*id) << site.why();
+  EXPECT_EQ(site.slurm.job(*id).at("Restarts"), "0") << site.show_job(*id);
+  EXPECT_NE(site.show_job(*id).find("AdminComment=basil: reservation 2"), std::string::npos) << site.show_job(*id);
+  EXPECT_NE(site.hooks.log().find("the CONFIRM of reservation 1 was lost"), std::string::npos) << site.hooks.log();
+  const auto log = basild::parse_xml_log(basil_test::read_file(site.basild.dir() + "/basil_xml.log"));
+  int confirms_of_1 = 0;
+  for (const auto& r : log.records)
+    confirms_of_1 += r.direction == basild::XmlLogRecord::Direction::kRequest && r.kind == "CONFIRM" &&
+                     r.body.find("reservation_id=\"1\"") != std::string::npos;
+  EXPECT_EQ(confirms_of_1, 1) << "the lost CONFIRM was sent again";
+  EXPECT_TRUE(wait_until([&] { return alps_holds(site).empty(); }, 60s)) << site.why();
 }
 
 TEST(SlurmFaultsTest, TheLinkToTheMainSystemCutFor20sWhileJobsStartLeavesNothingHeld) {
