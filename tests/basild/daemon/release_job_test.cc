@@ -165,5 +165,31 @@ TEST(ReleaseJobTest, AJobWithoutReservationsGetsAnEmptyListAndABadBodyIsRefused)
   }
 }
 
+// With a backup controller ([slurm] slurmctld_host), the other
+// controller's basild may have reserved the job since this one's last
+// poll: a job's release with nothing recorded takes an INVENTORY first and
+// releases what ALPS holds for it. Without one, nothing recorded is
+// nothing to release (the orphan check has the rest).
+TEST(ReleaseJobTest, WithABackupControllerAJobNothingIsRecordedOfIsLookedUpInAlpsAndReleased) {
+  for (const bool backup : {true, false}) {
+    const std::string slurm = backup ? "[slurm]\nscontrol = \"/bin/false\"\nslurmctld_host = \"login2\"\n" : "";
+    Daemon d(backup ? "release-job-backup" : "release-job-single", "tds-8", "", slurm,
+             testing::fast_polls("1h", "1h", "inventory"));
+    d.start();
+    const auto id = std::stoull(emulator_admin(d.emu(), "reserve --user root --width 1 --batch-id 5150"));
+    unsigned status = 0;
+    const json handed = d.call("POST", "/v1/release", json({{"batch_id", "5150"}}).dump(), &status);
+    EXPECT_EQ(status, 200u) << handed.dump() << d.log();
+    if (!backup) {
+      EXPECT_TRUE(handed["reservations"].empty()) << handed.dump();
+      EXPECT_EQ(d.alps_batch_ids().count(id), 1u) << "left to the orphan check";
+      continue;
+    }
+    ASSERT_EQ(handed["reservations"].size(), 1u) << handed.dump() << d.log();
+    EXPECT_EQ(handed["reservations"][0].value("reservation_id", std::uint64_t{0}), id);
+    EXPECT_TRUE(testing::wait_until([&] { return d.alps_batch_ids().count(id) == 0; }, 30s)) << d.log();
+  }
+}
+
 }  // namespace
 }  // namespace basild
