@@ -35,6 +35,13 @@ bool version_mismatch(const basil::Response& r) {
   });
 }
 
+// What the timings count as an answer: SUCCESS, and a RELEASE's "No entry
+// for resId", ALPS's proof that the reservation is gone, which ends every
+// release loop (basild's and a scheduler's).
+bool answered(CallKind kind, const basil::Response& r) {
+  return r.ok() || (kind == CallKind::kRelease && r.error().code() == Code::kReservationGone);
+}
+
 template <typename Body>
 constexpr basil::Method method_of_body() {
   if constexpr (std::is_same_v<Body, basil::Reserved>) return basil::Method::kReserve;
@@ -143,7 +150,9 @@ Awaitable<Result<basil::Response>> Client::exchange(CallKind kind, const basil::
   }
   if (!response.ok()) {
     if (version_mismatch(response)) dialect_.reset();  // negotiate again next time
-    co_return fail(response.error());
+    if (!answered(kind, response)) co_return fail(response.error());
+    if (timings_) timings_->record(kind, outcome.elapsed, decode_time, false);
+    co_return response.error();
   }
   if (timings_) timings_->record(kind, outcome.elapsed, decode_time, false);
   if (kind == CallKind::kEngine && options_.engine_memory != nullptr)
@@ -411,12 +420,15 @@ Result<Forwarded> Client::forwarded(const RequestKind& kind, CallOutcome outcome
   // a request that did not decode has an answer nobody learns from.
   Result<basil::Response> decoded = Status(Code::kInvalidValue, "not decoded");
   if (outcome.status && kind.valid) decoded = basil::decode_response(outcome.response, options_.decode);
+  auto kept = engine_after(kind, outcome, decoded);
   if (timings_) {
-    const bool failed =
-        !outcome.status || (kind.valid ? !decoded || !decoded->ok() : !is_success_answer(outcome.response));
+    // An ENGINE answered from basild's memory is an answer the scheduler got
+    // (basild_engine_from_memory_total counts them apart).
+    const bool failed = !kept && (!outcome.status || (kind.valid ? !decoded || !answered(kind.call, *decoded)
+                                                                 : !is_success_answer(outcome.response)));
     timings_->record(kind.call, outcome.elapsed, {}, failed, Caller::kForwarded);
   }
-  if (auto kept = engine_after(kind, outcome, decoded)) return Forwarded{std::move(*kept), std::nullopt};
+  if (kept) return Forwarded{std::move(*kept), std::nullopt};
   if (!outcome.status)
     return Status(outcome.status.code(), with_diagnostics(outcome.status.message(), outcome.diagnostics));
   Forwarded out{std::move(outcome.response), std::nullopt};

@@ -46,6 +46,13 @@ void expect_engine_from_memory(Daemon& d, const std::string& good) {
   EXPECT_FALSE(f->ok());
   EXPECT_EQ(f->protocol, "1.3");
   EXPECT_EQ(d.get("/v1/health").value("engine_from_memory", 0), 4);
+  // Stats count what the scheduler got: the four answers from memory are
+  // answers, the protocol ALPS never answered the one error.
+  json forwarded_engine;
+  for (const auto& call : d.get("/v1/stats").value("calls", json::array()))
+    if (call.value("caller", "") == "forwarded" && call.value("type", "") == "ENGINE") forwarded_engine = call;
+  EXPECT_EQ(forwarded_engine.value("count", 0), 5) << d.get("/v1/stats").dump();
+  EXPECT_EQ(forwarded_engine.value("errors", 0), 1) << d.get("/v1/stats").dump();
 }
 
 TEST(EngineMemoryIntegrationTest, ARestartDuringALinkOutageStillAnswersEngineThroughTheGateway) {
