@@ -14,7 +14,9 @@
 #   share/doc/PACKAGE/  each package's examples (conf/) and, for
 #                       apbasil-proxy, basil_gateway.c to build on the main
 #                       system (apbasil_proxy(8), "The gateway helper"):
-#       basild/examples/          basild.conf, failover/ (two controllers)
+#       basild/examples/          basild.conf, failover/ (two controllers),
+#                                 prometheus/ (alerting rules, their tests,
+#                                 a scrape configuration)
 #       apbasil-proxy/examples/   apbasil_proxy.conf, cray.conf
 #       apbasil-proxy/            basil_gateway.c
 #       basil-emulator/examples/  emulator-system.example
@@ -37,6 +39,7 @@ install(DIRECTORY ${PROJECT_SOURCE_DIR}/man/ DESTINATION ${CMAKE_INSTALL_MANDIR}
 set(basil_docdir ${CMAKE_INSTALL_DATAROOTDIR}/doc)
 install(FILES ${PROJECT_SOURCE_DIR}/conf/basild.conf DESTINATION ${basil_docdir}/basild/examples)
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/conf/failover DESTINATION ${basil_docdir}/basild/examples)
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/conf/prometheus DESTINATION ${basil_docdir}/basild/examples)
 install(FILES ${PROJECT_SOURCE_DIR}/conf/apbasil_proxy.conf ${PROJECT_SOURCE_DIR}/conf/cray.conf
         DESTINATION ${basil_docdir}/apbasil-proxy/examples)
 install(FILES ${PROJECT_SOURCE_DIR}/basild/conduit/basil_gateway.c DESTINATION ${basil_docdir}/apbasil-proxy)

@@ -10,7 +10,8 @@
 #     the unit tests (debian/rules); the packages land in build-deb/, and
 #     the copy with its build tree is removed.
 #  2. lintian: any error or warning not overridden fails.
-#  3. apt-get install ./*.deb, as a site does.
+#  3. apt-get install ./*.deb, as a site does; the installed Prometheus
+#     examples through promtool.
 #  4. the installed basild as its unit runs it: the installed example
 #     configuration pointed at the installed emulator, root, the unit's
 #     umask, capability bounding set, no new privileges, and its filesystem
@@ -92,6 +93,11 @@ unit=/lib/systemd/system/basild.service
 [ -f "$unit" ] && [ -f /etc/basild/basild.conf ] || fail "the unit or the configuration is not installed"
 grep -q '^ExecStart=/usr/sbin/basild ' "$unit" || fail "the unit does not start /usr/sbin/basild"
 dpkg-query -W -f='${Conffiles}\n' basild | grep -q '/etc/basild/basild.conf' || fail "basild.conf is no conffile"
+# The Prometheus examples where a site finds them: the configuration loads
+# the rules beside it, and the rules' tests pass there.
+prom=/usr/share/doc/basild/examples/prometheus
+{ promtool check config "$prom/prometheus.yml" && (cd "$prom" && promtool test rules basild-alerts.test.yml); } \
+  >"$log/promtool-examples.log" 2>&1 || { cat "$log/promtool-examples.log"; fail "the installed Prometheus examples"; }
 
 step "systemd-analyze verify"
 systemd-analyze verify "$unit" >"$log/verify.log" 2>&1 || { cat "$log/verify.log"; fail "systemd-analyze verify $unit"; }

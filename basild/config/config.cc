@@ -1,5 +1,8 @@
 #include "basild/config/config.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
+
 #include <algorithm>
 #include <charconv>
 #include <sstream>
@@ -93,6 +96,28 @@ std::string format_duration(Duration d) {
   if (ms % 60'000 == 0) return std::to_string(ms / 60'000) + "m";
   if (ms % 1000 == 0) return std::to_string(ms / 1000) + "s";
   return std::to_string(ms) + "ms";
+}
+
+ListenParse parse_listen_address(std::string_view text) {
+  const auto colon = text.rfind(':');
+  if (colon == std::string_view::npos) return {std::nullopt, "must be ADDRESS:PORT"};
+  std::string_view host = text.substr(0, colon);
+  const std::string_view port_text = text.substr(colon + 1);
+  unsigned port = 0;
+  const auto [end, ec] = std::from_chars(port_text.data(), port_text.data() + port_text.size(), port);
+  if (port_text.empty() || ec != std::errc() || end != port_text.data() + port_text.size() || port == 0 ||
+      port > 65535)
+    return {std::nullopt, "must end in :PORT, a port from 1 to 65535"};
+  const bool bracketed = host.size() >= 2 && host.front() == '[' && host.back() == ']';
+  if (bracketed) host = host.substr(1, host.size() - 2);
+  const std::string address(host);
+  in6_addr buf{};
+  const bool v4 = !bracketed && ::inet_pton(AF_INET, address.c_str(), &buf) == 1;
+  const bool v6 = bracketed && ::inet_pton(AF_INET6, address.c_str(), &buf) == 1;
+  if (!v4 && !v6)
+    return {std::nullopt, "must name a numeric address: an IPv4 one (127.0.0.1, 0.0.0.0) or an IPv6 one in brackets "
+                          "([::1]); host names are not looked up"};
+  return {ListenAddress{address, static_cast<std::uint16_t>(port)}, {}};
 }
 
 std::string ConfigError::to_string(std::string_view origin) const {

@@ -117,6 +117,24 @@ struct ControlConfig {
   bool operator==(const ControlConfig&) const = default;
 };
 
+// [metrics]: a read-only HTTP listener on TCP for Prometheus and people:
+// GET /metrics, never a control route. Off unless `listen` is set.
+struct MetricsConfig {
+  std::string listen;  // "ADDRESS:PORT", a numeric IPv4 or [IPv6] address; "": off
+  bool operator==(const MetricsConfig&) const = default;
+};
+
+// "127.0.0.1:9469" or "[::1]:9469" as an address and a port, or why not.
+struct ListenAddress {
+  std::string address;  // numeric, without brackets
+  std::uint16_t port = 0;
+};
+struct ListenParse {
+  std::optional<ListenAddress> value;
+  std::string error;  // when no value
+};
+ListenParse parse_listen_address(std::string_view text);
+
 enum class LogLevel : std::uint8_t { kDebug, kInfo, kNotice, kWarning, kError };
 
 // [log]: the main log (stderr/journal) and the XML log.
@@ -207,6 +225,7 @@ struct Config {
   ConduitConfig conduit;
   StateConfig state;
   ControlConfig control;
+  MetricsConfig metrics;
   LogConfig log;
   PollConfig poll;
   ReconcileConfig reconcile;

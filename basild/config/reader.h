@@ -71,6 +71,8 @@ std::optional<std::string> control_character_in(std::string_view text);
 std::optional<std::string> read_string(const Field& f);
 // A string that starts with '/' and holds no control character.
 std::optional<std::string> read_absolute_path(const Field& f);
+// "ADDRESS:PORT" (parse_listen_address in config.h).
+std::optional<ListenAddress> read_listen_address(const Field& f);
 std::optional<bool> read_bool(const Field& f);
 std::optional<std::uint64_t> read_uint(const Field& f, std::uint64_t lo, std::uint64_t hi);
 std::optional<std::uint32_t> read_u32(const Field& f, std::uint32_t lo, std::uint32_t hi);

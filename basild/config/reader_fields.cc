@@ -86,6 +86,14 @@ std::optional<std::string> read_absolute_path(const Field& f) {
   return v;
 }
 
+std::optional<ListenAddress> read_listen_address(const Field& f) {
+  auto v = read_string(f);
+  if (!v) return std::nullopt;
+  auto parsed = parse_listen_address(*v);
+  if (!parsed.value) f.fail(parsed.error + " (got \"" + *v + "\")");
+  return parsed.value;
+}
+
 std::optional<bool> read_bool(const Field& f) {
   const auto* b = f.node.as_boolean();
   if (!b) {

@@ -192,6 +192,19 @@ void read_control(const toml::table& t, ControlConfig& c, Errors& errors) {
   s.finish();
 }
 
+void read_metrics(const toml::table& t, MetricsConfig& c, Errors& errors) {
+  Section s("metrics", t, errors);
+  s.key("listen", [&](const Field& f) {
+    // "" (the default): no listener.
+    if (const auto* v = f.node.as_string(); v != nullptr && v->get().empty()) {
+      c.listen.clear();
+    } else if (read_listen_address(f)) {
+      c.listen = f.node.as_string()->get();
+    }
+  });
+  s.finish();
+}
+
 void read_log(const toml::table& t, LogConfig& c, Errors& errors) {
   Section s("log", t, errors);
   s.key("level", [&](const Field& f) { assign(c.level, read_enum(f, kLogLevels)); });
@@ -430,6 +443,7 @@ void read_sections(const toml::table& root, Config& c, Errors& errors, std::span
       {"conduit", [](const toml::table& t, Config& cf, Errors& e) { read_conduit(t, cf.conduit, cf.retired_keys, e); }},
       {"state", [](const toml::table& t, Config& cf, Errors& e) { read_state(t, cf.state, e); }},
       {"control", [](const toml::table& t, Config& cf, Errors& e) { read_control(t, cf.control, e); }},
+      {"metrics", [](const toml::table& t, Config& cf, Errors& e) { read_metrics(t, cf.metrics, e); }},
       {"log", [](const toml::table& t, Config& cf, Errors& e) { read_log(t, cf.log, e); }},
       {"poll", [](const toml::table& t, Config& cf, Errors& e) { read_poll(t, cf.poll, e); }},
       {"reconcile", [](const toml::table& t, Config& cf, Errors& e) { read_reconcile(t, cf.reconcile, e); }},

@@ -141,6 +141,8 @@ std::string format_config(const Config& c) {
     << "max_connections = " << c.control.max_connections << "\n"
     << "max_connections_per_uid = " << c.control.max_connections_per_uid << "\n"
     << "header_timeout = " << dur(c.control.header_timeout) << "\n\n";
+  o << "[metrics]\n"
+    << "listen = " << quote(c.metrics.listen) << "\n\n";
   o << "[log]\n"
     << "level = " << quote(log_level_name(c.log.level)) << "\n"
     << "directory = " << quote(c.log.directory) << "\n"

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <functional>
+#include <string>
 
 #include "basild/calls/client.h"
 #include "basild/config/config.h"
@@ -45,6 +46,7 @@ struct DaemonParts {
   const bool* stopping = nullptr;
   SharedViews* views = nullptr;  // views.h; null: each view encoded for its response
   WallTime started_at{};
+  std::string version;  // basild's (debian/changelog's)
 };
 
 }  // namespace basild

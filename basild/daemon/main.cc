@@ -104,6 +104,7 @@ int main(int argc, char** argv) {
   boost::asio::io_context io;
   basild::ServiceFlags flags;
   flags.accept_empty_state = vm.count("accept-empty-state") != 0;
+  flags.version = BASIL_VERSION;
   std::error_code absolute_failed;  // the path as given then
   flags.config_path = std::filesystem::absolute(config_path, absolute_failed).string();
   basild::Service service(io, *parsed, log, flags);

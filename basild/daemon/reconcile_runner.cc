@@ -335,6 +335,13 @@ void ReconcileRunner::write_metrics(MetricsText& m) const {
   m.counter("basild_strays_released_total", strays_released_,
             "reservations of a live job other than the one basild recorded for it, released");
   m.counter("basild_apkills_total", apkills_, "apkill runs for applications that outlived their release");
+  std::uint64_t candidates[2] = {0, 0};
+  if (last_plan_)
+    for (const auto& c : last_plan_->candidates) ++candidates[c.kind == CandidateKind::kStray ? 1 : 0];
+  m.family("basild_orphan_candidates", "gauge",
+           "ALPS reservations no live job owns, by kind, as the last check found them (released when due).")
+      .sample("basild_orphan_candidates", {{"kind", candidate_kind_name(CandidateKind::kOrphan)}}, candidates[0])
+      .sample("basild_orphan_candidates", {{"kind", candidate_kind_name(CandidateKind::kStray)}}, candidates[1]);
   m.gauge("basild_reconcile_alarm", alarm_on_ ? 1 : 0,
           "1 while too large a share of the reservations has no live job (nothing is released)");
   m.family("basild_job_source_failures_total", "counter", "job table sources that failed or timed out");

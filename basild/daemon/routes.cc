@@ -138,7 +138,20 @@ constexpr AsyncRoute kAsyncRoutes[] = {
     {Method::kPost, "/v1/release", BodyKind::kJson, "typed RELEASE until ALPS proves it gone", &Routes::release},
 };
 
+// Read by whoever reaches [metrics] listen: GET only, nothing that names a
+// user or changes anything.
+constexpr SyncRoute kPublicRoutes[] = {
+    {Method::kGet, "/metrics", "Prometheus metrics", &Routes::metrics},
+};
+
 }  // namespace
+
+void register_public_routes(control::Registry& registry, const DaemonParts& parts) {
+  auto routes = std::make_shared<const Routes>(parts);
+  for (const auto& r : kPublicRoutes)
+    registry.add_sync(r.method, r.path, BodyKind::kNone, r.summary,
+                      [routes, h = r.handler](const Request& req) { return ((*routes).*h)(req); });
+}
 
 void register_routes(control::Registry& registry, const DaemonParts& parts) {
   auto routes = std::make_shared<const Routes>(parts);

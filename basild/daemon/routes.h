@@ -12,4 +12,8 @@ namespace basild {
 // `parts`, which must outlive the registry's use.
 void register_routes(control::Registry& registry, const DaemonParts& parts);
 
+// The routes of the [metrics] listener (control/tcp_listener.h): what
+// whoever reaches its TCP address may read, nothing that changes anything.
+void register_public_routes(control::Registry& registry, const DaemonParts& parts);
+
 }  // namespace basild

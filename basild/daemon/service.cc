@@ -3,6 +3,7 @@
 #include "basild/config/principals.h"
 #include "basild/control/registry.h"
 #include "basild/control/server.h"
+#include "basild/control/tcp_listener.h"
 #include "basild/daemon/apkill_adapter.h"
 #include "basild/daemon/daemon_parts.h"
 #include "basild/daemon/node_sync_runner.h"
@@ -70,6 +71,8 @@ struct Service::Impl : std::enable_shared_from_this<Impl> {
   std::shared_ptr<TypedCalls> typed;
   control::Registry registry;
   std::unique_ptr<control::Server> server;
+  control::Registry public_registry;                    // what [metrics] listen serves
+  std::unique_ptr<control::TcpListener> metrics_listener;  // [metrics] listen; null: off
   SharedViews shared_views;
   bool stopping = false;
   WallTime started_at = clock.wall();
@@ -207,6 +210,7 @@ struct Service::Impl : std::enable_shared_from_this<Impl> {
     parts.stopping = &stopping;
     parts.views = &shared_views;
     parts.started_at = started_at;
+    parts.version = flags.version;
     control::ServerOptions so;
     so.socket_path = config.control.socket;
     so.socket_mode = config.control.mode;
@@ -230,12 +234,29 @@ struct Service::Impl : std::enable_shared_from_this<Impl> {
     register_routes(registry, parts);
     if (auto s = server->start(); !s) return s;
     log.info("B0103", "control socket " + config.control.socket + " listening");
+    if (auto s = start_metrics_listener(parts); !s) return s;
     // What apbasil_proxy and apkill_proxy, which read no basild.conf, need.
     control::Published pub;
     if (!flags.config_path.empty()) pub.config = flags.config_path;
     pub.wait = control::published_wait(std::chrono::duration_cast<std::chrono::milliseconds>(config.apbasil.timeout));
     pub.max_output_bytes = config.apbasil.max_output_bytes;
     if (auto s = control::write_published(config.control.socket, pub); !s) log.warning("B0119", s.message());
+    return {};
+  }
+
+  // [metrics] listen: the read-only routes on TCP; an address that cannot
+  // be listened on stops the start (a monitor silently blind is worse).
+  basil::Status start_metrics_listener(const DaemonParts& parts) {
+    if (config.metrics.listen.empty()) return {};
+    const auto where = parse_listen_address(config.metrics.listen);
+    if (!where.value) return {basil::Code::kInvalidValue, "metrics.listen: " + where.error};
+    control::TcpListenerOptions lo;
+    lo.address = where.value->address;
+    lo.port = where.value->port;
+    register_public_routes(public_registry, parts);
+    metrics_listener = std::make_unique<control::TcpListener>(io, lo, public_registry);
+    if (auto s = metrics_listener->start(); !s) return {s.code(), "metrics.listen: " + s.message()};
+    log.info("B0112", "metrics listener on " + metrics_listener->where() + " (GET /metrics)");
     return {};
   }
 
@@ -333,6 +354,7 @@ struct Service::Impl : std::enable_shared_from_this<Impl> {
     });
     auto limit = std::make_shared<asio::steady_timer>(io, kStopLimit);
     limit->async_wait([limit, finish](const boost::system::error_code&) { finish(); });
+    if (metrics_listener) metrics_listener->stop();
     if (server) {
       server->stop(finish);
     } else {
@@ -359,6 +381,7 @@ struct Service::Impl : std::enable_shared_from_this<Impl> {
     if (!(next.conduit == config.conduit)) restart.push_back("[conduit]");
     if (!(next.state == config.state)) restart.push_back("[state]");
     if (!(next.control == config.control)) restart.push_back("[control]");
+    if (!(next.metrics == config.metrics)) restart.push_back("[metrics]");
     if (next.log.xml_log != config.log.xml_log || next.log.xml_log_loc != config.log.xml_log_loc)
       restart.push_back("log.xml_log*");
     if (!(next.reconcile.sources == config.reconcile.sources)) restart.push_back("reconcile.source");

@@ -21,6 +21,7 @@ namespace basild {
 struct ServiceFlags {
   bool accept_empty_state = false;  // --accept-empty-state: an empty state.db starts as a new one
   std::string config_path;          // published for apbasil_proxy (control_client/published.h)
+  std::string version;              // basild's, for basild_build_info
 };
 
 class Service {

@@ -1,5 +1,9 @@
 #include "basild/daemon/views.h"
 
+#include <algorithm>
+#include <map>
+#include <utility>
+
 #include "basild/core/job_json.h"
 #include "basild/core/records.h"
 #include "basild/daemon/replies.h"
@@ -95,8 +99,43 @@ json stats_json(const DaemonParts& d) {
   return j;
 }
 
+namespace {
+
+// What ALPS's last INVENTORY and basild's records hold, as gauges.
+void write_machine_metrics(MetricsText& m, const DaemonParts& d) {
+  m.family("basild_build_info", "gauge", "basild's version, in the label; the value is 1.")
+      .sample("basild_build_info", {{"version", d.version}}, std::uint64_t{1});
+  const auto& inv = d.poller->inventory();
+  const WallTime since = inv ? d.poller->inventory_at() : d.started_at;
+  m.family("basild_inventory_age_seconds", "gauge",
+           "Seconds since the last good INVENTORY (since basild started while it has none).")
+      .sample("basild_inventory_age_seconds", {},
+              std::max(0.0, std::chrono::duration<double>(d.clock->wall() - since).count()));
+  if (inv) {
+    m.gauge("basild_alps_reservations", inv->reservations.size(), "Reservations in ALPS's last INVENTORY.");
+    std::map<std::pair<std::string_view, std::string_view>, std::uint64_t> nodes;
+    for (const auto& n : inv->nodes) ++nodes[{basil::to_string(n.state), basil::to_string(n.role)}];
+    m.family("basild_alps_nodes", "gauge", "Nodes in ALPS's last INVENTORY, by state and role.");
+    for (const auto& [key, count] : nodes)
+      m.sample("basild_alps_nodes", {{"state", key.first}, {"role", key.second}}, count);
+  }
+  if (auto active = d.store->list_active()) {
+    std::map<std::string_view, std::uint64_t> by_state;
+    for (auto s : {ResState::kReserved, ResState::kConfirmed, ResState::kOrphan, ResState::kReleasing})
+      by_state[res_state_name(s)] = 0;
+    for (const auto& r : *active)
+      if (!is_terminal(r.state)) ++by_state[res_state_name(r.state)];
+    m.family("basild_reservations_active", "gauge",
+             "Reservations basild records as held in ALPS, by state (releasing: RELEASE sent, not proven gone).");
+    for (const auto& [state, count] : by_state) m.sample("basild_reservations_active", {{"state", state}}, count);
+  }
+}
+
+}  // namespace
+
 std::string metrics_text(const DaemonParts& d) {
   MetricsText m;
+  write_machine_metrics(m, d);
   d.timings->write_metrics(m);
   control::write_metrics(m, d.server->stats());
   d.transport->write_metrics(m);

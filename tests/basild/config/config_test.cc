@@ -386,6 +386,26 @@ TEST(ConfigTest, SocketModeIsOctal) {
   EXPECT_EQ(only_error("[control]\nmode = \"01777\"\n").key, "control.mode");
 }
 
+TEST(ConfigTest, TheMetricsListenerTakesANumericAddressAndAPort) {
+  EXPECT_EQ(parse_config("")->metrics.listen, "");
+  EXPECT_EQ(parse_config("[metrics]\nlisten = \"127.0.0.1:9469\"\n")->metrics.listen, "127.0.0.1:9469");
+  EXPECT_EQ(parse_config("[metrics]\nlisten = \"[::1]:9469\"\n")->metrics.listen, "[::1]:9469");
+  EXPECT_EQ(parse_config("[metrics]\nlisten = \"\"\n")->metrics.listen, "");
+  const auto v6 = parse_listen_address("[::1]:80");
+  ASSERT_TRUE(v6.value);
+  EXPECT_EQ(v6.value->address, "::1");
+  EXPECT_EQ(v6.value->port, 80);
+  for (const char* bad : {"localhost:9469", "127.0.0.1", "127.0.0.1:0", "127.0.0.1:65536", "::1:9469",
+                          "[127.0.0.1]:9469", "127.0.0.1:x", "127.0.0.1:"}) {
+    const ConfigError e = only_error(std::string("[metrics]\nlisten = \"") + bad + "\"\n");
+    EXPECT_EQ(e.key, "metrics.listen") << bad;
+    EXPECT_NE(e.message.find(bad), std::string::npos) << e.message;
+  }
+  EXPECT_NE(only_error("[metrics]\nlisten = \"basil:9469\"\n").message.find("host names are not looked up"),
+            std::string::npos);
+  EXPECT_EQ(only_error("[metrics]\nport = 9469\n").key, "metrics.port");
+}
+
 TEST(ConfigTest, AllowListsTakeNamesAndIds) {
   EXPECT_EQ(only_error("[control]\nallowed_users = [\"\"]\n").key, "control.allowed_users[0]");
   EXPECT_EQ(only_error("[control]\nallowed_users = [-1]\n").key, "control.allowed_users[0]");
