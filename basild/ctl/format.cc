@@ -245,7 +245,7 @@ std::string render_stats(const json& doc) {
       if (!c.is_object()) continue;
       std::string type = c.contains("type") ? cell(c.at("type")) : "-";
       if (type.empty()) type = "-";
-      rows.push_back({c.contains("method") ? cell(c.at("method")) : "-", type,
+      rows.push_back({c.contains("caller") ? cell(c.at("caller")) : "-", c.contains("method") ? cell(c.at("method")) : "-", type,
                       c.contains("count") ? cell(c.at("count")) : "-",
                       c.contains("errors") ? cell(c.at("errors")) : "-",
                       ms(c, "transport", "min"), ms(c, "transport", "mean"),
@@ -253,11 +253,12 @@ std::string render_stats(const json& doc) {
                       ms(c, "transport", "p99"), ms(c, "transport", "max"),
                       ms(c, "decode", "mean"), ms(c, "decode", "p99")});
     }
-    out += "BASIL calls (times in milliseconds; transport = apbasil round trip)\n";
+    out += "BASIL calls (times in milliseconds; transport = apbasil round trip; caller basild: its own polls\n"
+           "and typed calls, forwarded: a scheduler's raw BASIL through /v1/basil)\n";
     if (rows.empty()) {
       out += "(no calls yet)\n";
     } else {
-      out += render_table({"METHOD", "TYPE", "COUNT", "ERRORS", "MIN", "MEAN", "P50", "P95",
+      out += render_table({"CALLER", "METHOD", "TYPE", "COUNT", "ERRORS", "MIN", "MEAN", "P50", "P95",
                            "P99", "MAX", "DECODE_MEAN", "DECODE_P99"},
                           rows);
     }

@@ -72,6 +72,7 @@ TEST(FormatTest, StatsLikeSdiagInMilliseconds) {
   json doc = {{"unit", "seconds"},
               {"calls",
                json::array({{{"kind", "INVENTORY"},
+                             {"caller", "basild"},
                              {"method", "QUERY"},
                              {"type", "INVENTORY"},
                              {"count", 10},
@@ -82,6 +83,12 @@ TEST(FormatTest, StatsLikeSdiagInMilliseconds) {
                              {"decode",
                               {{"count", 10}, {"min", 0.001}, {"mean", 0.002}, {"p50", 0.002},
                                {"p95", 0.003}, {"p99", 0.0031}, {"max", 0.004}, {"sum", 0.02}}}},
+                            {{"kind", "INVENTORY"},
+                             {"caller", "forwarded"},
+                             {"method", "QUERY"},
+                             {"type", "INVENTORY"},
+                             {"count", 3},
+                             {"errors", 0}},
                             {{"kind", "RESERVE"},
                              {"method", "RESERVE"},
                              {"type", ""},
@@ -89,7 +96,10 @@ TEST(FormatTest, StatsLikeSdiagInMilliseconds) {
                              {"errors", 0}}})},
               {"control", {{"requests", 5}}}};
   std::string t = render_stats(doc);
-  EXPECT_NE(t.find("METHOD"), std::string::npos) << t;
+  EXPECT_NE(t.find("CALLER"), std::string::npos) << t;
+  // basild's own INVENTORY and a forwarded one are two rows told apart.
+  EXPECT_NE(t.find("\nbasild     QUERY"), std::string::npos) << t;
+  EXPECT_NE(t.find("\nforwarded  QUERY"), std::string::npos) << t;
   EXPECT_NE(t.find("P99"), std::string::npos) << t;
   EXPECT_NE(t.find("QUERY"), std::string::npos) << t;
   EXPECT_NE(t.find("19.000"), std::string::npos) << t;  // p50 in ms
