@@ -305,7 +305,7 @@ std::string render_human(std::string_view command, const json& doc) {
       "reservation_id", "batch_id", "user", "state", "width", "depth", "nppn", "nodes"};
   static const std::vector<std::string> kJobColumns = {"batch_id", "user", "state",
                                                         "reservation_id", "width", "nodes"};
-  static const std::vector<std::string> kEventColumns = {"time", "kind", "type",
+  static const std::vector<std::string> kEventColumns = {"time", "kind", "by", "type",
                                                           "reservation_id", "batch_id",
                                                           "message"};
   static const std::vector<std::string> kNodeColumns = {"node_id", "nid", "name", "state",

@@ -4,6 +4,9 @@
 //   basilctl [--socket PATH] [--json] COMMAND ...   talk to basild's control socket
 // Parsing and planning (ctl/invocation.h) and the tables (ctl/format.h) are
 // pure; this file only does the I/O.
+#include <sys/ioctl.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -19,6 +22,7 @@
 #include "basild/core/xml_log_format.h"
 #include "basild/ctl/decode_summary.h"
 #include "basild/ctl/format.h"
+#include "basild/ctl/format_events.h"
 #include "basild/ctl/invocation.h"
 #include "basild/ctl/plan.h"
 #include "basild/ctl/slurm_conf_cmd.h"
@@ -33,6 +37,16 @@ constexpr int kExitOk = 0;
 constexpr int kExitError = 1;
 constexpr int kExitUsage = 2;
 constexpr int kExitUnreachable = 3;
+
+// The terminal's columns when standard output is one (else $COLUMNS, else
+// 0: no limit, for a pipe or a file).
+std::size_t terminal_width() {
+  winsize w{};
+  if (::isatty(STDOUT_FILENO) && ::ioctl(STDOUT_FILENO, TIOCGWINSZ, &w) == 0 && w.ws_col > 0) return w.ws_col;
+  const char* columns = std::getenv("COLUMNS");
+  const long n = columns != nullptr ? std::strtol(columns, nullptr, 10) : 0;
+  return n > 0 ? static_cast<std::size_t>(n) : 0;
+}
 
 int cmd_decode(const std::vector<std::string>& args) {
   basil::DecodeOptions options;
@@ -149,6 +163,8 @@ int cmd_control(const basilctl::Invocation& inv) {
   if (call.raw_output || inv.json || !is_json) {
     std::cout << reply.body;
     if (!call.raw_output && !reply.body.empty() && !reply.body.ends_with('\n')) std::cout << '\n';
+  } else if (inv.command == "events") {
+    std::cout << basilctl::render_events(doc, terminal_width(), basilctl::local_time_text);
   } else {
     std::cout << basilctl::render_human(inv.command, doc);
   }

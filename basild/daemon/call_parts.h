@@ -10,6 +10,7 @@
 #include "basild/daemon/alps_poller.h"
 #include "basild/daemon/log.h"
 #include "basild/daemon/reconcile_runner.h"
+#include "basild/daemon/request_audit.h"
 #include "basild/core/state_store.h"
 
 namespace basild {
@@ -24,6 +25,7 @@ struct CallParts {
   AlpsPoller& poller;
   ReconcileRunner& runner;
   ApkillPort& apkill;
+  RequestAudit& requests;  // who asked for each change
 };
 
 // A reservation granted to a forwarded RESERVE whose answer never reached

@@ -17,6 +17,7 @@
 #include "basild/daemon/forwarder.h"
 #include "basild/daemon/node_sync_runner.h"
 #include "basild/daemon/reconcile_runner.h"
+#include "basild/daemon/request_audit.h"
 #include "basild/daemon/state_watch.h"
 #include "basild/daemon/typed_calls.h"
 #include "basild/core/state_store.h"
@@ -43,6 +44,7 @@ struct DaemonParts {
   const ControllerWatch* controller = nullptr;  // null: none (tests)
   Forwarder* forwarder = nullptr;
   TypedCalls* typed = nullptr;
+  RequestAudit* requests = nullptr;  // null: changes are not audited with their caller (tests)
   const bool* stopping = nullptr;
   SharedViews* views = nullptr;  // views.h; null: each view encoded for its response
   WallTime started_at{};

@@ -59,6 +59,7 @@ void Forwarder::forward(const control::Request& req, control::Responder reply) {
   if (decoded) request = std::make_shared<const basil::Request>(std::move(*decoded));
   const RequestKind kind = request_kind(request.get());
   if (kind.call == CallKind::kInventory) return forward_streamed(*body, kind, reply, fail);
+  if (request && !kind.query) audit_change(req.peer, *request);
   std::optional<std::int64_t> intent;  // set only for a RESERVE with a batch id
   const auto* reserve = request ? std::get_if<basil::ReserveRequest>(&request->body) : nullptr;
   if (reserve != nullptr && reserve->batch_id && !reserve->batch_id->empty()) {
@@ -73,6 +74,23 @@ void Forwarder::forward(const control::Request& req, control::Responder reply) {
                              [self, reply, request, intent, fail](basil::Result<Forwarded> r) {
                                self->answered(std::move(r), request, intent, reply, fail);
                              });
+}
+
+// A forwarded change, with its caller, before it is sent.
+void Forwarder::audit_change(const control::PeerCredentials& peer, const basil::Request& request) {
+  std::optional<std::uint64_t> res_id;
+  std::string batch_id;
+  std::visit(
+      [&](const auto& b) {
+        using B = std::decay_t<decltype(b)>;
+        if constexpr (std::is_same_v<B, basil::ReserveRequest>) batch_id = b.batch_id.value_or("");
+        if constexpr (std::is_same_v<B, basil::ConfirmRequest> || std::is_same_v<B, basil::ReleaseRequest>)
+          res_id = b.reservation_id;
+        if constexpr (std::is_same_v<B, basil::SwitchRequest>)
+          if (b.reservations.size() == 1) res_id = b.reservations.front().id;
+      },
+      request.body);
+  parts_.requests.record(peer, basil::to_string(request.method()), res_id, std::move(batch_id));
 }
 
 // A forwarded call's answer (`request` null when it did not decode).

@@ -45,6 +45,7 @@ class Forwarder : public std::enable_shared_from_this<Forwarder> {
   void learn_forwarded_release(std::uint64_t res_id, const basil::Response& resp);
   std::optional<basil::Reservation> batch_reservation_of(std::uint64_t apid) const;
   void note(const basil::Status& s);
+  void audit_change(const control::PeerCredentials& peer, const basil::Request& request);
   void note_recorded(std::string_view call, std::uint64_t res_id, const basil::Status& s);
 
   CallParts parts_;

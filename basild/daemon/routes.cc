@@ -3,6 +3,7 @@
 #include "basild/core/event_query.h"
 #include "basild/core/store_records.h"
 #include "basild/daemon/replies.h"
+#include "basild/daemon/request_audit.h"
 #include "basild/daemon/views.h"
 
 namespace basild {
@@ -75,7 +76,9 @@ class Routes {
     json arr = json::array();
     for (const auto& a : *list) {
       json detail = json::parse(a.detail, nullptr, false);
-      arr.push_back({{"id", a.id}, {"time_ms", epoch_ms(a.time)}, {"kind", a.kind},
+      // "by": who asked, for a change asked through the control socket.
+      const std::string by = detail.is_object() && detail.contains("by") ? requester_text(detail["by"]) : "";
+      arr.push_back({{"id", a.id}, {"time_ms", epoch_ms(a.time)}, {"kind", a.kind}, {"by", by},
                      {"reservation_id", a.res_id ? json(*a.res_id) : json(nullptr)},
                      {"batch_id", a.batch_id}, {"user", a.user}, {"nodes", a.nodes.format()},
                      {"detail", detail.is_discarded() ? json(a.detail) : detail}});
@@ -89,13 +92,40 @@ class Routes {
     return Response::json({{"events", arr}, {"node_events", narr}});
   }
 
+  // A forwarded RESERVE, CONFIRM, RELEASE or SWITCH is audited with its
+  // caller by the forwarder, which decodes it.
   void basil(const Request& req, Responder reply) const { d_.forwarder->forward(req, std::move(reply)); }
-  void apkill(const Request& req, Responder reply) const { d_.forwarder->apkill(req.json, std::move(reply)); }
-  void reserve(const Request& req, Responder reply) const { d_.typed->reserve(req.json, std::move(reply)); }
-  void confirm(const Request& req, Responder reply) const { d_.typed->confirm(req.json, std::move(reply)); }
-  void release(const Request& req, Responder reply) const { d_.typed->release(req.json, std::move(reply)); }
+  void apkill(const Request& req, Responder reply) const {
+    audit(req, "apkill");
+    d_.forwarder->apkill(req.json, std::move(reply));
+  }
+  void reserve(const Request& req, Responder reply) const {
+    audit(req, "reserve");
+    d_.typed->reserve(req.json, std::move(reply));
+  }
+  void confirm(const Request& req, Responder reply) const {
+    audit(req, "confirm");
+    d_.typed->confirm(req.json, std::move(reply));
+  }
+  void release(const Request& req, Responder reply) const {
+    audit(req, "release");
+    d_.typed->release(req.json, std::move(reply));
+  }
 
  private:
+  // Who asks for a change, with the reservation and job the body names.
+  void audit(const Request& req, std::string_view what) const {
+    if (d_.requests == nullptr) return;
+    std::optional<std::uint64_t> res_id;
+    std::string batch_id;
+    if (req.json.is_object()) {
+      if (auto r = req.json.find("reservation_id"); r != req.json.end() && r->is_number_unsigned())
+        res_id = r->get<std::uint64_t>();
+      if (auto b = req.json.find("batch_id"); b != req.json.end() && b->is_string()) batch_id = b->get<std::string>();
+    }
+    d_.requests->record(req.peer, what, res_id, std::move(batch_id));
+  }
+
   DaemonParts d_;
 };
 

@@ -69,6 +69,7 @@ struct Service::Impl : std::enable_shared_from_this<Impl> {
   std::shared_ptr<AlpsPoller> poller;
   std::shared_ptr<Forwarder> forwarder;
   std::shared_ptr<TypedCalls> typed;
+  std::unique_ptr<RequestAudit> request_audit;  // who asked for each change
   control::Registry registry;
   std::unique_ptr<control::Server> server;
   control::Registry public_registry;                    // what [metrics] listen serves
@@ -207,6 +208,7 @@ struct Service::Impl : std::enable_shared_from_this<Impl> {
     parts.controller = controller.get();
     parts.forwarder = forwarder.get();
     parts.typed = typed.get();
+    parts.requests = request_audit.get();
     parts.stopping = &stopping;
     parts.views = &shared_views;
     parts.started_at = started_at;
@@ -303,7 +305,8 @@ struct Service::Impl : std::enable_shared_from_this<Impl> {
     pp.nodes_refreshed = [n = node_sync](const basil::Inventory& inv) { n->nodes_refreshed(inv); };
     poller = std::make_shared<AlpsPoller>(io, config.poll, log, std::move(pp));
 
-    CallParts cp{io, log, *state, *writes, *client, clock, *poller, *runner, *apkill};
+    request_audit = std::make_unique<RequestAudit>(*writes, log);
+    CallParts cp{io, log, *state, *writes, *client, clock, *poller, *runner, *apkill, *request_audit};
     forwarder = std::make_shared<Forwarder>(cp, config.basil.strict_decode);
     typed = std::make_shared<TypedCalls>(cp, config.geometry);
 

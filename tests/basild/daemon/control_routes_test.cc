@@ -195,6 +195,50 @@ TEST(ControlRoutesTest, BasilctlEventsPassesLimitAndSince) {
   EXPECT_NE(out.out.find("\"limit\" must be an integer from 1 to 1000"), std::string::npos) << out.out;
 }
 
+TEST(ControlRoutesTest, EveryChangeAskedThroughTheSocketIsAuditedWithItsCallersUidAndProgram) {
+  Daemon d("routes-who");
+  d.start();
+  const std::string ctl = std::string(BASIL_BINARY_DIR) + "/basild/basilctl --socket " + d.socket();
+  unsigned status = 0;
+  const json made = d.call("POST", "/v1/reserve", R"({"batch_id":"41","user":"alice","job":{"nodes":1}})", &status);
+  ASSERT_EQ(status, 200u) << made.dump();
+  const std::uint64_t res = made["reservation_id"].get<std::uint64_t>();
+  // A forwarded RELEASE through the proxy, as slurmctld sends it, then a
+  // manual one with basilctl.
+  const std::string release = "<?xml version=\"1.0\"?>\n<BasilRequest protocol=\"1.3\" method=\"RELEASE\" "
+                              "reservation_id=\"" + std::to_string(res) + "\"/>\n";
+  basil_test::run({std::string(BASIL_BINARY_DIR) + "/apbasil_proxy/apbasil_proxy", "--socket", d.socket()}, release);
+  auto out = run_command(ctl + " release " + std::to_string(res));
+  ASSERT_EQ(out.exit_code, 0) << out.out;
+  // A query is no change.
+  ASSERT_EQ(run_command(ctl + " inventory").exit_code, 0);
+
+  std::vector<json> asked;
+  const json events = d.get("/v1/events?limit=1000");
+  for (const auto& e : events["events"])
+    if (e["kind"] == "request") asked.push_back(e);
+  ASSERT_EQ(asked.size(), 3u) << d.get("/v1/events?limit=1000").dump(1);
+  const std::string me = std::to_string(::geteuid());
+  const struct {
+    const char* request;
+    const char* program;
+  } expected[] = {{"reserve", ""}, {"RELEASE", "apbasil_proxy"}, {"release", "basilctl"}};
+  for (std::size_t i = 0; i < 3; ++i) {
+    const json& by = asked[i]["detail"]["by"];
+    EXPECT_EQ(asked[i]["detail"]["request"], expected[i].request) << asked[i].dump();
+    EXPECT_EQ(by["uid"].get<std::uint64_t>(), ::geteuid()) << asked[i].dump();
+    EXPECT_GT(by["pid"].get<std::int64_t>(), 0) << asked[i].dump();
+    if (*expected[i].program != '\0') {
+      EXPECT_EQ(by["program"], expected[i].program) << asked[i].dump();
+    }
+    EXPECT_NE(asked[i]["by"].get<std::string>().find("uid " + me), std::string::npos) << asked[i].dump();
+  }
+  EXPECT_EQ(asked[2]["reservation_id"].get<std::uint64_t>(), res);
+  EXPECT_EQ(asked[0]["batch_id"], "41");
+  out = run_command(ctl + " events");
+  EXPECT_NE(out.out.find("basilctl["), std::string::npos) << out.out;
+}
+
 TEST(ControlRoutesTest, DeeplyNestedJsonIsRefusedAndBasildStaysUp) {
   Daemon d("routes-deep");
   const pid_t pid = d.start();

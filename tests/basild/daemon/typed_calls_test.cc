@@ -38,7 +38,9 @@ class TypedCallsTest : public ::testing::Test {
     rp.clock = &clock_;
     rp.apkill = &apkill_;
     runner_ = std::make_shared<ReconcileRunner>(io_, ReconcileConfig{}, log_.logger(), std::move(rp));
-    CallParts parts{io_, log_.logger(), store_, store_, *client_, clock_, *poller_, *runner_, apkill_};
+    requests_ = std::make_unique<RequestAudit>(store_, log_.logger(), [](std::uint32_t) { return std::string(); },
+                                               [](std::int32_t) { return std::string(); });
+    CallParts parts{io_, log_.logger(), store_, store_, *client_, clock_, *poller_, *runner_, apkill_, *requests_};
     typed_ = std::make_shared<TypedCalls>(parts, GeometryConfig{});
     ASSERT_TRUE(memory_.record_reserved(std::nullopt, basild_test::job_reservation(7, "1001")));
   }
@@ -84,6 +86,7 @@ class TypedCallsTest : public ::testing::Test {
   std::unique_ptr<Client> client_;
   std::shared_ptr<AlpsPoller> poller_;
   std::shared_ptr<ReconcileRunner> runner_;
+  std::unique_ptr<RequestAudit> requests_;
   std::shared_ptr<TypedCalls> typed_;
 };
 
