@@ -296,4 +296,13 @@ Status write_all(ssh_channel_struct* channel, std::string_view bytes) {
   return Status::ok();
 }
 
+bool tcp_answers(const SshOptions& options, std::chrono::milliseconds within) {
+  SshOptions o = options;
+  o.connect_timeout = within;
+  auto fd = connect_tcp(o, ConnectControl{});
+  if (!fd) return false;
+  ::close(*fd);
+  return true;
+}
+
 }  // namespace basild::conduit

@@ -75,6 +75,10 @@ struct ConnectControl {
 };
 basil::Result<SessionPtr> open_session(const SshOptions& options, const ConnectControl& control);
 
+// Whether the host accepts a TCP connection within `within` (closed at
+// once): a cheap look, while the link is down, for the moment it returns.
+bool tcp_answers(const SshOptions& options, std::chrono::milliseconds within);
+
 // The remote command line for `argv`: each word in single quotes for the
 // remote account's shell (a ' inside becomes '\''). Config values only: no
 // byte of a request is ever put on a command line.

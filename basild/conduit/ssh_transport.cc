@@ -72,7 +72,11 @@ void SshTransport::Impl::run() {
       stop_now = stopping;
     }
     if (stop_now) break;
-    if (!up && Clock::now() >= next_attempt) try_connect();
+    if (!up && Clock::now() >= next_attempt) {
+      try_connect();
+    } else if (!up && Clock::now() >= next_probe) {
+      probe();
+    }
     if (!up) fail_waiting_since(last_failed_attempt);
     if (up) {
       start_calls();
@@ -154,7 +158,7 @@ void SshTransport::Impl::watch(ssh_channel ch) {
 int SshTransport::Impl::poll_timeout_ms() const {
   auto now = Clock::now();
   auto until = now + milliseconds(1000);
-  if (!up) until = std::min(until, next_attempt);
+  if (!up) until = std::min(until, std::min(next_attempt, next_probe));
   for (const auto& [id, a] : active) {
     if (a.job.deadline) until = std::min(until, *a.job.deadline);
     // An exec call whose output ended waits for the channel's close.
@@ -202,6 +206,11 @@ void SshTransport::Impl::try_connect() {
   }
   first_try = 0;
   down_error = why;
+  if (!down_since) {
+    down_since = Clock::now();
+    down_target = describe_target(at(in_use));
+    report({LinkEvent::Kind::kDown, down_target, why, milliseconds(0), false});
+  }
   delay = delay.count() == 0 ? options.reconnect_min : std::min(delay * 2, options.reconnect_max);
   last_failed_attempt = Clock::now();
   next_attempt = last_failed_attempt + delay;
@@ -210,6 +219,9 @@ void SshTransport::Impl::try_connect() {
     ++st.connect_failures;
   }
   set_state("down", down_error);
+  // Whether a node accepts TCP now: when none does, the probes that follow
+  // see it come back; when one does (a session refused), they see no change.
+  probe();
 }
 
 void SshTransport::Impl::adopt(SessionPtr s, std::size_t i) {
@@ -231,10 +243,29 @@ void SshTransport::Impl::adopt(SessionPtr s, std::size_t i) {
     st.host = options.hosts[i].host + ":" + std::to_string(options.hosts[i].port);
     if (const char* c = ssh_get_cipher_in(session.get())) st.cipher = c;
   }
+  const bool moved_back = ever_up && !down_since && i < in_use;
+  const bool first = !ever_up && !down_since;
+  const auto outage = down_since ? std::chrono::duration_cast<milliseconds>(Clock::now() - *down_since) : milliseconds(0);
+  down_since.reset();
   in_use = i;
   ever_up = true;
   set_state("up");
+  report({moved_back ? LinkEvent::Kind::kMovedBack : LinkEvent::Kind::kUp, describe_target(at(i)), {}, outage, first});
   if (use_gateway) start_helper();
+}
+
+void SshTransport::Impl::probe() {
+  next_probe = Clock::now() + options.reconnect_min;
+  const milliseconds within = std::min(milliseconds(250), options.ssh.connect_timeout);
+  bool any = false;
+  for (std::size_t i = 0; i < options.hosts.size() && !any && !is_stopping(); ++i) any = tcp_answers(at(i), within);
+  if (any && !probe_answered) next_attempt = Clock::now();
+  probe_answered = any;
+}
+
+void SshTransport::Impl::report(LinkEvent e) {
+  if (!options.on_link) return;
+  asio::post(io, [on_link = options.on_link, e = std::move(e)] { on_link(e); });
 }
 
 // Only with nothing running (the loop checks), so nothing is lost: calls
@@ -278,6 +309,11 @@ void SshTransport::Impl::on_drop(const std::string& why) {
   }
   down_error = reason;
   set_state("connecting", reason);
+  if (!down_since) {
+    down_since = Clock::now();
+    down_target = describe_target(at(in_use));
+    report({LinkEvent::Kind::kDown, down_target, reason, milliseconds(0), false});
+  }
   next_attempt = Clock::now();  // first attempt at once
   delay = milliseconds(0);
   // Re-queue QUERYs at the front, in their order; the rest are lost.

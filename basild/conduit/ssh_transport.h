@@ -34,7 +34,11 @@
 // as the transport lives; a call that arrives meanwhile brings the next
 // attempt forward to reconnect_min after the last one, so that callers find
 // a returned main system at once and a dead one is tried at most once per
-// reconnect_min. Calls running when the link drops: a QUERY is sent
+// reconnect_min. Between attempts the login nodes are probed every
+// reconnect_min with a bare TCP connect (at most 250 ms each): when one that
+// did not answer answers again, the next attempt is made at once, calls or
+// not. A node that accepts TCP but refuses the session (a key, a host key)
+// stays on the backoff. Calls running when the link drops: a QUERY is sent
 // again after the reconnect (it waits for it within its own timeout); any
 // other method fails with kTransport (its answer was lost; ALPS may have
 // acted on it, which the reconciler sorts out).
@@ -65,6 +69,7 @@
 #include "basild/asio/asio.h"
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -82,6 +87,19 @@ struct SshHost {
   std::string host;
   std::uint16_t port = 22;
   bool operator==(const SshHost&) const = default;
+};
+
+// The link's ups and downs, for the daemon's log: one kDown when an
+// outage starts (a session lost, or none opened at start), one kUp when a
+// session is open again (with how long the outage lasted), kMovedBack when
+// the session moves back to an earlier login node (no outage).
+struct LinkEvent {
+  enum class Kind : std::uint8_t { kDown, kUp, kMovedBack };
+  Kind kind = Kind::kDown;
+  std::string target;                 // user@host:port: the node lost, or the one now in use
+  std::string reason;                 // kDown: why
+  std::chrono::milliseconds outage{0};  // kUp: since the kDown
+  bool first = false;                 // kUp: the first session since start, no outage before it
 };
 
 struct SshTransportOptions {
@@ -104,6 +122,8 @@ struct SshTransportOptions {
   std::size_t max_stderr_bytes = 64 * 1024;
   std::chrono::milliseconds reconnect_min{1'000};
   std::chrono::milliseconds reconnect_max{60'000};
+  // Called on the io_context for each LinkEvent; unset: none.
+  std::function<void(const LinkEvent&)> on_link;
 };
 
 // What health and metrics show.

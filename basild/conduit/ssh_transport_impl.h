@@ -220,6 +220,10 @@ struct SshTransport::Impl {
   // when a call arrives while its TCP connect waits.
   basil::Result<SessionPtr> connect_to(std::size_t i, bool yield_to_calls);
   void try_connect();
+  // While down: a TCP look at the nodes; one answering again brings the
+  // next attempt to now.
+  void probe();
+  void report(LinkEvent e);
   // The session on login node `i` becomes the one in use.
   void adopt(SessionPtr s, std::size_t i);
   // On a later login node with nothing running: back to an earlier one
@@ -292,6 +296,10 @@ struct SshTransport::Impl {
   Clock::time_point next_failback{};
   Clock::time_point next_attempt{};
   Clock::time_point last_failed_attempt{};
+  Clock::time_point next_probe{};
+  bool probe_answered = true;  // the last probe found a node accepting TCP
+  std::optional<Clock::time_point> down_since;  // an outage reported (kDown) and not ended
+  std::string down_target;
   milliseconds delay{0};
   Clock::time_point next_keepalive{};
   std::string down_error;

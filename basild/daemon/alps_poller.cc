@@ -319,14 +319,14 @@ void AlpsPoller::apply_inventory(const basil::Inventory& inv, const ChangeOrder:
     if (rec.state == ResState::kReleasing) {
       // basild's own RELEASE loop was waiting for the claims to end.
       note(store.mark_released(id, "absent from INVENTORY after basild's RELEASE"));
-      log_.info("B0234", "reservation " + std::to_string(id) + " released (its last claim ended)");
+      log_.debug("B0234", "reservation " + std::to_string(id) + " released (its last claim ended)");
       continue;
     }
     if (rec.origin == ResOrigin::kSeen) {
       // Made and released by someone else (the other controller's basild,
       // an administrator): no job of basild's loses its nodes.
       note(store.mark_gone(id, "absent from INVENTORY"));
-      log_.info("B0235", "reservation " + std::to_string(id) + " (batch_id " +
+      log_.debug("B0235", "reservation " + std::to_string(id) + " (batch_id " +
                              (rec.batch_id.empty() ? std::string("none") : rec.batch_id) +
                              "), made outside basild, left ALPS");
       continue;
@@ -339,7 +339,7 @@ void AlpsPoller::apply_inventory(const basil::Inventory& inv, const ChangeOrder:
   for (const auto& res : plan.seen) {
     auto rec = record_from_inventory(inv, res, ResOrigin::kSeen);
     note(store.record_seen(rec));
-    log_.info("B0233", "reservation " + std::to_string(rec.res_id) + " (batch_id " +
+    log_.debug("B0233", "reservation " + std::to_string(rec.res_id) + " (batch_id " +
                            (rec.batch_id.empty() ? std::string("none") : rec.batch_id) + ", user " + rec.user +
                            ") made outside basild");
   }

@@ -206,7 +206,7 @@ basil::Result<std::optional<ReservationRecord>> Forwarder::record_forwarded_rese
   }
   rec.origin = ResOrigin::kReserved;
   if (auto st = parts_.store.record_reserved(intent, rec); !st) return st;
-  parts_.log.info("B0306", "ALPS reservation " + std::to_string(rec.res_id) + " for job " + rec.batch_id +
+  parts_.log.debug("B0306", "ALPS reservation " + std::to_string(rec.res_id) + " for job " + rec.batch_id +
                         " (forwarded RESERVE) on " + rec.nodes.format());
   return std::optional<ReservationRecord>(std::move(rec));
 }
@@ -283,7 +283,7 @@ void Forwarder::learn_forwarded_release(std::uint64_t res_id, const basil::Respo
   const auto* released = std::get_if<basil::Released>(&resp.body);
   if (released != nullptr && released->claims && *released->claims == 0) {
     note_recorded("RELEASE", res_id, parts_.store.mark_released(res_id, "forwarded RELEASE: claims 0"));
-    parts_.log.info("B0307", "reservation " + std::to_string(res_id) + " released by the scheduler (forwarded RELEASE)");
+    parts_.log.debug("B0307", "reservation " + std::to_string(res_id) + " released by the scheduler (forwarded RELEASE)");
   } else if ((*rec)->state != ResState::kReleasing) {
     note_recorded("RELEASE", res_id, parts_.store.mark_releasing(res_id, "forwarded RELEASE: claims remain"));
   }

@@ -297,7 +297,7 @@ void ReconcileRunner::start_release_loop(std::uint64_t id) {
         if (rec && *rec && is_terminal((*rec)->state)) return;
         self->note(self->ports_.store->mark_released(
             id, "RELEASE proved it gone after " + std::to_string(done->attempts) + " attempts"));
-        self->log_.info("B0311", "reservation " + std::to_string(id) + " released (" +
+        self->log_.debug("B0311", "reservation " + std::to_string(id) + " released (" +
                                      std::to_string(done->attempts) + " RELEASE calls)");
       });
 }

@@ -84,7 +84,7 @@ struct Service::Impl : std::enable_shared_from_this<Impl> {
     if (auto s = open_state(); !s) return s;
     sweep_children();
     if (auto s = open_xml_log(); !s) return s;
-    transport = make_conduit(io, config);
+    transport = make_conduit(io, config, [this](const conduit::LinkEvent& e) { log_link(e); });
     remember_engine_answers();
     make_client();
     build_parts();
@@ -244,6 +244,27 @@ struct Service::Impl : std::enable_shared_from_this<Impl> {
     pub.max_output_bytes = config.apbasil.max_output_bytes;
     if (auto s = control::write_published(config.control.socket, pub); !s) log.warning("B0119", s.message());
     return {};
+  }
+
+  // The ssh link's outages, one line as each starts and one as it ends.
+  void log_link(const conduit::LinkEvent& e) {
+    switch (e.kind) {
+      case conduit::LinkEvent::Kind::kDown:
+        log.warning("B0470", "link to the Cray lost: " + e.reason + "; reconnecting");
+        break;
+      case conduit::LinkEvent::Kind::kUp:
+        if (e.first) {
+          log.info("B0471", "link to the Cray up: " + e.target);
+        } else {
+          char outage[32];
+          std::snprintf(outage, sizeof outage, "%.1f", static_cast<double>(e.outage.count()) / 1000.0);
+          log.notice("B0472", "link to the Cray back: " + e.target + ", after " + outage + " s");
+        }
+        break;
+      case conduit::LinkEvent::Kind::kMovedBack:
+        log.info("B0473", "link to the Cray moved back to " + e.target + ", the earlier login node");
+        break;
+    }
   }
 
   // [metrics] listen: the read-only routes on TCP; an address that cannot

@@ -200,7 +200,7 @@ void TypedCalls::reserve_now(basil::ReserveRequest request, bool earlier_attempt
       return reply(error_reply(s));
     }
     self->parts_.poller.order().intent_settled(intent_id);
-    self->parts_.log.info("B0304", "ALPS reservation " + std::to_string(rec.res_id) + " for job " + rec.batch_id +
+    self->parts_.log.debug("B0304", "ALPS reservation " + std::to_string(rec.res_id) + " for job " + rec.batch_id +
                                 ": width " + std::to_string(rec.width) + " on " + rec.nodes.format() +
                                 (r->adopted ? " (adopted)" : ""));
     auto stored = self->parts_.store.find(rec.res_id);

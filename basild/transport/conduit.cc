@@ -29,9 +29,16 @@ class LocalConduit final : public Conduit {
   LocalTransport transport_;
 };
 
+conduit::SshTransportOptions with_link_events(conduit::SshTransportOptions o,
+                                              std::function<void(const conduit::LinkEvent&)> on_link) {
+  o.on_link = std::move(on_link);
+  return o;
+}
+
 class SshConduit final : public Conduit {
  public:
-  SshConduit(boost::asio::io_context& io, const Config& c) : transport_(io, ssh_transport_options(c)) {}
+  SshConduit(boost::asio::io_context& io, const Config& c, std::function<void(const conduit::LinkEvent&)> on_link)
+      : transport_(io, with_link_events(ssh_transport_options(c), std::move(on_link))) {}
   Transport& get() override { return transport_; }
   const Transport& get() const override { return transport_; }
   void shutdown() override { transport_.shutdown(); }
@@ -87,9 +94,10 @@ class SshConduit final : public Conduit {
 
 }  // namespace
 
-std::unique_ptr<Conduit> make_conduit(boost::asio::io_context& io, const Config& config) {
+std::unique_ptr<Conduit> make_conduit(boost::asio::io_context& io, const Config& config,
+                                      std::function<void(const conduit::LinkEvent&)> on_link) {
   if (config.conduit.mode == ConduitMode::kLocal) return std::make_unique<LocalConduit>(io, config);
-  return std::make_unique<SshConduit>(io, config);
+  return std::make_unique<SshConduit>(io, config, std::move(on_link));
 }
 
 }  // namespace basild

@@ -6,6 +6,7 @@
 #include "basild/asio/asio.h"
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -41,6 +42,8 @@ class Conduit {
   std::size_t queued() const { return get().queued(); }
 };
 
-std::unique_ptr<Conduit> make_conduit(boost::asio::io_context& io, const Config& config);
+// `on_link` hears the ssh link's drops and returns (none for the local one).
+std::unique_ptr<Conduit> make_conduit(boost::asio::io_context& io, const Config& config,
+                                      std::function<void(const conduit::LinkEvent&)> on_link = {});
 
 }  // namespace basild

@@ -441,6 +441,40 @@ TEST_F(SshTransportTest, ACallWhileTheLinkIsDownBringsTheNextAttemptForward) {
   EXPECT_EQ(remote.status().connect_failures, failures) << "no attempt failed meanwhile";
 }
 
+// The main system comes back while nobody calls: the TCP probes find it
+// and the link is up again within about a reconnect_min, not at the end of
+// a backoff grown to seconds. The outage is one kDown and one kUp, whatever
+// the attempts between.
+TEST_F(SshTransportTest, ALinkThatReturnsIsReconnectedWithNoCallWaitingAndItsOutageReportedOnce) {
+  const auto state = emulator_state("cd-probe");
+  auto opts = ssh_options(sshd, state, ConduitModeKind::kExec);
+  opts.reconnect_min = 200ms;
+  opts.reconnect_max = 60s;
+  std::vector<conduit::LinkEvent> events;
+  opts.on_link = [&events](const conduit::LinkEvent& e) { events.push_back(e); };
+  SshTransport remote(io, opts);
+  ASSERT_TRUE(call(io, remote, engine_request()).status);
+  sshd.Kill();
+  // Failed attempts after 0, 200, 400, 800, 1600 ms: the next would come
+  // 3.2 s after the last.
+  ASSERT_TRUE(wait_status(remote, [](const conduit::ConduitStatus& s) { return s.connect_failures >= 5; }, 10s));
+  ASSERT_TRUE(sshd.Start()) << sshd.error();
+  const auto t0 = std::chrono::steady_clock::now();
+  ASSERT_TRUE(wait_status(remote, [](const conduit::ConduitStatus& s) { return s.state == "up"; }, 10s));
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, 1500ms) << "waited for the backoff (3.2 s) instead";
+  io.restart();
+  io.poll();
+  ASSERT_EQ(events.size(), 3u);
+  EXPECT_EQ(events[0].kind, conduit::LinkEvent::Kind::kUp);
+  EXPECT_TRUE(events[0].first);
+  EXPECT_EQ(events[1].kind, conduit::LinkEvent::Kind::kDown);
+  EXPECT_NE(events[1].reason.find("lost"), std::string::npos) << events[1].reason;
+  EXPECT_EQ(events[2].kind, conduit::LinkEvent::Kind::kUp);
+  EXPECT_FALSE(events[2].first);
+  EXPECT_GE(events[2].outage, 3000ms) << "the five failed attempts took 3 s";
+  EXPECT_NE(events[2].target.find(std::to_string(sshd.port())), std::string::npos) << events[2].target;
+}
+
 // However many calls come while the main system stays away, an attempt is
 // made at most once per reconnect_min.
 TEST_F(SshTransportTest, CallsOnADeadMainSystemTryAtMostOncePerReconnectMin) {

@@ -114,5 +114,42 @@ TEST(HealthIntegrationTest, HealthAndMetricsNameTheLoginNodeInUse) {
   EXPECT_NE(metrics.find("basild_conduit_failovers_total 0\n"), std::string::npos) << metrics;
 }
 
+// The login node's sshd dies and comes back while basild polls: one
+// warning as the outage starts, one notice with its length as it ends; and
+// a job's reserve and release write no line at the default level.
+TEST(HealthIntegrationTest, ALinkOutageIsOneLineAsItStartsAndOneWithItsLengthAsItEnds) {
+  basil_test::TestSshd sshd;
+  ASSERT_TRUE(sshd.Start()) << sshd.error();
+  Daemon d("link-lines");
+  std::ofstream(d.dir() + "/basild.conf", std::ios::app)
+      << basil_test::conduit_conf(sshd, "ssh-gateway", testing::emulator_path(), d.emu(), BASIL_BINARY_DIR)
+      << "reconnect_min = \"200ms\"\n";
+  d.start();
+  unsigned status = 0;
+  const json made = d.call("POST", "/v1/reserve", R"({"batch_id":"5","user":"alice","job":{"nodes":1}})", &status);
+  ASSERT_EQ(status, 200u) << made.dump();
+  d.call("POST", "/v1/release", json{{"reservation_id", made["reservation_id"]}}.dump(), &status);
+  ASSERT_EQ(status, 200u);
+  const auto count = [](const std::string& text, const std::string& what) {
+    std::size_t n = 0;
+    for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+    return n;
+  };
+  EXPECT_EQ(count(d.log(), "B0471"), 1u) << d.log();
+  for (const char* per_job : {"B0304", "B0311", "B0234"}) EXPECT_EQ(count(d.log(), per_job), 0u) << per_job << d.log();
+
+  sshd.Kill();
+  ASSERT_TRUE(wait_until([&] { return count(d.log(), "B0470") == 1; }, 20s)) << d.log();
+  // Polls fail meanwhile (a 1 s poll, several attempts): still one line.
+  ASSERT_TRUE(wait_until([&] { return health(d).body["conduit"].value("connect_failures", 0) >= 3; }, 20s));
+  ASSERT_TRUE(sshd.Start()) << sshd.error();
+  ASSERT_TRUE(wait_until([&] { return count(d.log(), "B0472") == 1; }, 20s)) << d.log();
+  EXPECT_EQ(count(d.log(), "B0470"), 1u) << d.log();
+  const std::string log = d.log();
+  const auto back = log.find("B0472");
+  EXPECT_NE(log.find(" s\n", back), std::string::npos) << log;
+  EXPECT_NE(log.find("after ", back), std::string::npos) << log;
+}
+
 }  // namespace
 }  // namespace basild
