@@ -1,17 +1,16 @@
 #include "slurm/config_path.h"
 
-#include <unistd.h>
-
 #include "slurm/hook_config.h"
+
+#include <unistd.h>
 
 namespace basild::slurm {
 
-// kDefaultConfigPath. bench/slurm_jobs' build of the program
-// (basil-slurm-bench, never installed) reads the file beside the program
-// instead, so that a bench's slurm.conf names the program itself, as a
-// site's does, while each of its clusters has a configuration of its own:
-// Slurm runs its hooks with no arguments and no environment of the caller's.
-std::string default_config_path() {
+// bench/slurm_jobs' build of the program (basil-slurm-bench, never
+// installed) reads the basil-slurm.conf beside the program, so that a
+// bench's slurm.conf names the program itself, as a site's does, while each
+// of its clusters has a configuration of its own.
+std::string default_config_path(std::string_view argv0) {
 #ifdef BASIL_SLURM_CONFIG_BESIDE_PROGRAM
   char exe[4096];
   const ssize_t n = ::readlink("/proc/self/exe", exe, sizeof exe - 1);
@@ -20,7 +19,7 @@ std::string default_config_path() {
     return path.substr(0, path.rfind('/') + 1) + "basil-slurm.conf";
   }
 #endif
-  return kDefaultConfigPath;
+  return config_path_for(argv0, [](const std::string& p) { return ::access(p.c_str(), F_OK) == 0; });
 }
 
 }  // namespace basild::slurm

@@ -174,4 +174,15 @@ Result<HookConfig> parse_hook_config(std::string_view source, std::string_view o
   return Status(Code::kInvalidValue, std::move(all));
 }
 
+std::string config_path_for(std::string_view argv0, const std::function<bool(const std::string&)>& exists) {
+  const auto slash = argv0.rfind('/');
+  std::string name(slash == std::string_view::npos ? argv0 : argv0.substr(slash + 1));
+  if (name.empty()) name = "basil-slurm";
+  if (slash != std::string_view::npos) {
+    const std::string beside = std::string(argv0.substr(0, slash + 1)) + name + ".conf";
+    if (exists(beside)) return beside;
+  }
+  return "/etc/basild/" + name + ".conf";
+}
+
 }  // namespace basild::slurm

@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -18,8 +19,13 @@
 namespace basild::slurm {
 
 // Where basil-slurm looks when --config is not given (a missing file there
-// means every default).
-inline constexpr const char* kDefaultConfigPath = "/etc/basild/basil-slurm.conf";
+// means every default), for a program started as `argv0` (".../NAME"):
+// NAME.conf beside it when argv0 names a folder and that file exists, else
+// /etc/basild/NAME.conf. NAME is argv0's last component ("basil-slurm" when
+// argv0 is empty). A site with two sets of hooks on one host (two clusters,
+// or two controllers' basilds) links basil-slurm as another name and writes
+// that name's file. Pure: `exists` says whether a file is there.
+std::string config_path_for(std::string_view argv0, const std::function<bool(const std::string&)>& exists);
 
 // Where a job's reservation is CONFIRMed (basil-slurm(8), CONFIRM AND
 // APRUN). kNode: a batch job's on the node where its script starts, by the

@@ -3,8 +3,14 @@
 // tells which from SLURM_SCRIPT_CONTEXT, or from a subcommand when run by
 // hand.
 #include <fcntl.h>
+#include <grp.h>
+#include <pwd.h>
+#include <sys/wait.h>
 #include <syslog.h>
 #include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 
 #include <charconv>
 #include <chrono>
@@ -25,6 +31,7 @@
 #include "slurm/config_path.h"
 #include "slurm/hooks.h"
 #include "slurm/node_confirm.h"
+#include "slurm/setup_check.h"
 #include "slurm/slurm_api.h"
 
 namespace {
@@ -195,26 +202,29 @@ bool read_node_confirm_arg(NodeConfirm& q, const std::string& option, const std:
 }
 
 struct Args {
-  std::string config = basild::slurm::default_config_path();
+  std::string config;
   bool config_given = false;
   bool check_config = false;
+  std::string check_as;  // --as USER: the checks as that user (root only)
   std::optional<Hook> hook;
   std::optional<NodeConfirm> node_confirm;
 };
 
-int usage(const std::string& why) {
+int usage(const std::string& why, const std::string& config) {
   if (!why.empty()) std::cerr << "basil-slurm: " << why << "\n";
   std::cerr << "usage: basil-slurm [--config FILE] [prolog|epilog|task-prolog]\n"
                "       basil-slurm [--config FILE] node-confirm --job ID --reservation R --pagg-id P [--apbasil PATH]\n"
-               "       basil-slurm [--config FILE] --check-config\n"
+               "       basil-slurm [--config FILE] --check-config [--as USER]\n"
                "Without a subcommand the hook is SLURM_SCRIPT_CONTEXT's (prolog_slurmctld,\n"
                "epilog_slurmctld or slurmd's epilog_slurmd, prolog_task). The configuration is "
-            << default_config_path() << " unless --config names one.\n";
+            << config << " unless --config names one.\n";
   return why.empty() ? kExitOk : kExitUsage;
 }
 
 std::optional<Args> parse_args(int argc, char** argv, int& exit_code) {
   Args a;
+  a.config = default_config_path(argc > 0 ? argv[0] : "");
+  const auto usage = [&a](const std::string& why) { return ::usage(why, a.config); };
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     if (arg == "--help" || arg == "-h") {
@@ -226,6 +236,8 @@ std::optional<Args> parse_args(int argc, char** argv, int& exit_code) {
       a.config_given = true;
     } else if (arg == "--check-config") {
       a.check_config = true;
+    } else if (arg == "--as" && a.check_config && i + 1 < argc) {
+      a.check_as = argv[++i];
     } else if (arg == "node-confirm" && !a.node_confirm && !a.hook) {
       a.node_confirm.emplace();
     } else if (a.node_confirm && i + 1 < argc &&
@@ -273,6 +285,76 @@ std::optional<std::string> environment(std::string_view name) {
 // failure would kill the task.
 int setup_failure(std::optional<Hook> hook) { return hook == Hook::kTaskProlog ? kExitOk : kExitUsage; }
 
+// "" when the calling user can do what `mode` asks of `path` (access(2):
+// the real ids, which are this process's), else why not.
+std::string cannot(const std::string& path, int mode) {
+  if (::access(path.c_str(), mode) == 0) return {};
+  return std::strerror(errno);
+}
+
+std::string user_text(uid_t uid) {
+  const passwd* pw = ::getpwuid(uid);
+  return (pw != nullptr ? std::string(pw->pw_name) + " " : std::string()) + "(uid " + std::to_string(uid) + ")";
+}
+
+// The checks as this process's user; 0 when all hold.
+int check_setup_here(const Args& a, const HookConfig& config) {
+  SetupPorts ports;
+  ports.cannot_append = [](const std::string& path) {
+    if (::access(path.c_str(), F_OK) == 0) return cannot(path, W_OK);
+    const std::string folder = path.substr(0, path.rfind('/') + 1);
+    const std::string why = cannot(folder.empty() ? "." : folder, W_OK | X_OK);
+    return why.empty() ? why : "absent, and its folder: " + why;
+  };
+  ports.cannot_run = [](const std::string& path) { return cannot(path, X_OK); };
+  ports.cannot_read = [](const std::string& path) { return cannot(path, R_OK); };
+  ports.basild_health = [&config] {
+    basild::control::Client client(config.socket);
+    const auto r = client.request("GET", "/v1/health", "", "", std::chrono::seconds(10));
+    return r.ok() ? Reply{true, {}, r.status, r.body} : Reply{false, r.message, 0, {}};
+  };
+  std::cout << "configuration: " << a.config << (a.config_given ? "" : " (found by the program's name)") << "\n";
+  bool all = true;
+  for (const auto& line : check_setup(config, ports, user_text(::getuid()))) {
+    std::cout << (line.ok ? "ok    " : "FAIL  ") << line.text << "\n";
+    all = all && line.ok;
+  }
+  return all ? kExitOk : 1;
+}
+
+// --check-config [--as USER]: the checks as USER (its groups too), in a
+// child that takes its ids, as Slurm runs a hook as that user.
+int check_config(const Args& a, const HookConfig& config) {
+  if (a.check_as.empty()) return check_setup_here(a, config);
+  const passwd* pw = ::getpwnam(a.check_as.c_str());
+  if (pw == nullptr) {
+    std::cerr << "basil-slurm: --as " << a.check_as << ": no such user\n";
+    return kExitUsage;
+  }
+  const uid_t uid = pw->pw_uid;
+  const gid_t gid = pw->pw_gid;
+  std::cout.flush();
+  const pid_t child = ::fork();
+  if (child < 0) {
+    std::cerr << "basil-slurm: fork: " << std::strerror(errno) << "\n";
+    return kExitUsage;
+  }
+  if (child == 0) {
+    if (::initgroups(a.check_as.c_str(), gid) != 0 || ::setgid(gid) != 0 || ::setuid(uid) != 0) {
+      std::cerr << "basil-slurm: --as " << a.check_as << ": cannot take its ids (run as root): "
+                << std::strerror(errno) << "\n";
+      std::_Exit(kExitUsage);
+    }
+    const int rc = check_setup_here(a, config);
+    std::cout.flush();
+    std::_Exit(rc);
+  }
+  int status = 0;
+  while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : kExitUsage;
+}
+
 int run_hook(Hook hook, const HookConfig& config, Logger& logger) {
   auto env = read_job_env(environment, hook);
   if (!env) {
@@ -304,17 +386,15 @@ int main(int argc, char** argv) {
   if (!args->hook && !args->node_confirm && context) args->hook = hook_from_context(*context);
   if (!args->hook && !args->check_config && !args->node_confirm)
     return usage(context ? "SLURM_SCRIPT_CONTEXT=" + *context + " is no hook basil-slurm serves"
-                         : "no subcommand and no SLURM_SCRIPT_CONTEXT");
+                         : "no subcommand and no SLURM_SCRIPT_CONTEXT",
+                 args->config);
   Logger logger;
   auto config = load_config(*args);
   if (!config) {
     logger.log(LogLevel::kError, "configuration: " + config.status().message());
     return args->check_config ? kExitUsage : setup_failure(args->hook);
   }
-  if (args->check_config) {
-    std::cout << "OK " << args->config << "\n";
-    return kExitOk;
-  }
+  if (args->check_config) return check_config(*args, *config);
   logger.configure(*config);
   // libslurm's and scontrol's configuration: Slurm gives its hooks no SLURM_CONF.
   if (config->slurm_conf) ::setenv("SLURM_CONF", config->slurm_conf->c_str(), 1);

@@ -74,6 +74,7 @@ class SlurmSide {
   void set_record(const std::string& text) const { basil_test::write_file(dir_ + "/show.txt", text); }
   std::string updates() const { return basil_test::read_file(dir_ + "/updates"); }
   std::string log() const { return basil_test::read_file(dir_ + "/hooks.log"); }
+  const std::string& dir() const { return dir_; }
 
  private:
   std::string dir_;
@@ -84,6 +85,30 @@ json job_reservation(const Daemon& d, const std::string& batch_id) {
   for (const auto& r : d.get("/v1/reservations").value("reservations", json::array()))
     if (r.value("batch_id", "") == batch_id) return r;
   return nullptr;
+}
+
+// --check-config as the hooks' users: root passes against a running basild;
+// nobody, who can neither reach basild's socket nor write the log file,
+// fails on both with the user named.
+TEST(SlurmHooksTest, CheckConfigChecksTheLogAndBasildAsTheUserAHookRunsAs) {
+  if (::geteuid() != 0) GTEST_SKIP() << "--as needs root";
+  Daemon d("slurm-hooks-check");
+  d.start();
+  SlurmSide side(d.socket());
+  const std::string conf = side.dir() + "/basil-slurm.conf";
+  auto ok = basil_test::run({kProgram, "--config", conf, "--check-config"}, {}, {.err = basil_test::Redirect::pipe()});
+  EXPECT_EQ(ok.exit_code, 0) << ok.out << ok.err;
+  EXPECT_NE(ok.out.find("ok    basild: " + d.socket() + " answers"), std::string::npos) << ok.out;
+  EXPECT_NE(ok.out.find("ok    log: " + side.dir() + "/hooks.log"), std::string::npos) << ok.out;
+  auto nobody = basil_test::run({kProgram, "--config", conf, "--check-config", "--as", "nobody"}, {},
+                                {.err = basil_test::Redirect::pipe()});
+  EXPECT_EQ(nobody.exit_code, 1) << nobody.out << nobody.err;
+  EXPECT_NE(nobody.out.find("FAIL  log: " + side.dir() + "/hooks.log: nobody (uid 65534) cannot append"),
+            std::string::npos)
+      << nobody.out;
+  // The test's folders keep nobody from the socket itself (basild's own
+  // refusal, 403, is SetupCheckTest's).
+  EXPECT_NE(nobody.out.find("FAIL  basild: " + d.socket() + ": permission denied"), std::string::npos) << nobody.out;
 }
 
 TEST(SlurmHooksTest, AJobsLifeReservesWithItsShapeConfirmsExportsAndReleases) {
