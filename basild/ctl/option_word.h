@@ -2,6 +2,7 @@
 // '=', anything else whole (plan, slurm-conf).
 #pragma once
 
+#include <cctype>
 #include <string>
 
 namespace basilctl {
@@ -12,7 +13,11 @@ struct OptionWord {
   bool inline_value = false;
 };
 
+// "--name=value" and, as Slurm's commands take them, "-N1" (a one-letter
+// option with its value attached) come apart; other words stay whole.
 inline OptionWord split_option(const std::string& word) {
+  if (word.size() > 2 && word[0] == '-' && std::isalpha(static_cast<unsigned char>(word[1])) != 0)
+    return {word.substr(0, 2), word.substr(2), true};
   const auto eq = word.find('=');
   if (word.rfind("--", 0) != 0 || eq == std::string::npos) return {word, "", false};
   return {word.substr(0, eq), word.substr(eq + 1), true};

@@ -14,6 +14,17 @@ basil::NodePool xc30(std::uint32_t count) {
   return pool;
 }
 
+TEST(PlanArgsTest, AOneLetterOptionTakesItsValueAttachedAsSbatchDoes) {
+  auto r = parse_plan_args({"-N1", "-n64", "-c2", "-w24-31"});
+  ASSERT_TRUE(r.args) << r.error;
+  EXPECT_EQ(r.args->job.nodes_min, 1u);
+  EXPECT_EQ(r.args->job.nodes_max, 1u);
+  EXPECT_EQ(r.args->job.ntasks, 64u);
+  EXPECT_EQ(r.args->job.cpus_per_task, 2u);
+  EXPECT_EQ(r.args->job.nodes->format(), "24-31");
+  EXPECT_FALSE(parse_plan_args({"-Nx"}).args);
+}
+
 TEST(PlanArgsTest, ReadsSlurmLikeOptions) {
   auto r = parse_plan_args({"-N", "2-8", "-n", "64", "--ntasks-per-node=8", "-c", "2", "--ntasks-per-core", "1",
                             "--mem-per-cpu", "900", "--gpus-per-node=1", "--gpu-mem", "4096", "-w", "24-31",
