@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Installs the Debian packages basild needs when any is missing, then
 # configures and builds. Idempotent and quiet when everything is there.
-#   scripts/setup.sh [normal|asan|fuzz]...   (default: normal)
+#   scripts/setup.sh [normal|asan|fuzz|tests]...   (default: normal)
+# "tests" adds the packages only the tests use (a browser for the machine
+# map's page) and builds nothing: scripts/test asks for it, the main job not.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
@@ -19,6 +21,9 @@ packages=(
   gnuplot-nox
   debhelper dpkg-dev lintian mandoc prometheus systemd util-linux
 )
+for kind in "$@"; do
+  [ "$kind" != tests ] || packages+=(chromium)
+done
 
 missing=()
 for p in "${packages[@]}"; do
@@ -60,4 +65,6 @@ build_one() {
 }
 
 [ $# -gt 0 ] || set -- normal
-for kind in "$@"; do build_one "$kind"; done
+for kind in "$@"; do
+  [ "$kind" = tests ] || build_one "$kind"
+done

@@ -17,12 +17,13 @@ struct CommandSpec {
   std::string_view path;
 };
 
-constexpr std::array<CommandSpec, 13> kCommands = {{
+constexpr std::array<CommandSpec, 14> kCommands = {{
     {"health", "GET", "/v1/health"},
     {"stats", "GET", "/v1/stats"},
     {"metrics", "GET", "/metrics"},
     {"inventory", "GET", "/v1/inventory"},
     {"summary", "GET", "/v1/summary"},
+    {"nodestat", "GET", "/v1/nodestat"},
     {"reservations", "GET", "/v1/reservations"},
     {"jobs", "GET", "/v1/jobs"},
     {"events", "GET", "/v1/events"},
@@ -75,6 +76,8 @@ const char* usage() {
          "  metrics                    Prometheus text\n"
          "  inventory                  cached inventory\n"
          "  summary                    cached summary, with its age\n"
+         "  nodestat                   the machine as xtnodestat draws it: a mark per node, the\n"
+         "                             legend, the reservations by letter\n"
          "  reservations               reservations basild knows\n"
          "  jobs                       the scheduler's jobs as basild knows them\n"
          "  events [--since T] [--limit N]   the newest N (100) events at or after T\n"

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -24,6 +25,7 @@
 #include "basild/ctl/format.h"
 #include "basild/ctl/format_events.h"
 #include "basild/ctl/invocation.h"
+#include "basild/ctl/nodestat.h"
 #include "basild/ctl/plan.h"
 #include "basild/ctl/slurm_conf_cmd.h"
 #include "basild/ctl/timing_report.h"
@@ -165,6 +167,11 @@ int cmd_control(const basilctl::Invocation& inv) {
     if (!call.raw_output && !reply.body.empty() && !reply.body.ends_with('\n')) std::cout << '\n';
   } else if (inv.command == "events") {
     std::cout << basilctl::render_events(doc, terminal_width(), basilctl::local_time_text);
+  } else if (inv.command == "nodestat") {
+    const auto now = std::chrono::system_clock::now().time_since_epoch();
+    std::cout << basilctl::render_nodestat(
+        doc, terminal_width(),
+        basilctl::local_time_text(std::chrono::duration_cast<std::chrono::milliseconds>(now).count()));
   } else {
     std::cout << basilctl::render_human(inv.command, doc);
   }

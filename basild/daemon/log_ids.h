@@ -51,7 +51,7 @@ inline constexpr LogIdEntry kLogIds[] = {
     {"B0111", LogLevel::kWarning,
      "control.allowed_groups names no such group."},
     {"B0112", LogLevel::kInfo,
-     "the metrics listener ([metrics] listen) serves GET /metrics on its TCP address."},
+     "the metrics listener ([metrics] listen) serves GET /metrics, the machine map's page and /nodestat.json on its TCP address."},
     {"B0119", LogLevel::kWarning,
      "what apbasil_proxy reads beside the control socket (SOCKET.json) cannot be written; the proxy then uses its defaults."},
     {"B0120", LogLevel::kWarning,

@@ -2,6 +2,7 @@
 
 #include "basild/core/event_query.h"
 #include "basild/core/store_records.h"
+#include "basild/daemon/nodestat_page.h"
 #include "basild/daemon/replies.h"
 #include "basild/daemon/request_audit.h"
 #include "basild/daemon/views.h"
@@ -28,6 +29,12 @@ class Routes {
   }
   Response inventory(const Request&) const { return inventory_view(d_); }
   Response summary(const Request&) const { return summary_view(d_); }
+  Response nodestat(const Request&) const { return nodestat_view(d_, UserNames::kShown); }
+  // The listener has no authentication: no user names there.
+  Response public_nodestat(const Request&) const { return nodestat_view(d_, UserNames::kLeftOut); }
+  Response nodestat_page(const Request&) const {
+    return Response::text(std::string(basild::nodestat_page()), "text/html; charset=utf-8");
+  }
   Response orphans(const Request&) const { return Response::json(d_.runner->orphans_json()); }
 
   // A full INVENTORY now; concurrent demands share one call.
@@ -150,6 +157,8 @@ constexpr SyncRoute kSyncRoutes[] = {
     {Method::kGet, "/metrics", "Prometheus metrics", &Routes::metrics},
     {Method::kGet, "/v1/inventory", "cached INVENTORY with its age", &Routes::inventory},
     {Method::kGet, "/v1/summary", "cached SUMMARY with its age", &Routes::summary},
+    {Method::kGet, "/v1/nodestat", "the machine map of basilctl nodestat (cached INVENTORY and records)",
+     &Routes::nodestat},
     {Method::kGet, "/v1/orphans", "orphan and stray candidates, alarm, releases", &Routes::orphans},
     {Method::kGet, "/v1/reservations", "reservations basild holds as active (?batch_id=B: that job's)",
      &Routes::reservations},
@@ -169,9 +178,12 @@ constexpr AsyncRoute kAsyncRoutes[] = {
 };
 
 // Read by whoever reaches [metrics] listen: GET only, nothing that names a
-// user or changes anything.
+// user or changes anything (the machine map names jobs and reservations by
+// id, not their users).
 constexpr SyncRoute kPublicRoutes[] = {
     {Method::kGet, "/metrics", "Prometheus metrics", &Routes::metrics},
+    {Method::kGet, "/nodestat.json", "the machine map of /v1/nodestat without user names", &Routes::public_nodestat},
+    {Method::kGet, "/", "the machine map as a web page, drawn from /nodestat.json", &Routes::nodestat_page},
 };
 
 }  // namespace

@@ -279,7 +279,8 @@ struct Service::Impl : std::enable_shared_from_this<Impl> {
     register_public_routes(public_registry, parts);
     metrics_listener = std::make_unique<control::TcpListener>(io, lo, public_registry);
     if (auto s = metrics_listener->start(); !s) return {s.code(), "metrics.listen: " + s.message()};
-    log.info("B0112", "metrics listener on " + metrics_listener->where() + " (GET /metrics)");
+    log.info("B0112", "metrics listener on " + metrics_listener->where() +
+                          " (GET /metrics, the machine map's page and /nodestat.json)");
     return {};
   }
 

@@ -216,4 +216,16 @@ control::Response summary_view(const DaemonParts& d) {
                      });
 }
 
+control::Response nodestat_view(const DaemonParts& d, UserNames users) {
+  const auto& inventory = d.poller->inventory();
+  if (!inventory) return control::Response::error(ResultCode::kUnavailable, "no INVENTORY yet");
+  const auto records = d.store->list_active();
+  const MachineMap map = build_machine_map(*inventory, records ? *records : std::vector<ReservationRecord>{});
+  json j = machine_map_json(map, users);
+  if (!records)
+    j["records_error"] = users == UserNames::kShown ? records.status().message() : "basild's records cannot be read";
+  j["age_s"] = age_seconds(d.poller->inventory_at(), d.clock->wall());
+  return control::Response::json(j);
+}
+
 }  // namespace basild

@@ -11,6 +11,7 @@
 
 #include "basild/control/registry.h"
 #include "basild/core/health.h"
+#include "basild/core/machine_map.h"
 #include "basild/daemon/daemon_parts.h"
 
 namespace basild {
@@ -44,5 +45,12 @@ class SharedViews {
 // for this response alone. The same bytes either way.
 control::Response inventory_view(const DaemonParts& d);
 control::Response summary_view(const DaemonParts& d);
+
+// GET /v1/nodestat (users shown) and GET /nodestat.json on the [metrics]
+// listener (users left out): the machine map of core/machine_map.h from the
+// cached INVENTORY and basild's active records, with the INVENTORY's
+// "age_s"; 503 before the first INVENTORY. When the records cannot be read
+// the map is drawn without their states, and "records_error" says so.
+control::Response nodestat_view(const DaemonParts& d, UserNames users);
 
 }  // namespace basild

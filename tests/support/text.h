@@ -2,7 +2,10 @@
 #pragma once
 
 #include <cstddef>
+#include <sstream>
+#include <string>
 #include <string_view>
+#include <vector>
 
 namespace basil_test {
 
@@ -13,6 +16,15 @@ inline std::size_t count_of(std::string_view text, std::string_view what) {
   if (what.empty()) return 0;
   for (auto at = text.find(what); at != std::string_view::npos; at = text.find(what, at + what.size())) ++n;
   return n;
+}
+
+// The lines of `text`, without their '\n' (an empty line kept, a last
+// line without '\n' too).
+inline std::vector<std::string> lines_of(const std::string& text) {
+  std::vector<std::string> out;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) out.push_back(line);
+  return out;
 }
 
 }  // namespace basil_test

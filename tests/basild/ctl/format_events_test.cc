@@ -6,11 +6,13 @@
 
 #include <cstdlib>
 #include <ctime>
-#include <sstream>
+
+#include "tests/support/text.h"
 
 namespace basilctl {
 namespace {
 
+using basil_test::lines_of;
 using nlohmann::json;
 
 const json kDoc = {
@@ -25,13 +27,6 @@ const json kDoc = {
                                   {"from", "UP"}, {"to", "DOWN"}}})}};
 
 std::string utc(std::int64_t ms) { return "T" + std::to_string(ms / 1000); }
-
-std::vector<std::string> lines_of(const std::string& text) {
-  std::vector<std::string> out;
-  std::istringstream in(text);
-  for (std::string l; std::getline(in, l);) out.push_back(l);
-  return out;
-}
 
 TEST(FormatEventsTest, FixedColumnsWhateverTheDetailsAndTheCallerInAColumnOfItsOwn) {
   const std::string t = render_events(kDoc, 0, utc);

@@ -79,7 +79,8 @@ TEST(InvocationTest, GetCommandsMapToRoutes) {
   };
   for (auto c : {Case{"health", "/v1/health"}, Case{"stats", "/v1/stats"},
                  Case{"metrics", "/metrics"}, Case{"inventory", "/v1/inventory"},
-                 Case{"summary", "/v1/summary"}, Case{"reservations", "/v1/reservations"},
+                 Case{"summary", "/v1/summary"}, Case{"nodestat", "/v1/nodestat"},
+                 Case{"reservations", "/v1/reservations"},
                  Case{"jobs", "/v1/jobs"}, Case{"events", "/v1/events"},
                  Case{"orphans", "/v1/orphans"}}) {
     auto call = plan_ok({c.cmd});

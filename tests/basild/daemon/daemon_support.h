@@ -6,11 +6,13 @@
 #include <signal.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <fstream>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "basil_proto/codec.h"
 #include "tests/basild/io/emulator_support.h"
@@ -194,6 +196,26 @@ class Daemon {
   std::vector<std::string> env_;
   basil_test::Subprocess basild_;
 };
+
+// An answer over HTTP: its status (0: none) and body.
+struct Got {
+  int status = 0;
+  std::string body;
+};
+
+// curl, a client as a site has it (the [metrics] listener's): the body and
+// the HTTP status.
+inline Got curl(const std::vector<std::string>& args) {
+  std::vector<std::string> argv = {"curl", "-sS", "--max-time", "20", "-o", "-", "-w", "\n%{http_code}"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  const auto r = basil_test::run(argv, {}, {.err = basil_test::Redirect::pipe(), .search_path = true});
+  Got g;
+  const auto nl = r.out.rfind('\n');
+  if (r.exit_code != 0 || nl == std::string::npos) return g;
+  g.status = std::atoi(r.out.c_str() + nl + 1);
+  g.body = r.out.substr(0, nl);
+  return g;
+}
 
 // A job table the test edits: the command prints the file.
 struct JobTable {

@@ -15,28 +15,13 @@
 namespace basild {
 namespace {
 
+using namespace std::chrono_literals;
+using testing::curl;
 using testing::Daemon;
+using testing::Got;
 using testing::wait_until;
 
 const std::string kSource = std::string(BASIL_TEST_DATA) + "/../..";
-
-struct Got {
-  int status = 0;  // 0: no answer
-  std::string body;
-};
-
-// curl, a client as a site has it: the body and the HTTP status.
-Got curl(const std::vector<std::string>& args) {
-  std::vector<std::string> argv = {"curl", "-sS", "--max-time", "20", "-o", "-", "-w", "\n%{http_code}"};
-  argv.insert(argv.end(), args.begin(), args.end());
-  const auto r = basil_test::run(argv, {}, {.err = basil_test::Redirect::pipe(), .search_path = true});
-  Got g;
-  const auto nl = r.out.rfind('\n');
-  if (r.exit_code != 0 || nl == std::string::npos) return g;
-  g.status = std::atoi(r.out.c_str() + nl + 1);
-  g.body = r.out.substr(0, nl);
-  return g;
-}
 
 // The value of the sample written exactly `series` (name and labels), if any.
 std::optional<double> sample(const std::string& text, const std::string& series) {
