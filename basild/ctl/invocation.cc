@@ -95,7 +95,8 @@ const char* usage() {
          "  slurm-conf [--inventory FILE] [--name-format FMT] --check SLURM_CONF\n"
          "                             name every difference between slurm.conf's nodes and ALPS\n"
          "                             (exit 0 none, 1 differences, 2 trouble)\n"
-         "GET commands take KEY=VALUE query parameters. --body JSON gives a POST body whole.\n"
+         "GET commands take KEY=VALUE query parameters (those the route takes; basild refuses\n"
+         "others). --body JSON gives a POST body whole.\n"
          "\n"
          "Local command:\n"
          "  decode [--strict] FILE     decode a BASIL document (FILE may be -), print JSON\n"
@@ -218,7 +219,7 @@ PlanResult plan_call(const Invocation& inv) {
 
   if (call.method == "GET") {
     std::map<std::string, std::string> query;
-    const bool paged = inv.command == "events" || inv.command == "jobs";
+    const bool paged = inv.command == "events";
     for (std::size_t i = 0; i < inv.args.size(); ++i) {
       const std::string& a = inv.args[i];
       if (paged && (a == "--since" || a == "--limit")) {

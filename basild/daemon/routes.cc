@@ -1,5 +1,9 @@
 #include "basild/daemon/routes.h"
 
+#include <algorithm>
+#include <optional>
+#include <string_view>
+
 #include "basild/core/event_query.h"
 #include "basild/core/store_records.h"
 #include "basild/daemon/nodestat_page.h"
@@ -136,9 +140,12 @@ class Routes {
   DaemonParts d_;
 };
 
+// `params`: the query parameters a route takes, comma-separated ("" none);
+// any other is refused (refused_param) before the handler runs.
 struct SyncRoute {
   Method method;
   const char* path;
+  const char* params;
   const char* summary;
   Response (Routes::*handler)(const Request&) const;
 };
@@ -146,45 +153,67 @@ struct SyncRoute {
 struct AsyncRoute {
   Method method;
   const char* path;
+  const char* params;
   BodyKind body;
   const char* summary;
   void (Routes::*handler)(const Request&, Responder) const;
 };
 
 constexpr SyncRoute kSyncRoutes[] = {
-    {Method::kGet, "/v1/health", "daemon and ALPS health", &Routes::health},
-    {Method::kGet, "/v1/stats", "per-method call timings", &Routes::stats},
-    {Method::kGet, "/metrics", "Prometheus metrics", &Routes::metrics},
-    {Method::kGet, "/v1/inventory", "cached INVENTORY with its age", &Routes::inventory},
-    {Method::kGet, "/v1/summary", "cached SUMMARY with its age", &Routes::summary},
-    {Method::kGet, "/v1/nodestat", "the machine map of basilctl nodestat (cached INVENTORY and records)",
+    {Method::kGet, "/v1/health", "", "daemon and ALPS health", &Routes::health},
+    {Method::kGet, "/v1/stats", "", "per-method call timings", &Routes::stats},
+    {Method::kGet, "/metrics", "", "Prometheus metrics", &Routes::metrics},
+    {Method::kGet, "/v1/inventory", "", "cached INVENTORY with its age", &Routes::inventory},
+    {Method::kGet, "/v1/summary", "", "cached SUMMARY with its age", &Routes::summary},
+    {Method::kGet, "/v1/nodestat", "", "the machine map of basilctl nodestat (cached INVENTORY and records)",
      &Routes::nodestat},
-    {Method::kGet, "/v1/orphans", "orphan and stray candidates, alarm, releases", &Routes::orphans},
-    {Method::kGet, "/v1/reservations", "reservations basild holds as active (?batch_id=B: that job's)",
+    {Method::kGet, "/v1/orphans", "", "orphan and stray candidates, alarm, releases", &Routes::orphans},
+    {Method::kGet, "/v1/reservations", "batch_id", "reservations basild holds as active (?batch_id=B: that job's)",
      &Routes::reservations},
-    {Method::kGet, "/v1/jobs", "the scheduler's job table as basild knows it", &Routes::jobs},
-    {Method::kGet, "/v1/events", "audit log and node events (?since=T&limit=N: the newest N from T)", &Routes::events},
+    {Method::kGet, "/v1/jobs", "", "the scheduler's job table as basild knows it", &Routes::jobs},
+    {Method::kGet, "/v1/events", "since,limit", "audit log and node events (?since=T&limit=N: the newest N from T)", &Routes::events},
 };
 
 constexpr AsyncRoute kAsyncRoutes[] = {
-    {Method::kPost, "/v1/inventory/refresh", BodyKind::kNone,
+    {Method::kPost, "/v1/inventory/refresh", "", BodyKind::kNone,
      "a full INVENTORY now (concurrent demands share one call)", &Routes::refresh},
-    {Method::kPost, "/v1/basil", BodyKind::kRaw, "forward a raw BASIL request to ALPS", &Routes::basil},
-    {Method::kPost, "/v1/apkill", BodyKind::kJson,
+    {Method::kPost, "/v1/basil", "failures", BodyKind::kRaw, "forward a raw BASIL request to ALPS", &Routes::basil},
+    {Method::kPost, "/v1/apkill", "", BodyKind::kJson,
      "signal an aprun application of a batch reservation ({apid, signal}), where ALPS is", &Routes::apkill},
-    {Method::kPost, "/v1/reserve", BodyKind::kJson, "typed RESERVE (intent first)", &Routes::reserve},
-    {Method::kPost, "/v1/confirm", BodyKind::kJson, "typed CONFIRM", &Routes::confirm},
-    {Method::kPost, "/v1/release", BodyKind::kJson, "typed RELEASE until ALPS proves it gone", &Routes::release},
+    {Method::kPost, "/v1/reserve", "", BodyKind::kJson, "typed RESERVE (intent first)", &Routes::reserve},
+    {Method::kPost, "/v1/confirm", "", BodyKind::kJson, "typed CONFIRM", &Routes::confirm},
+    {Method::kPost, "/v1/release", "", BodyKind::kJson, "typed RELEASE until ALPS proves it gone", &Routes::release},
 };
 
 // Read by whoever reaches [metrics] listen: GET only, nothing that names a
 // user or changes anything (the machine map names jobs and reservations by
 // id, not their users).
 constexpr SyncRoute kPublicRoutes[] = {
-    {Method::kGet, "/metrics", "Prometheus metrics", &Routes::metrics},
-    {Method::kGet, "/nodestat.json", "the machine map of /v1/nodestat without user names", &Routes::public_nodestat},
-    {Method::kGet, "/", "the machine map as a web page, drawn from /nodestat.json", &Routes::nodestat_page},
+    {Method::kGet, "/metrics", "", "Prometheus metrics", &Routes::metrics},
+    {Method::kGet, "/nodestat.json", "", "the machine map of /v1/nodestat without user names", &Routes::public_nodestat},
+    {Method::kGet, "/", "", "the machine map as a web page, drawn from /nodestat.json", &Routes::nodestat_page},
 };
+
+// A query parameter the route does not take: 400 naming it and those the
+// route takes, as GET /v1/events refuses one (a filter silently ignored
+// would show everything and look like an answer).
+std::optional<Response> refused_param(const Request& req, std::string_view takes) {
+  for (const auto& [key, value] : req.query) {
+    bool known = false;
+    for (std::size_t at = 0; at <= takes.size() && !known;) {
+      const std::size_t end = std::min(takes.find(',', at), takes.size());
+      known = !takes.empty() && takes.substr(at, end - at) == key;
+      at = end + 1;
+    }
+    if (known) continue;
+    std::string also(takes);
+    std::replace(also.begin(), also.end(), ',', ' ');
+    return error_reply(basil::Status(basil::Code::kInvalidValue,
+                                     req.path + ": unknown parameter \"" + key.substr(0, 40) + "\" (" +
+                                         (takes.empty() ? std::string("it takes none") : "known: " + also) + ")"));
+  }
+  return std::nullopt;
+}
 
 }  // namespace
 
@@ -192,17 +221,26 @@ void register_public_routes(control::Registry& registry, const DaemonParts& part
   auto routes = std::make_shared<const Routes>(parts);
   for (const auto& r : kPublicRoutes)
     registry.add_sync(r.method, r.path, BodyKind::kNone, r.summary,
-                      [routes, h = r.handler](const Request& req) { return ((*routes).*h)(req); });
+                      [routes, h = r.handler, p = r.params](const Request& req) {
+                        if (auto no = refused_param(req, p)) return std::move(*no);
+                        return ((*routes).*h)(req);
+                      });
 }
 
 void register_routes(control::Registry& registry, const DaemonParts& parts) {
   auto routes = std::make_shared<const Routes>(parts);
   for (const auto& r : kSyncRoutes)
     registry.add_sync(r.method, r.path, BodyKind::kNone, r.summary,
-                      [routes, h = r.handler](const Request& req) { return ((*routes).*h)(req); });
+                      [routes, h = r.handler, p = r.params](const Request& req) {
+                        if (auto no = refused_param(req, p)) return std::move(*no);
+                        return ((*routes).*h)(req);
+                      });
   for (const auto& r : kAsyncRoutes)
     registry.add(r.method, r.path, r.body, r.summary,
-                 [routes, h = r.handler](const Request& req, Responder reply) { ((*routes).*h)(req, std::move(reply)); });
+                 [routes, h = r.handler, p = r.params](const Request& req, Responder reply) {
+                   if (auto no = refused_param(req, p)) return reply(std::move(*no));
+                   ((*routes).*h)(req, std::move(reply));
+                 });
 }
 
 }  // namespace basild

@@ -239,6 +239,29 @@ TEST(ControlRoutesTest, EveryChangeAskedThroughTheSocketIsAuditedWithItsCallersU
   EXPECT_NE(out.out.find("basilctl["), std::string::npos) << out.out;
 }
 
+TEST(ControlRoutesTest, AQueryParameterARouteDoesNotTakeIsRefusedNamingIt) {
+  Daemon d("routes-params");
+  d.start();
+  unsigned status = 0;
+  auto r = d.call("GET", "/v1/inventory?state=DOWN", "", &status);
+  EXPECT_EQ(status, 400u) << r.dump();
+  EXPECT_EQ(error_of(r), "/v1/inventory: unknown parameter \"state\" (it takes none)") << r.dump();
+  r = d.call("GET", "/v1/reservations?batch=7", "", &status);
+  EXPECT_EQ(status, 400u) << r.dump();
+  EXPECT_NE(error_of(r).find("(known: batch_id)"), std::string::npos) << r.dump();
+  r = d.call("POST", "/v1/release?force=1", R"({"reservation_id":1})", &status);
+  EXPECT_EQ(status, 400u) << r.dump();
+  // What the routes take still works.
+  d.call("GET", "/v1/reservations?batch_id=7", "", &status);
+  EXPECT_EQ(status, 200u);
+  d.call("GET", "/v1/events?limit=5", "", &status);
+  EXPECT_EQ(status, 200u);
+  const std::string ctl = std::string(BASIL_BINARY_DIR) + "/basild/basilctl --socket " + d.socket();
+  const auto out = run_command(ctl + " inventory state=DOWN");
+  EXPECT_EQ(out.exit_code, 1) << out.out;
+  EXPECT_NE(out.out.find("unknown parameter \"state\""), std::string::npos) << out.out;
+}
+
 TEST(ControlRoutesTest, DeeplyNestedJsonIsRefusedAndBasildStaysUp) {
   Daemon d("routes-deep");
   const pid_t pid = d.start();
