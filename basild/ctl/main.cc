@@ -155,8 +155,11 @@ int cmd_control(const basilctl::Invocation& inv) {
   // An error answer in the JSON error shape goes to stderr, whatever the mode.
   if (!success && is_json && doc.is_object() && doc.contains("error") &&
       doc["error"].is_string()) {
-    std::cerr << "basilctl: " << inv.command << ": " << doc["error"].get<std::string>()
-              << " (HTTP " << reply.status;
+    // basild's message may name the command already ("release: reservation
+    // 5 ..."): said once.
+    const std::string error = doc["error"].get<std::string>();
+    const std::string said = inv.command + ": ";
+    std::cerr << "basilctl: " << (error.rfind(said, 0) == 0 ? "" : said) << error << " (HTTP " << reply.status;
     if (doc.contains("result")) std::cerr << ", result " << doc["result"].dump();
     std::cerr << ")\n";
     if (inv.json) std::cout << reply.body << (reply.body.ends_with('\n') ? "" : "\n");

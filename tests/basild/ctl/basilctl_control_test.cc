@@ -57,6 +57,12 @@ class BasilctlControlTest : public ::testing::Test {
     r.add_sync(Method::kPost, "/v1/reserve", BodyKind::kJson, "", [](const Request& q) {
       return Response::json({{"received", q.json}, {"reservation_id", 77}});
     });
+    r.add_sync(Method::kPost, "/v1/release", BodyKind::kJson, "", [](const Request&) {
+      return Response::error(ResultCode::kNotFound, "release: reservation 5 is unknown to basild and ALPS");
+    });
+    r.add_sync(Method::kPost, "/v1/confirm", BodyKind::kJson, "", [](const Request&) {
+      return Response::error(ResultCode::kConflict, "reservation 5 is released");
+    });
     r.add_sync(Method::kGet, "/v1/summary", BodyKind::kNone, "", [](const Request&) {
       return Response::json({{"status", "degraded"}, {"age_s", 61}},
                             ResultCode::kUnavailable);
@@ -113,6 +119,15 @@ TEST_F(BasilctlControlTest, StatsChartDrawsTheLiveTimingsAsSvgAndPng) {
   ::unlink(svg.c_str());
   ::unlink(png.c_str());
   EXPECT_EQ(basilctl(sock_ + "stats --graph x.svg").exit_code, 2);
+}
+
+TEST_F(BasilctlControlTest, AnErrorNamesTheCommandOnceWhetherBasildsMessageNamesItOrNot) {
+  auto r = basilctl(sock_ + "release 5");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.err.rfind("basilctl: release: reservation 5 is unknown to basild and ALPS (HTTP 404", 0), 0u) << r.err;
+  r = basilctl(sock_ + "confirm 5 9");
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_EQ(r.err.rfind("basilctl: confirm: reservation 5 is released (HTTP 409", 0), 0u) << r.err;
 }
 
 TEST_F(BasilctlControlTest, MetricsPrintedAsIs) {
