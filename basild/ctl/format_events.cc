@@ -20,6 +20,27 @@ std::string local_time_text(std::int64_t epoch_ms) {
   return out;
 }
 
+json with_local_times(const json& doc, const TimeText& time_text) {
+  constexpr std::int64_t kEpochPast2001 = 1'000'000'000'000;
+  if (doc.is_array()) {
+    json out = json::array();
+    for (const auto& e : doc) out.push_back(with_local_times(e, time_text));
+    return out;
+  }
+  if (!doc.is_object()) return doc;
+  json out = json::object();
+  for (const auto& [key, value] : doc.items()) {
+    const bool time = key.size() > 3 && key.ends_with("_ms") && value.is_number_integer() &&
+                      value.get<std::int64_t>() >= kEpochPast2001;
+    if (time) {
+      out[key.substr(0, key.size() - 3)] = time_text(value.get<std::int64_t>());
+    } else {
+      out[key] = with_local_times(value, time_text);
+    }
+  }
+  return out;
+}
+
 std::string detail_text(const json& detail) {
   if (!detail.is_object()) return detail.is_null() ? "" : cell(detail);
   std::string out;

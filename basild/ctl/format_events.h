@@ -18,6 +18,12 @@ using TimeText = std::function<std::string(std::int64_t epoch_ms)>;
 // "2026-12-03T11:20:05+01:00" in the local time zone (localtime_r, TZ).
 std::string local_time_text(std::int64_t epoch_ms);
 
+// `doc` with every time basild gives as milliseconds since the epoch (a
+// key ending in "_ms" holding an integer past 2001) as `time_text` writes
+// it, under the key without "_ms" ("created_ms" -> "created"), in every
+// object at any depth; durations in "_ms" (smaller numbers) stay.
+nlohmann::json with_local_times(const nlohmann::json& doc, const TimeText& time_text);
+
 // A detail object as "key=value" pairs in key order, without "by" (a
 // column of its own): strings bare, other values as compact JSON.
 std::string detail_text(const nlohmann::json& detail);

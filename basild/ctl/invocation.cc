@@ -66,7 +66,7 @@ bool valid_key(std::string_view k) {
 }  // namespace
 
 const char* usage() {
-  return "usage: basilctl [--socket PATH] [--json] [--timeout SECONDS] COMMAND [ARGS]\n"
+  return "usage: basilctl [--socket PATH] [--json] [--epoch] [--timeout SECONDS] COMMAND [ARGS]\n"
          "       basilctl --version\n"
          "\n"
          "Commands over the control socket (default /run/basild/control.sock, or $BASILD_SOCKET):\n"
@@ -160,6 +160,10 @@ ParseResult parse_invocation(const std::vector<std::string>& argv, std::string_v
     }
     if (!after_dashdash && a == "--json") {
       inv.json = true;
+      continue;
+    }
+    if (!after_dashdash && a == "--epoch") {
+      inv.epoch = true;
       continue;
     }
     if (!after_dashdash && (a == "-h" || a == "--help")) {

@@ -20,14 +20,15 @@ struct Invocation {
   std::string command;                       // "health", "stats", ..., "decode"
   std::string socket = kDefaultSocket;       // --socket, else BASILD_SOCKET, else default
   bool json = false;                         // --json
+  bool epoch = false;                        // --epoch: tables print times as epoch milliseconds
   std::chrono::milliseconds timeout{30'000}; // --timeout SECONDS
   std::vector<std::string> args;             // what follows the command, minus global options
   bool help = false;
   bool version = false;                      // --version: print the version, do nothing else
 };
 
-// Parses argv[1..]. Global options (--socket, --json, --timeout, -h/--help,
-// --version) may come before or after the command; `env_socket` is
+// Parses argv[1..]. Global options (--socket, --json, --epoch, --timeout,
+// -h/--help, --version) may come before or after the command; `env_socket` is
 // BASILD_SOCKET (empty when unset). Returns the invocation or an error message.
 struct ParseResult {
   std::optional<Invocation> invocation;

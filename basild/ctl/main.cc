@@ -50,6 +50,13 @@ std::size_t terminal_width() {
   return n > 0 ? static_cast<std::size_t>(n) : 0;
 }
 
+// How the tables write a time: local ISO 8601, or with --epoch as basild
+// gives it, milliseconds since the epoch.
+basilctl::TimeText time_text_of(const basilctl::Invocation& inv) {
+  if (inv.epoch) return [](std::int64_t ms) { return std::to_string(ms); };
+  return basilctl::local_time_text;
+}
+
 int cmd_decode(const std::vector<std::string>& args) {
   basil::DecodeOptions options;
   std::string file;
@@ -169,14 +176,14 @@ int cmd_control(const basilctl::Invocation& inv) {
     std::cout << reply.body;
     if (!call.raw_output && !reply.body.empty() && !reply.body.ends_with('\n')) std::cout << '\n';
   } else if (inv.command == "events") {
-    std::cout << basilctl::render_events(doc, terminal_width(), basilctl::local_time_text);
+    std::cout << basilctl::render_events(doc, terminal_width(), time_text_of(inv));
   } else if (inv.command == "nodestat") {
     const auto now = std::chrono::system_clock::now().time_since_epoch();
     std::cout << basilctl::render_nodestat(
         doc, terminal_width(),
         basilctl::local_time_text(std::chrono::duration_cast<std::chrono::milliseconds>(now).count()));
   } else {
-    std::cout << basilctl::render_human(inv.command, doc);
+    std::cout << basilctl::render_human(inv.command, inv.epoch ? doc : basilctl::with_local_times(doc, time_text_of(inv)));
   }
   std::cout.flush();
   if (!success) {

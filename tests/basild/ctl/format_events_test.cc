@@ -52,6 +52,20 @@ TEST(FormatEventsTest, EveryLineFitsTheTerminalWithTheDetailCut) {
   EXPECT_NE(render_events(kDoc, 0, utc).find(std::string(300, 'x')), std::string::npos);
 }
 
+TEST(FormatEventsTest, EveryEpochTimeOfADocumentIsWrittenAsTheTimeTextUnderItsNameWithoutMs) {
+  const json doc = {{"reservations", json::array({{{"reservation_id", 7}, {"created_ms", 1796296325000},
+                                                   {"last_seen_ms", nullptr}, {"timeout_ms", 30000}}})},
+                    {"age_ms", 12}};
+  const json out = with_local_times(doc, utc);
+  const json& r = out["reservations"][0];
+  EXPECT_EQ(r["created"], "T1796296325");
+  EXPECT_FALSE(r.contains("created_ms"));
+  EXPECT_TRUE(r["last_seen_ms"].is_null()) << "no time: left as it is";
+  EXPECT_EQ(r["timeout_ms"], 30000) << "a duration, not a time";
+  EXPECT_EQ(out["age_ms"], 12);
+  EXPECT_EQ(r["reservation_id"], 7);
+}
+
 TEST(FormatEventsTest, LocalTimesAreIso8601WithTheZonesOffset) {
   const char* before = std::getenv("TZ");
   const std::string saved = before != nullptr ? before : "";

@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 
 #include <nlohmann/json.hpp>
+#include <regex>
 #include <string>
 
 #include "tests/basild/daemon/daemon_support.h"
@@ -260,6 +261,24 @@ TEST(ControlRoutesTest, AQueryParameterARouteDoesNotTakeIsRefusedNamingIt) {
   const auto out = run_command(ctl + " inventory state=DOWN");
   EXPECT_EQ(out.exit_code, 1) << out.out;
   EXPECT_NE(out.out.find("unknown parameter \"state\""), std::string::npos) << out.out;
+}
+
+TEST(ControlRoutesTest, BasilctlTablesPrintLocalTimesAndEpochMillisecondsWithEpoch) {
+  Daemon d("routes-times");
+  d.start();
+  unsigned status = 0;
+  d.call("POST", "/v1/reserve", R"({"batch_id":"8","user":"alice","job":{"nodes":1}})", &status);
+  ASSERT_EQ(status, 200u);
+  const std::string ctl = std::string(BASIL_BINARY_DIR) + "/basild/basilctl --socket " + d.socket();
+  const auto local = run_command("TZ=XYZ-1 " + ctl + " reservations");
+  ASSERT_EQ(local.exit_code, 0) << local.out;
+  EXPECT_NE(local.out.find("CREATED "), std::string::npos) << local.out;
+  EXPECT_EQ(local.out.find("CREATED_MS"), std::string::npos) << local.out;
+  EXPECT_TRUE(std::regex_search(local.out, std::regex(R"(20\d\d-\d\d-\d\dT\d\d:\d\d:\d\d\+01:00)"))) << local.out;
+  const auto epoch = run_command(ctl + " --epoch reservations");
+  ASSERT_EQ(epoch.exit_code, 0) << epoch.out;
+  EXPECT_NE(epoch.out.find("CREATED_MS"), std::string::npos) << epoch.out;
+  EXPECT_TRUE(std::regex_search(epoch.out, std::regex(R"(\b1[7-9]\d{11}\b)"))) << epoch.out;
 }
 
 TEST(ControlRoutesTest, DeeplyNestedJsonIsRefusedAndBasildStaysUp) {
