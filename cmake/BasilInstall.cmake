@@ -11,6 +11,7 @@
 #                       basil_gateway built here
 #   share/man/          the manual pages (apkill_proxy.8 a link to
 #                       apbasil_proxy.8)
+#   share/bash-completion/completions/basilctl   basilctl's completion
 #   share/doc/PACKAGE/  each package's examples (conf/) and, for
 #                       apbasil-proxy, basil_gateway.c to build on the main
 #                       system (apbasil_proxy(8), "The gateway helper"):
@@ -40,6 +41,8 @@ set(basil_docdir ${CMAKE_INSTALL_DATAROOTDIR}/doc)
 install(FILES ${PROJECT_SOURCE_DIR}/conf/basild.conf DESTINATION ${basil_docdir}/basild/examples)
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/conf/failover DESTINATION ${basil_docdir}/basild/examples)
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/conf/prometheus DESTINATION ${basil_docdir}/basild/examples)
+install(FILES ${PROJECT_SOURCE_DIR}/conf/bash-completion/basilctl
+        DESTINATION ${CMAKE_INSTALL_DATAROOTDIR}/bash-completion/completions)
 install(FILES ${PROJECT_SOURCE_DIR}/conf/apbasil_proxy.conf ${PROJECT_SOURCE_DIR}/conf/cray.conf
         DESTINATION ${basil_docdir}/apbasil-proxy/examples)
 install(FILES ${PROJECT_SOURCE_DIR}/basild/conduit/basil_gateway.c DESTINATION ${basil_docdir}/apbasil-proxy)

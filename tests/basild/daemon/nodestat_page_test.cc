@@ -15,6 +15,7 @@
 namespace basild {
 namespace {
 
+using namespace std::chrono_literals;
 using testing::Daemon;
 using nlohmann::json;
 
