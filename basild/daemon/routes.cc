@@ -217,9 +217,13 @@ std::optional<Response> refused_param(const Request& req, std::string_view takes
 
 }  // namespace
 
-void register_public_routes(control::Registry& registry, const DaemonParts& parts) {
-  auto routes = std::make_shared<const Routes>(parts);
-  for (const auto& r : kPublicRoutes)
+namespace {
+
+// The routes of `table` on `registry`, each behind refused_param.
+template <std::size_t N>
+void add_sync_routes(control::Registry& registry, const std::shared_ptr<const Routes>& routes,
+                     const SyncRoute (&table)[N]) {
+  for (const auto& r : table)
     registry.add_sync(r.method, r.path, BodyKind::kNone, r.summary,
                       [routes, h = r.handler, p = r.params](const Request& req) {
                         if (auto no = refused_param(req, p)) return std::move(*no);
@@ -227,14 +231,15 @@ void register_public_routes(control::Registry& registry, const DaemonParts& part
                       });
 }
 
+}  // namespace
+
+void register_public_routes(control::Registry& registry, const DaemonParts& parts) {
+  add_sync_routes(registry, std::make_shared<const Routes>(parts), kPublicRoutes);
+}
+
 void register_routes(control::Registry& registry, const DaemonParts& parts) {
   auto routes = std::make_shared<const Routes>(parts);
-  for (const auto& r : kSyncRoutes)
-    registry.add_sync(r.method, r.path, BodyKind::kNone, r.summary,
-                      [routes, h = r.handler, p = r.params](const Request& req) {
-                        if (auto no = refused_param(req, p)) return std::move(*no);
-                        return ((*routes).*h)(req);
-                      });
+  add_sync_routes(registry, routes, kSyncRoutes);
   for (const auto& r : kAsyncRoutes)
     registry.add(r.method, r.path, r.body, r.summary,
                  [routes, h = r.handler, p = r.params](const Request& req, Responder reply) {
