@@ -17,7 +17,8 @@
 #                       system (apbasil_proxy(8), "The gateway helper"):
 #       basild/examples/          basild.conf, failover/ (two controllers),
 #                                 prometheus/ (alerting rules, their tests,
-#                                 a scrape configuration)
+#                                 a scrape configuration), site/ (a
+#                                 one-host site with Slurm and the emulator)
 #       apbasil-proxy/examples/   apbasil_proxy.conf, cray.conf
 #       apbasil-proxy/            basil_gateway.c
 #       basil-emulator/examples/  emulator-system.example
@@ -41,6 +42,7 @@ set(basil_docdir ${CMAKE_INSTALL_DATAROOTDIR}/doc)
 install(FILES ${PROJECT_SOURCE_DIR}/conf/basild.conf DESTINATION ${basil_docdir}/basild/examples)
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/conf/failover DESTINATION ${basil_docdir}/basild/examples)
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/conf/prometheus DESTINATION ${basil_docdir}/basild/examples)
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/conf/site DESTINATION ${basil_docdir}/basild/examples)
 install(FILES ${PROJECT_SOURCE_DIR}/conf/bash-completion/basilctl
         DESTINATION ${CMAKE_INSTALL_DATAROOTDIR}/bash-completion/completions)
 install(FILES ${PROJECT_SOURCE_DIR}/conf/apbasil_proxy.conf ${PROJECT_SOURCE_DIR}/conf/cray.conf

@@ -20,6 +20,9 @@
 #     --check-config, start, health, a RESERVE/CONFIRM/RELEASE cycle through
 #     basilctl, SIGHUP, GET /metrics through promtool, SIGTERM.
 #     systemd-analyze verify on the installed unit.
+#  4b. the installed example site (examples/site) started as its README
+#     says, with Debian's Slurm and munge, in namespaces of its own, and a
+#     job's aprun run in its reservation (tests/install/example_site.sh).
 #  5. apt-get purge: no package, file or directory of theirs is left.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
@@ -211,6 +214,12 @@ rc=0
 wait "$pid" || rc=$?
 pid=
 [ $rc = 0 ] || fail "basild exited $rc after SIGTERM"
+
+# ---------------------------------------------------------------- 4b. the example site
+step "the example site as its README says"
+"$top/tests/install/example_site.sh" "$log/site" >"$log/site.log" 2>&1 ||
+  { cat "$log/site.log"; fail "the example site (tests/install/example_site.sh; logs in $log/site)"; }
+tail -1 "$log/site.log"
 
 # ---------------------------------------------------------------- 5. purge
 step "apt-get purge"

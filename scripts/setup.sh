@@ -3,7 +3,7 @@
 # configures and builds. Idempotent and quiet when everything is there.
 #   scripts/setup.sh [normal|asan|fuzz|tests]...   (default: normal)
 # "tests" adds the packages only the tests use (a browser for the machine
-# map's page) and builds nothing: scripts/test asks for it, the main job not.
+# map's page, ip for the example site's own network) and builds nothing: scripts/test asks for it, the main job not.
 set -euo pipefail
 top=$(cd "$(dirname "$0")/.." && pwd)
 cd "$top"
@@ -22,7 +22,7 @@ packages=(
   debhelper dpkg-dev lintian mandoc prometheus systemd util-linux
 )
 for kind in "$@"; do
-  [ "$kind" != tests ] || packages+=(chromium)
+  [ "$kind" != tests ] || packages+=(chromium iproute2)
 done
 
 missing=()

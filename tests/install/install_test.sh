@@ -31,6 +31,7 @@ for f in share/doc/apbasil-proxy/basil_gateway.c share/man/man1/basilctl.1 share
          share/doc/basil-slurm/examples/basil-slurm.conf share/doc/basild/examples/basild.conf share/doc/basild/examples/failover/basild.conf \
          share/doc/basild/examples/prometheus/basild-alerts.yml share/doc/basild/examples/prometheus/basild-alerts.test.yml \
          share/doc/basild/examples/prometheus/prometheus.yml share/bash-completion/completions/basilctl \
+         share/doc/basild/examples/site/README share/doc/basild/examples/site/slurm.conf \
          share/doc/apbasil-proxy/examples/apbasil_proxy.conf share/doc/apbasil-proxy/examples/cray.conf \
          share/doc/basil-emulator/examples/emulator-system.example lib/systemd/system/basild.service; do
   [ -f "$prefix/$f" ] || fail "$f is not installed"

@@ -554,6 +554,22 @@ TEST(ConfigTest, TheFailoverExamplesParseAndDifferInTheirControllerAlone) {
   EXPECT_NE(fragment.find("SlurmctldHost=login1\nSlurmctldHost=login2\n"), std::string::npos) << fragment;
 }
 
+// conf/site: the one-host site's basild admits the controller's hooks
+// (SlurmUser slurm: allowed, and the socket's group) and reads the job
+// table the general example reads. scripts/packages.sh starts the site.
+TEST(ConfigTest, TheExampleSitesConfigurationAdmitsSlurmsHooksAndReadsTheExamplesJobTable) {
+  auto site = parse_config(read_file(source_file("conf/site/basild.conf")), "conf/site/basild.conf");
+  auto general = parse_config(read_file(source_file("conf/basild.conf")), "conf/basild.conf");
+  ASSERT_TRUE(site) << site.status().message();
+  ASSERT_TRUE(general) << general.status().message();
+  const Principal slurm{.name = "slurm", .id = std::nullopt};
+  EXPECT_EQ(site->control.group, slurm);
+  EXPECT_EQ(site->control.allowed_users, std::vector<Principal>{slurm});
+  EXPECT_EQ(site->reconcile.sources, general->reconcile.sources);
+  EXPECT_TRUE(site->slurm.node_sync);
+  EXPECT_FALSE(site->metrics.listen.empty());
+}
+
 TEST(ConfigTest, ExampleConfParsesAndShowsEveryKeyWithItsDefault) {
   const std::string text = read_file(source_file("conf/basild.conf"));
   ASSERT_FALSE(text.empty());
