@@ -4,6 +4,7 @@
 #include <cctype>
 #include <cstdio>
 #include <map>
+#include <string_view>
 
 namespace basilctl {
 
@@ -95,6 +96,28 @@ std::string table_of_objects(const json& rows, const std::vector<std::string>& p
   return render_table(headers, body);
 }
 
+// A command's table: exactly `columns`, in order, whatever the rows hold
+// ("-" where a row has none). A time column is found under its name or,
+// with --epoch, its name with _ms (the header then says so).
+std::string table_of_columns(const json& rows, const std::vector<std::string>& columns) {
+  std::vector<std::string> keys = columns;
+  for (auto& k : keys)
+    for (const auto& row : rows)
+      if (!row.contains(k) && row.contains(k + "_ms")) {
+        k += "_ms";
+        break;
+      }
+  std::vector<std::string> headers;
+  for (const auto& k : keys) headers.push_back(upper(k));
+  std::vector<std::vector<std::string>> body;
+  for (const auto& row : rows) {
+    std::vector<std::string> line;
+    for (const auto& k : keys) line.push_back(row.contains(k) ? cell(row.at(k)) : "-");
+    body.push_back(std::move(line));
+  }
+  return render_table(headers, body);
+}
+
 std::string key_values(const std::vector<std::pair<std::string, std::string>>& kv) {
   std::size_t width = 0;
   for (const auto& [k, v] : kv) width = std::max(width, k.size());
@@ -110,17 +133,21 @@ std::string key_values(const std::vector<std::pair<std::string, std::string>>& k
 }
 
 std::string render_object(const json& doc, const std::vector<std::string>& preferred,
-                          const std::string& title_prefix) {
+                          const std::string& title_prefix, const ColumnSets& sets) {
   std::vector<std::pair<std::string, std::string>> scalars;
   std::string sections;
   for (auto it = doc.begin(); it != doc.end(); ++it) {
     const json& v = *it;
     std::string title = title_prefix.empty() ? it.key() : title_prefix + "." + it.key();
+    const auto fixed_table = sets.find(title);
+    const std::string heading =
+        upper(fixed_table != sets.end() && !fixed_table->second.title.empty() ? fixed_table->second.title : title);
     if (is_array_of_objects(v)) {
-      sections += "\n" + upper(title) + " (" + std::to_string(v.size()) + ")\n";
-      sections += table_of_objects(v, preferred);
+      sections += "\n" + heading + " (" + std::to_string(v.size()) + ")\n";
+      sections += fixed_table != sets.end() ? table_of_columns(v, fixed_table->second.columns)
+                                            : table_of_objects(v, preferred);
     } else if (v.is_array() && v.empty()) {
-      sections += "\n" + upper(title) + " (0)\n";
+      sections += "\n" + heading + " (0)\n";
     } else if (v.is_object() && !v.empty()) {
       bool flat = std::all_of(v.begin(), v.end(), is_scalar_or_scalar_array);
       if (flat) {
@@ -129,7 +156,7 @@ std::string render_object(const json& doc, const std::vector<std::string>& prefe
         for (auto& [k, x] : f) scalars.emplace_back(k, cell(*x));
       } else {
         sections += "\n" + upper(title) + "\n";
-        sections += render_object(v, preferred, title);
+        sections += render_object(v, preferred, title, sets);
       }
     } else {
       scalars.emplace_back(it.key(), cell(v));
@@ -222,8 +249,13 @@ std::string render_generic(const json& doc, const std::vector<std::string>& pref
     for (const auto& e : doc) out += cell(e) + "\n";
     return out;
   }
-  if (doc.is_object()) return render_object(doc, preferred, "");
+  if (doc.is_object()) return render_object(doc, preferred, "", {});
   return cell(doc) + "\n";
+}
+
+std::string render_with_columns(const json& doc, const ColumnSets& sets) {
+  if (!doc.is_object()) return render_generic(doc);
+  return render_object(doc, {}, "", sets);
 }
 
 std::string render_stats(const json& doc) {
@@ -301,24 +333,22 @@ int health_exit_code(const json& doc) {
 std::string render_human(std::string_view command, const json& doc) {
   if (command == "stats") return render_stats(doc);
   if (command == "health") return render_health(doc);
-  static const std::vector<std::string> kReservationColumns = {
-      "reservation_id", "batch_id", "user", "state", "width", "depth", "nppn", "nodes"};
-  static const std::vector<std::string> kJobColumns = {"batch_id", "user", "state",
-                                                        "reservation_id", "width", "nodes"};
-  static const std::vector<std::string> kEventColumns = {"time", "kind", "by", "type",
-                                                          "reservation_id", "batch_id",
-                                                          "message"};
-  static const std::vector<std::string> kNodeColumns = {"node_id", "nid", "name", "state",
-                                                         "role", "architecture", "reservation"};
-  static const std::vector<std::string> kOrphanColumns = {"reservation_id", "kind", "batch_id", "user",
-                                                           "state", "seen", "nodes"};
-  if (command == "orphans") return render_generic(doc, kOrphanColumns);
-  if (command == "reservations") {
-    return render_generic(doc, kReservationColumns);
-  }
-  if (command == "jobs") return render_generic(doc, kJobColumns);
-  if (command == "events") return render_generic(doc, kEventColumns);
-  if (command == "inventory") return render_generic(doc, kNodeColumns);
+  // Each command's tables, column for column (basilctl(1)); --json has every field.
+  using T = FixedTable;
+  static const std::map<std::string_view, ColumnSets> kTables = {
+      {"reservations",
+       {{"reservations", T{{"reservation_id", "batch_id", "user", "state", "node_count", "nodes", "width", "depth",
+                            "nppn", "pagg_id", "origin", "created"}}}}},
+      {"jobs", {{"jobs", T{{"job_id", "state", "source", "last_seen"}}}}},
+      {"inventory",
+       {{"nodes", T{{"nid", "name", "state", "role", "architecture", "processors", "memory_mb", "accelerators",
+                     "reservation_id"}}},
+        {"reservations", T{{"reservation_id", "batch_id", "user", "nodes"}, "reservations in ALPS's inventory"}}}},
+      {"orphans",
+       {{"candidates", T{{"reservation_id", "kind", "batch_id", "user", "state", "seen", "first_seen", "nodes"}}},
+        {"releasing", T{{"reservation_id", "batch_id", "user", "state", "nodes"}}}}},
+  };
+  if (const auto it = kTables.find(command); it != kTables.end()) return render_with_columns(doc, it->second);
   return render_generic(doc);
 }
 

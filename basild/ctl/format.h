@@ -2,6 +2,8 @@
 // control socket returns. Pure (string in, string out), tested without sockets.
 #pragma once
 
+#include <functional>
+#include <map>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -27,6 +29,18 @@ std::string cell(const nlohmann::json& value);
 // titled section.
 std::string render_generic(const nlohmann::json& doc,
                            const std::vector<std::string>& preferred = {});
+
+// Tables whose columns a command fixes, by the key of their array in the
+// document ("nodes", or "parent.child" when nested): exactly those columns,
+// in that order, in every call, "-" where a row has none, under `title`
+// when given (else the key); the rest of the document as render_generic
+// prints it.
+struct FixedTable {
+  std::vector<std::string> columns;
+  std::string title = {};
+};
+using ColumnSets = std::map<std::string, FixedTable, std::less<>>;
+std::string render_with_columns(const nlohmann::json& doc, const ColumnSets& sets);
 
 // `basilctl stats`: the per-call timing table like sdiag (milliseconds), from
 // {"calls":[{"method","type","count","errors","transport":{..},"decode":{..}}],

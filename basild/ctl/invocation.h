@@ -55,8 +55,8 @@ struct PlanResult {
 bool is_control_command(std::string_view command);
 
 // Builds the call from the command and its arguments:
-//   GET commands: KEY=VALUE arguments become query parameters; events and
-//     jobs also take --since T and --limit N.
+//   GET commands: KEY=VALUE arguments become query parameters; events also
+//     takes --since T and --limit N.
 //   reserve/confirm/release: KEY=VALUE (a JSON string) and KEY:=JSON (any
 //     JSON value) build the JSON body; --body TEXT gives it whole.
 //     confirm RESID PAGG and release RESID are shortcuts for

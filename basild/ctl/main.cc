@@ -246,8 +246,9 @@ int cmd_stats_chart(const basilctl::Invocation& inv) {
 // basilctl replay [--xml] [--stats [--chart FILE]] FILE: every exchange of an
 // XML log with its timing, or (--stats) the per-method timings of its
 // responses; records cut short (a log being written) are reported, not fatal.
+constexpr const char* kReplayUsage = "usage: basilctl replay [--xml] [--stats [--chart FILE]] FILE\n";
 int cmd_replay(const std::vector<std::string>& args) {
-  constexpr const char* kUsage = "usage: basilctl replay [--xml] [--stats [--chart FILE]] FILE\n";
+  constexpr const char* kUsage = kReplayUsage;
   basild::ReplayOptions options;
   std::string file, chart;
   bool stats = false;
@@ -465,7 +466,10 @@ int main(int argc, char** argv) {
   }
   const basilctl::Invocation& inv = *parsed.invocation;
   if (inv.help) {
-    std::cout << basilctl::usage();
+    std::cout << (inv.command == "plan"         ? basilctl::plan_usage()
+                  : inv.command == "slurm-conf" ? basilctl::slurm_conf_usage()
+                  : inv.command == "replay"     ? kReplayUsage
+                                                : basilctl::usage());
     return kExitOk;
   }
   if (inv.version) {

@@ -181,22 +181,54 @@ std::string time_key(WallTime t) { return std::to_string(t.time_since_epoch().co
 
 }  // namespace
 
+// Each node's reservation: basild's own record holding it (current: a
+// RESERVE basild made shows at once, where ALPS's INVENTORY, whose
+// changecount ignores allocations, is fetched again only when a node
+// changes or it is inventory_max_age old), else one the cached INVENTORY
+// lists on it. And the key of the records that view depends on.
+struct NodeReservations {
+  std::map<std::uint32_t, std::uint64_t> by_nid;
+  std::string key;
+};
+NodeReservations node_reservations(const basil::Inventory& inventory, const std::vector<ReservationRecord>& records) {
+  NodeReservations out;
+  for (const auto& r : inventory.reservations)
+    for (const auto nid : shape_of(inventory, r).nodes.expand()) out.by_nid[nid] = r.reservation_id;
+  for (const auto& r : records) {
+    if (is_terminal(r.state)) continue;
+    out.key += " " + std::to_string(r.res_id);
+    for (const auto nid : r.nodes.expand()) out.by_nid[nid] = r.res_id;
+  }
+  return out;
+}
+
 control::Response inventory_view(const DaemonParts& d) {
   const auto& inventory = d.poller->inventory();
   if (!inventory) return control::Response::error(ResultCode::kUnavailable, "no INVENTORY yet");
+  // Records that cannot be read leave ALPS's view (and say so).
+  const auto records = d.store->list_active();
+  const NodeReservations held = node_reservations(*inventory, records ? *records : std::vector<ReservationRecord>{});
+  const std::string records_error = records ? "" : records.status().message();
   json policy = policy_to_json(d.typed->geometry_policy());
-  const std::string key = time_key(d.poller->inventory_at()) + " " + policy.dump();
+  const std::string key = time_key(d.poller->inventory_at()) + " " + policy.dump() + held.key + records_error;
   return shared_view(d.views, &SharedViews::inventory, key, age_seconds(d.poller->inventory_at(), d.clock->wall()), [&] {
     json nodes = json::array();
-    for (const auto& n : inventory->nodes) nodes.push_back(inventory_node_json(n));
+    for (const auto& n : inventory->nodes) {
+      json node = inventory_node_json(n);
+      const auto it = held.by_nid.find(n.node_id);
+      node["reservation_id"] = it != held.by_nid.end() ? json(it->second) : json(nullptr);
+      nodes.push_back(std::move(node));
+    }
     json res = json::array();
     for (const auto& r : inventory->reservations)
       res.push_back({{"reservation_id", r.reservation_id}, {"batch_id", r.batch_id.value_or("")},
                      {"user", r.user_name}, {"nodes", shape_of(*inventory, r).nodes.format()}});
-    return json{{"changecount", inventory->changecount ? json(*inventory->changecount) : json(nullptr)},
-                {"nodes", std::move(nodes)},
-                {"reservations", std::move(res)},
-                {"geometry_policy", std::move(policy)}};
+    json j{{"changecount", inventory->changecount ? json(*inventory->changecount) : json(nullptr)},
+           {"nodes", std::move(nodes)},
+           {"reservations", std::move(res)},
+           {"geometry_policy", std::move(policy)}};
+    if (!records_error.empty()) j["records_error"] = records_error;
+    return j;
   });
 }
 

@@ -46,8 +46,8 @@ class BasilctlControlTest : public ::testing::Test {
     });
     r.add_sync(Method::kGet, "/v1/jobs", BodyKind::kNone, "", [](const Request& q) {
       nlohmann::json rows = nlohmann::json::array(
-          {{{"batch_id", "1001"}, {"user", "alice"}, {"state", "running"}, {"width", 64}}});
-      if (q.query.count("user")) rows[0]["user"] = q.query.at("user");
+          {{{"job_id", "1001"}, {"source", "squeue"}, {"state", "running"}, {"last_seen_ms", 1796308725064}}});
+      if (q.query.count("source")) rows[0]["source"] = q.query.at("source");
       return Response::json({{"jobs", rows}});
     });
     r.add_sync(Method::kPost, "/v1/basil", BodyKind::kRaw, "", [](const Request& q) {
@@ -137,9 +137,9 @@ TEST_F(BasilctlControlTest, MetricsPrintedAsIs) {
 }
 
 TEST_F(BasilctlControlTest, JobsTableWithQueryParameters) {
-  auto r = basilctl(sock_ + "jobs user=bob");
+  auto r = basilctl(sock_ + "jobs source=bob");
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.out.find("BATCH_ID"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("JOB_ID"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("bob"), std::string::npos) << r.out;
 }
 
@@ -231,6 +231,22 @@ TEST(BasilctlUsageTest, UnknownOptionIsUsageErrorNamingIt) {
   auto h = basilctl("--help");
   EXPECT_EQ(h.exit_code, 0);
   EXPECT_NE(h.out.find("reservations"), std::string::npos);
+}
+
+// --help names every global option; a command with options of its own
+// prints its usage after COMMAND --help, the others the whole text.
+TEST(BasilctlUsageTest, HelpNamesEveryGlobalOptionAndACommandsHelpItsOwnOptions) {
+  const auto h = basilctl("--help");
+  ASSERT_EQ(h.exit_code, 0);
+  for (const char* option : {"--socket PATH", "--json", "--epoch", "--timeout SECONDS", "--version"})
+    EXPECT_NE(h.out.find(std::string("\n  ") + option), std::string::npos) << option << " in\n" << h.out;
+  const auto plan = basilctl("plan --help");
+  EXPECT_EQ(plan.exit_code, 0);
+  EXPECT_EQ(plan.out.rfind("usage: basilctl plan ", 0), 0u) << plan.out;
+  EXPECT_NE(plan.out.find("--ntasks-per-node"), std::string::npos) << plan.out;
+  EXPECT_EQ(basilctl("slurm-conf --help").out.rfind("usage: basilctl slurm-conf ", 0), 0u);
+  EXPECT_EQ(basilctl("replay --help").out.rfind("usage: basilctl replay ", 0), 0u);
+  EXPECT_EQ(basilctl("events --help").out, h.out);
 }
 
 }  // namespace

@@ -3,6 +3,9 @@
 
 #include <gtest/gtest.h>
 
+#include <sstream>
+#include <string>
+
 namespace basilctl {
 namespace {
 
@@ -51,6 +54,51 @@ TEST(FormatTest, ArrayOfObjectsBecomesTableWithPreferredColumnsFirst) {
   // Missing cells are "-".
   EXPECT_NE(t.find("bob"), std::string::npos);
   EXPECT_NE(t.substr(t.find("alice")).find('-'), std::string::npos);
+}
+
+// The column names of the table titled `title` in `text`, one space apart.
+std::string header_under(const std::string& text, const std::string& title) {
+  const auto at = text.find(title);
+  if (at == std::string::npos) return "";
+  const auto start = text.find('\n', at) + 1;
+  std::istringstream line(text.substr(start, text.find('\n', start) - start));
+  std::string names, name;
+  while (line >> name) names += (names.empty() ? "" : " ") + name;
+  return names;
+}
+
+TEST(FormatTest, ACommandsTablesKeepTheirColumnsWhateverTheRowsHold) {
+  // A reservation not yet confirmed has no pagg_id, and an extra field
+  // (account) is left to --json: the header is the same in both calls.
+  const json reserved = {{"reservations", json::array({{{"reservation_id", 1}, {"batch_id", "77"}, {"user", "root"},
+                                                         {"state", "reserved"}, {"account", "DEFAULT"}}})}};
+  json confirmed = reserved;
+  confirmed["reservations"][0]["pagg_id"] = 4242;
+  confirmed["reservations"][0]["state"] = "confirmed";
+  const std::string before = render_human("reservations", reserved);
+  const std::string after = render_human("reservations", confirmed);
+  EXPECT_EQ(header_under(before, "RESERVATIONS (1)"), header_under(after, "RESERVATIONS (1)")) << before << after;
+  EXPECT_NE(header_under(before, "RESERVATIONS (1)").find("PAGG_ID"), std::string::npos) << before;
+  EXPECT_EQ(before.find("ACCOUNT"), std::string::npos) << before;
+  EXPECT_NE(after.find("4242"), std::string::npos) << after;
+  // With --epoch, a time column keeps its place under its _ms name.
+  json epoch = reserved;
+  epoch["reservations"][0]["created_ms"] = 1796308725064;
+  json local = reserved;
+  local["reservations"][0]["created"] = "2026-12-03T14:38:45+00:00";
+  const std::string with_ms = header_under(render_human("reservations", epoch), "RESERVATIONS (1)");
+  const std::string with_local = header_under(render_human("reservations", local), "RESERVATIONS (1)");
+  EXPECT_EQ(with_ms.substr(with_ms.rfind(' ') + 1), "CREATED_MS");
+  EXPECT_EQ(with_local.substr(with_local.rfind(' ') + 1), "CREATED");
+  // The inventory's nodes: the same columns with or without a reservation
+  // on them; ALPS's own list under a title that says whose it is.
+  const json inventory = {{"nodes", json::array({{{"nid", 8}, {"state", "UP"}, {"reservation_id", nullptr}}})},
+                          {"reservations", json::array({{{"reservation_id", 1}, {"nodes", "8"}}})}};
+  const std::string inv = render_human("inventory", inventory);
+  EXPECT_NE(header_under(inv, "NODES (1)").find("RESERVATION_ID"), std::string::npos) << inv;
+  EXPECT_NE(inv.find("RESERVATIONS IN ALPS'S INVENTORY (1)"), std::string::npos) << inv;
+  // A command without fixed tables keeps the generic ones.
+  EXPECT_NE(render_human("summary", inventory).find("NODES (1)"), std::string::npos);
 }
 
 TEST(FormatTest, ObjectPrintsScalarsThenTitledTables) {

@@ -3,6 +3,7 @@
 // INVENTORY's, and the [metrics] listener's /nodestat.json names no user.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <regex>
@@ -97,6 +98,40 @@ TEST(NodestatIntegrationTest, BasilctlLettersBasildsReservationsAndTheListenerNa
   EXPECT_FALSE(published["reservations"][0].contains("user"));
   EXPECT_EQ(published["counts"], doc["counts"]);
   EXPECT_EQ(curl({base + "/v1/nodestat"}).status, 404) << "the control route is not served there";
+}
+
+// ALPS's INVENTORY is fetched again when a node changes (its changecount
+// leaves allocations out) or when it is old; the nodes of a reservation
+// basild made carry it at once in GET /v1/inventory and basilctl
+// inventory, as in basilctl reservations, and lose it with the release.
+TEST(NodestatIntegrationTest, TheInventoryShowsAReservationBasildMadeOnItsNodesAtOnceAndNotAfterItsRelease) {
+  Daemon d("inventory-held", "tds-8");
+  d.start();
+  ASSERT_TRUE(wait_until([&] { return d.get("/v1/inventory").contains("nodes"); }, 20s)) << d.log();
+  const auto held_by = [&](std::uint64_t resid) {
+    std::uint64_t n = 0;
+    for (const auto& node : d.get("/v1/inventory").value("nodes", json::array()))
+      if (node.value("reservation_id", json(nullptr)) == json(resid)) ++n;
+    return n;
+  };
+  const auto resid = reserve(d, "51", "alice", 3);
+  ASSERT_NE(resid, 0u);
+  EXPECT_EQ(held_by(resid), 3u) << d.get("/v1/inventory").dump();
+  const auto table = basil_test::run({kBasilctl, "--socket", d.socket(), "inventory"});
+  ASSERT_EQ(table.exit_code, 0) << table.out;
+  const auto lines = basil_test::lines_of(table.out);
+  EXPECT_EQ(std::count_if(lines.begin(), lines.end(),
+                          [&](const std::string& line) {
+                            return std::regex_search(line, std::regex("^ *[0-9]+  c\\S+  UP .* " +
+                                                                      std::to_string(resid) + "$"));
+                          }),
+            3)
+      << table.out;
+
+  unsigned status = 0;
+  d.call("POST", "/v1/release", json{{"reservation_id", resid}}.dump(), &status);
+  ASSERT_EQ(status, 200u);
+  EXPECT_TRUE(wait_until([&] { return held_by(resid) == 0; }, 20s)) << d.get("/v1/inventory").dump();
 }
 
 }  // namespace
