@@ -63,7 +63,8 @@ constexpr const char* kUsage = R"(usage: basil-emulator [--state DIR]           
                            [--exit P] [--exit-code N] [--stderr P] [--seed N]
                            [--cscs-model on|off] [--cscs-scale X] [--confirm-too-soon S] [--clear]
        basil-emulator system [--cle VERSION] [--inventory-forms on|off] [--fsync on|off]
-                             [--apsched serial|parallel]
+                             [--apsched serial|parallel] [--switch on|off] [--switch-ms MS]
+                             [--max-coresident N] [--switch-empty-early on|off]
        basil-emulator check | show
        basil-emulator sdb print|load|sync|forget|show [options]   (sdb --help)
        basil-emulator --version
@@ -75,6 +76,14 @@ std::uint64_t now_seconds() {
   if (const char* t = std::getenv("BASIL_EMULATOR_TIME"); t != nullptr && *t != '\0')
     return std::strtoull(t, nullptr, 10);
   return static_cast<std::uint64_t>(std::time(nullptr));
+}
+
+// Milliseconds since the epoch: a SWITCH's length (BASIL_EMULATOR_TIME: its
+// second, whole).
+std::uint64_t now_milliseconds() {
+  if (const char* t = std::getenv("BASIL_EMULATOR_TIME"); t != nullptr && *t != '\0') return now_seconds() * 1000;
+  return static_cast<std::uint64_t>(
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count());
 }
 
 std::string state_dir_from(const po::variables_map& vm) {
@@ -130,6 +139,7 @@ int apbasil_mode(const std::string& state_dir) {
   }
   const auto decoded = basil::decode_request(input);
   const std::uint64_t now = now_seconds();
+  const std::uint64_t now_ms = now_milliseconds();
   basil::Response response;
   emu::FaultPlan plan;
   std::uint64_t seq = 0;
@@ -156,7 +166,7 @@ int apbasil_mode(const std::string& state_dir) {
   if (query) {
     st = (*store)->read([&](const emu::State& state) {
       if (!state.faults.methods.empty()) return;
-      emu::Handled h = emu::handle(*decoded, state, now);
+      emu::Handled h = emu::handle(*decoded, state, now, now_ms);
       if (!h.delta.empty()) return;
       plan = emu::plan_faults(state.faults, emu::method_key(*decoded), state.node_count(), 0);
       response = std::move(h.response);
@@ -183,7 +193,7 @@ int apbasil_mode(const std::string& state_dir) {
                                      basil::ErrorClass::kTransient, basil::ErrorSource::kBackend,
                                      emu::kInjectedTransient);
     } else {
-      emu::Handled h = emu::handle(*decoded, state, now);
+      emu::Handled h = emu::handle(*decoded, state, now, now_ms);
       response = std::move(h.response);
       delta = std::move(h.delta);
       if (delta.counters) counters = *delta.counters, counters.request_seq = seq;
@@ -410,6 +420,20 @@ int cmd_system(const po::variables_map& vm, const std::string& dir) {
         return Status(basil::Code::kInvalidValue, "--apsched takes serial or parallel");
       sys.apsched_serial = mode == "serial";
     }
+    if (vm.count("switch") && !on_off(vm["switch"].as<std::string>(), &sys.switching.enabled))
+      return Status(basil::Code::kInvalidValue, "--switch takes on or off");
+    if (vm.count("switch-ms")) {
+      if (vm["switch-ms"].as<std::uint32_t>() > 600000)
+        return Status(basil::Code::kInvalidValue, "--switch-ms takes 0 to 600000");
+      sys.switching.switch_ms = vm["switch-ms"].as<std::uint32_t>();
+    }
+    if (vm.count("max-coresident")) {
+      const auto n = vm["max-coresident"].as<std::uint32_t>();
+      if (n < 1 || n > 16) return Status(basil::Code::kInvalidValue, "--max-coresident takes 1 to 16");
+      sys.switching.max_coresident = n;
+    }
+    if (vm.count("switch-empty-early") && !on_off(vm["switch-empty-early"].as<std::string>(), &sys.switching.empty_early))
+      return Status(basil::Code::kInvalidValue, "--switch-empty-early takes on or off");
     emu::Delta d;
     d.system = sys;
     return d;
@@ -436,7 +460,10 @@ int cmd_show(const std::string& dir) {
   std::cout << "system " << s->system.mpp_host << ": CLE " << s->system.cle << " (engine "
             << (cle ? cle->engine_version : "?") << "), " << s->node_count() << " nodes, inventory forms "
             << (s->system.inventory_forms ? "on" : "off") << ", fsync " << (s->system.fsync ? "on" : "off")
-            << ", apsched " << (s->system.apsched_serial ? "serial" : "parallel") << "\n";
+            << ", apsched " << (s->system.apsched_serial ? "serial" : "parallel") << ", switch "
+            << (s->system.switching.enabled ? "on" : "off") << " (" << s->system.switching.switch_ms
+            << " ms, at most " << s->system.switching.max_coresident << " co-resident, empty early "
+            << (s->system.switching.empty_early ? "on" : "off") << ")\n";
   std::cout << "changecount " << s->counters.changecount << " schedchangecount " << s->counters.schedchangecount
             << " next resId " << s->counters.next_reservation_id << " next apid "
             << s->counters.next_application_id << " requests " << s->counters.request_seq << "\n";
@@ -474,6 +501,10 @@ int admin(int argc, char** argv) {
       ("inventory-forms", po::value<std::string>())
       ("fsync", po::value<std::string>())
       ("apsched", po::value<std::string>())
+      ("switch", po::value<std::string>())
+      ("switch-ms", po::value<std::uint32_t>())
+      ("max-coresident", po::value<std::uint32_t>())
+      ("switch-empty-early", po::value<std::string>())
       ("force", "replace an existing state")
       ("nids", po::value<std::string>())
       ("set-state", po::value<std::string>())

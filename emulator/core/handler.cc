@@ -8,6 +8,7 @@
 #include "basil_proto/codec.h"
 #include "emulator/core/placement.h"
 #include "emulator/core/sdb.h"
+#include "emulator/core/switching.h"
 
 namespace emu {
 
@@ -405,47 +406,21 @@ basil::Result<Delta> create_reservation(const State& state, const basil::Reserve
 
 namespace {
 
-// SWITCH: every item must name a reservation (or an aprun application) ALPS
-// holds, else nothing is switched and the whole request fails PERMANENT,
-// BACKEND with "No entry for resId R" ("... for apid A"), the form of
-// CONFIRM's and RELEASE's answers, which clients recognise. A per-item
-// FAILURE inside a SUCCESS would be read as done by a client that only
-// looks at ResponseData (Slurm), so the emulator never writes one.
-Response switch_reservations(const basil::Request& req, const basil::SwitchRequest& sw, const State& state, Dialect d,
-                             Delta& delta) {
-  std::map<std::uint64_t, ReservationRec> changed;
-  auto switch_res = [&](std::uint64_t id, basil::SwitchAction action) {
-    ReservationRec r = changed.count(id) ? changed[id] : state.reservations.at(id);
-    r.suspended = action == basil::SwitchAction::kOut;
-    changed[id] = r;
-  };
-  for (const auto& item : sw.reservations)
-    if (!state.reservations.count(item.id))
-      return failure(req, d, ErrorClass::kPermanent, "ALPS error: apsched: No entry for resId " + std::to_string(item.id));
-  for (const auto& item : sw.applications) {
-    auto app = state.applications.find(item.id);
-    if (app == state.applications.end() || app->second.time_stamp == 0 ||
-        !state.reservations.count(app->second.reservation_id))
-      return failure(req, d, ErrorClass::kPermanent, "ALPS error: apsched: No entry for apid " + std::to_string(item.id));
-  }
-  basil::Switched result;
-  for (const auto& item : sw.reservations) {
-    switch_res(item.id, item.action);
-    result.reservations.push_back({item.id, basil::ItemStatus::kSuccess});
-  }
-  for (const auto& item : sw.applications) {
-    switch_res(state.applications.at(item.id).reservation_id, item.action);
-    result.applications.push_back({item.id, basil::ItemStatus::kSuccess});
-  }
-  for (auto& [id, r] : changed) delta.put_reservations.push_back(r);
+// SWITCH (core/switching.h): its answer, or the whole request refused.
+Response switch_response(const basil::Request& req, const basil::SwitchRequest& sw, const State& state, Dialect d,
+                         std::uint64_t now_ms, Delta& delta) {
+  auto switched = switch_reservations(state, sw, now_ms, delta);
+  if (auto* refused = std::get_if<SwitchRefusal>(&switched))
+    return failure(req, d, refused->error_class, refused->message);
   Response resp = success(req, d, Method::kSwitch);
-  resp.body = std::move(result);
+  resp.body = std::move(std::get<basil::Switched>(switched));
   return resp;
 }
 
 }  // namespace
 
-Handled handle(const basil::Request& req, const State& state, std::uint64_t now) {
+Handled handle(const basil::Request& req, const State& state, std::uint64_t now, std::uint64_t now_ms) {
+  if (now_ms == 0) now_ms = now * 1000;
   Handled out;
   const basil::CleRelease cle = cle_of(state);
   auto dialect = basil::dialect_for(cle.engine_version, req.protocol);
@@ -493,25 +468,9 @@ Handled handle(const basil::Request& req, const State& state, std::uint64_t now)
   } else if (const auto* sq = std::get_if<basil::StatusQuery>(&req.body)) {
     resp = success(req, d, Method::kQuery);
     basil::StatusInfo info;
-    for (std::uint64_t id : sq->reservation_ids) {
-      auto it = state.reservations.find(id);
-      basil::ItemStatus st = basil::ItemStatus::kInvalid;
-      if (it != state.reservations.end())
-        st = state.claims(id) == 0 ? basil::ItemStatus::kEmpty
-             : it->second.suspended ? basil::ItemStatus::kSuspend
-                                    : basil::ItemStatus::kRun;
-      info.reservations.push_back({id, st});
-    }
-    for (std::uint64_t id : sq->application_ids) {
-      auto it = state.applications.find(id);
-      basil::ItemStatus st = basil::ItemStatus::kInvalid;
-      if (it != state.applications.end() && it->second.time_stamp != 0) {
-        auto r = state.reservations.find(it->second.reservation_id);
-        st = (r != state.reservations.end() && r->second.suspended) ? basil::ItemStatus::kSuspend
-                                                                    : basil::ItemStatus::kRun;
-      }
-      info.applications.push_back({id, st});
-    }
+    for (std::uint64_t id : sq->reservation_ids) info.reservations.push_back({id, reservation_status(state, id, now_ms)});
+    for (std::uint64_t id : sq->application_ids)
+      info.applications.push_back({id, application_status(state, id, now_ms)});
     resp.body = std::move(info);
   } else if (const auto* rq = std::get_if<basil::ReserveRequest>(&req.body)) {
     auto res = reserve(state, *rq, now);
@@ -573,7 +532,7 @@ Handled handle(const basil::Request& req, const State& state, std::uint64_t now)
     if (basil::at_least(d, Dialect::k1_2)) rel.claims = claims;
     resp.body = rel;
   } else if (const auto* sw = std::get_if<basil::SwitchRequest>(&req.body)) {
-    resp = switch_reservations(req, *sw, state, d, out.delta);
+    resp = switch_response(req, *sw, state, d, now_ms, out.delta);
   } else {
     resp = failure(req, d, ErrorClass::kPermanent, "ALPS error: unsupported method");
   }

@@ -17,8 +17,10 @@ struct Handled {
 };
 
 // Answers one decoded request. The response's dialect follows the request's
-// protocol and the system's CLE; its protocol echoes the request.
-Handled handle(const basil::Request& request, const State& state, std::uint64_t now);
+// protocol and the system's CLE; its protocol echoes the request. `now` in
+// seconds since the epoch (time stamps), `now_ms` in milliseconds (a
+// SWITCH's length; 0: now * 1000).
+Handled handle(const basil::Request& request, const State& state, std::uint64_t now, std::uint64_t now_ms = 0);
 
 // The FAILURE for a request the decoder refused: PARSER for XML that is not
 // well-formed, SYNTAX otherwise, the decoder's located message; or the

@@ -9,24 +9,32 @@ namespace {
 
 using basil::ErrorClass;
 
-// What is already committed on one node.
+// What is already committed on one node. A switched-out reservation's
+// processors are free for another (SHARED) reservation; its memory stays
+// resident, and while one is out the node takes at most max_coresident
+// reservations in all.
 struct NodeUse {
   std::vector<bool> busy;  // per processor
   std::uint64_t pages = 0;
   bool accelerator = false;
   bool exclusive = false;
   bool any = false;
+  std::uint32_t reservations = 0;
+  bool switched_out = false;
 };
 
 using UseMap = std::unordered_map<std::uint32_t, NodeUse>;
 
-void add_use(UseMap& use, const State& state, const Allocation& a) {
+void add_use(UseMap& use, const State& state, const Allocation& a, bool switched_out = false) {
   const NodeRange* r = state.find_node(a.nid);
   if (r == nullptr) return;
   NodeUse& u = use[a.nid];
   if (u.busy.empty()) u.busy.assign(state.system.layouts[r->layout].processors(), false);
-  for (std::uint32_t p : a.processors)
-    if (p < u.busy.size()) u.busy[p] = true;
+  ++u.reservations;
+  u.switched_out = u.switched_out || switched_out;
+  if (!switched_out)
+    for (std::uint32_t p : a.processors)
+      if (p < u.busy.size()) u.busy[p] = true;
   u.pages += a.pages;
   u.accelerator = u.accelerator || a.accelerator;
   u.exclusive = u.exclusive || a.exclusive;
@@ -40,6 +48,7 @@ struct Params {
   std::uint32_t nppcu = 0;
   std::uint64_t mem_mb = 0;  // per PE
   bool exclusive = true;
+  std::uint32_t max_coresident = 2;
   basil::NodeArch arch = basil::NodeArch::kXT;
   bool arch_known = true;
   const basil::ReserveParam* raw = nullptr;
@@ -82,6 +91,7 @@ bool node_usable(const NodeRange& r, const Layout& l, const Params& p) {
 // PEs this node can still take, and which processors they would use.
 std::uint32_t node_capacity(const Layout& l, const Params& p, const NodeUse* u) {
   if (u != nullptr && u->any && (p.exclusive || u->exclusive)) return 0;
+  if (u != nullptr && u->switched_out && u->reservations >= p.max_coresident) return 0;
   if (u != nullptr && !p.raw->accelerators.empty() && u->accelerator) return 0;
   const std::uint32_t threads = p.nppcu == 0 ? l.threads_per_cu : p.nppcu;
   std::uint32_t free_procs = 0;
@@ -207,8 +217,11 @@ std::uint32_t visible_processors(const Layout& layout, std::uint32_t nppcu) {
 std::variant<Placement, PlacementError> place(const State& state, const basil::ReserveRequest& request,
                                               std::uint64_t reservation_id) {
   UseMap use;
-  for (const auto& [resid, allocs] : state.allocations)
-    for (const Allocation& a : allocs) add_use(use, state, a);
+  for (const auto& [resid, allocs] : state.allocations) {
+    const auto rec = state.reservations.find(resid);
+    const bool out = rec != state.reservations.end() && rec->second.suspended;
+    for (const Allocation& a : allocs) add_use(use, state, a, out);
+  }
 
   Placement out;
   for (const basil::ReserveParam& rp : request.params) {
@@ -220,6 +233,7 @@ std::variant<Placement, PlacementError> place(const State& state, const basil::R
     p.nppcu = rp.nppcu.value_or(0);
     p.exclusive = rp.reservation_mode.value_or(basil::ReservationMode::kExclusive) ==
                   basil::ReservationMode::kExclusive;
+    p.max_coresident = state.system.switching.max_coresident;
     auto arch = basil::parse_enum<basil::NodeArch>(rp.architecture);
     p.arch_known = arch.has_value();
     p.arch = arch.value_or(basil::NodeArch::kUnknown);

@@ -47,6 +47,9 @@ struct ReservationRec {
   bool confirmed = false;
   bool released = false;   // RELEASE answered while claims were outstanding
   bool suspended = false;  // SWITCH OUT
+  // When the last SWITCH's change is done (ms since the epoch; 0: none
+  // under way): QUERY STATUS says SWITCH before (core/switching.h).
+  std::uint64_t switch_done_ms = 0;
   bool operator==(const ReservationRec&) const = default;
 };
 

@@ -286,8 +286,8 @@ json faults_json(const FaultConfig& f) {
 
 System system_from(const json& j, bool require_nodes) {
   check_keys(j, "system",
-             {"mpp_host", "cle", "interconnect", "inventory_forms", "fsync", "apsched", "geometry", "layouts", "nodes",
-              "faults"});
+             {"mpp_host", "cle", "interconnect", "inventory_forms", "fsync", "apsched", "switch", "geometry", "layouts",
+              "nodes", "faults"});
   System s;
   s.mpp_host = get_string(j, "mpp_host", "UNKNOWN", "system");
   s.cle = get_string(j, "cle", "5.2", "system");
@@ -301,6 +301,14 @@ System system_from(const json& j, bool require_nodes) {
   const std::string apsched = get_string(j, "apsched", "parallel", "system");
   if (apsched != "serial" && apsched != "parallel") throw JsonError{"system.apsched: expected serial or parallel"};
   s.apsched_serial = apsched == "serial";
+  if (j.contains("switch")) {
+    const json& w = j.at("switch");
+    check_keys(w, "switch", {"enabled", "switch_ms", "max_coresident", "empty_early"});
+    s.switching.enabled = get_bool(w, "enabled", true, "switch");
+    s.switching.switch_ms = get_uint<std::uint32_t>(w, "switch_ms", 500, 0, 600000, "switch");
+    s.switching.max_coresident = get_uint<std::uint32_t>(w, "max_coresident", 2, 1, 16, "switch");
+    s.switching.empty_early = get_bool(w, "empty_early", false, "switch");
+  }
   if (j.contains("geometry")) {
     const json& g = j.at("geometry");
     check_keys(g, "geometry", {"rows", "chassis_per_cabinet", "slots_per_chassis", "nodes_per_slot", "cabinet_stride"});
@@ -438,6 +446,10 @@ std::string system_to_json(const System& s) {
   j["inventory_forms"] = s.inventory_forms;
   j["fsync"] = s.fsync;
   j["apsched"] = s.apsched_serial ? "serial" : "parallel";
+  j["switch"] = json{{"enabled", s.switching.enabled},
+                     {"switch_ms", s.switching.switch_ms},
+                     {"max_coresident", s.switching.max_coresident},
+                     {"empty_early", s.switching.empty_early}};
   j["geometry"] = json{{"rows", s.geometry.rows},
                        {"chassis_per_cabinet", s.geometry.chassis_per_cabinet},
                        {"slots_per_chassis", s.geometry.slots_per_chassis},

@@ -127,6 +127,16 @@ struct FaultConfig {
   bool operator==(const FaultConfig&) const = default;
 };
 
+// SWITCH as the emulated apsched does it (basil-emulator(1) SWITCH): ALPS's
+// suspend/resume setting and its preconditions, and how long a switch takes.
+struct SwitchModel {
+  bool enabled = true;              // off: every SWITCH is refused PERMANENT
+  std::uint32_t switch_ms = 500;    // a switch's length; QUERY STATUS says SWITCH meanwhile
+  std::uint32_t max_coresident = 2; // reservations one node may hold, switched in or out
+  bool empty_early = false;         // fault: STATUS says EMPTY while a SWITCH OUT is under way
+  bool operator==(const SwitchModel&) const = default;
+};
+
 struct System {
   std::string mpp_host = "UNKNOWN";
   std::string cle = "5.2";
@@ -134,6 +144,7 @@ struct System {
   bool inventory_forms = true;      // honour INVENTORY's reduced request forms
   bool fsync = false;               // each change on disk before the answer (store.h)
   bool apsched_serial = false;      // apsched handles one change at a time (apsched/serial.h)
+  SwitchModel switching;
   Geometry geometry;
   std::vector<Layout> layouts;
   std::vector<NodeRange> nodes;     // initial node ranges

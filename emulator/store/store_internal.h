@@ -22,7 +22,9 @@ using basil::Code;
 using basil::Result;
 using basil::Status;
 
-constexpr int kSchemaVersion = 1;
+// 2: reservation.switch_done_ms (a state of version 1 is brought to 2 as
+// it is read: kMigrate1To2).
+constexpr int kSchemaVersion = 2;
 
 constexpr const char* kSchema = R"SQL(
 CREATE TABLE schema_version(version INTEGER NOT NULL);
@@ -53,7 +55,8 @@ CREATE TABLE reservation(
   pagg_id INTEGER NOT NULL,
   confirmed INTEGER NOT NULL,
   released INTEGER NOT NULL,
-  suspended INTEGER NOT NULL);
+  suspended INTEGER NOT NULL,
+  switch_done_ms INTEGER NOT NULL DEFAULT 0);
 CREATE TABLE allocation(
   reservation_id INTEGER NOT NULL,
   nid INTEGER NOT NULL,
@@ -103,6 +106,9 @@ constexpr const char* kCommit = "COMMIT";
 constexpr const char* kRollback = "ROLLBACK";
 constexpr const char* kInsertSchemaVersion = "INSERT INTO schema_version(version) VALUES(?)";
 constexpr const char* kSelectSchemaVersion = "SELECT version FROM schema_version";
+constexpr const char* kMigrate1To2 =
+    "ALTER TABLE reservation ADD COLUMN switch_done_ms INTEGER NOT NULL DEFAULT 0;"
+    "UPDATE schema_version SET version = 2";
 constexpr const char* kPutMeta = "INSERT OR REPLACE INTO meta(key, value) VALUES(?, ?)";
 constexpr const char* kSelectMeta = "SELECT key, value FROM meta";
 constexpr const char* kSelectSetting = "SELECT value FROM meta WHERE key = ?";
@@ -120,10 +126,10 @@ constexpr const char* kInsertRange =
     "INSERT INTO node_range(first_nid, last_nid, layout, role, state, arch, accel_state) VALUES(?,?,?,?,?,?,?)";
 constexpr const char* kSelectReservations =
     "SELECT reservation_id, user_name, account_name, batch_id, mode, gpc_mode, time_stamp, pagg_id, "
-    "confirmed, released, suspended FROM reservation ORDER BY reservation_id";
+    "confirmed, released, suspended, switch_done_ms FROM reservation ORDER BY reservation_id";
 constexpr const char* kPutReservation =
     "INSERT OR REPLACE INTO reservation(reservation_id, user_name, account_name, batch_id, mode, gpc_mode, "
-    "time_stamp, pagg_id, confirmed, released, suspended) VALUES(?,?,?,?,?,?,?,?,?,?,?)";
+    "time_stamp, pagg_id, confirmed, released, suspended, switch_done_ms) VALUES(?,?,?,?,?,?,?,?,?,?,?,?)";
 constexpr const char* kDeleteReservation = "DELETE FROM reservation WHERE reservation_id = ?";
 constexpr const char* kDeleteAllocations = "DELETE FROM allocation WHERE reservation_id = ?";
 constexpr const char* kDeleteReservationApps = "DELETE FROM application WHERE reservation_id = ?";

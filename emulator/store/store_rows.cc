@@ -79,11 +79,17 @@ Result<std::vector<std::uint32_t>> parse_indices(std::string_view text) {
 
 void Store::Impl::load_into(State& s, Store::Scope scope) {
   sqlite3* d = db.get();
+  std::uint64_t version = 0;
   {
     Stmt st(d, kSelectSchemaVersion);
-    if (!st.step() || st.u(0) != kSchemaVersion)
-      throw SqlError{SQLITE_MISMATCH, "unsupported schema version (expected " + std::to_string(kSchemaVersion) + ")"};
+    if (st.step()) version = st.u(0);
   }
+  if (version == 1) {  // a state made before SWITCH took time: every reservation settled
+    exec(d, kMigrate1To2);
+    version = 2;
+  }
+  if (version != kSchemaVersion)
+    throw SqlError{SQLITE_MISMATCH, "unsupported schema version (expected " + std::to_string(kSchemaVersion) + ")"};
   {
     Stmt st(d, kSelectMeta);
     bool have_system = false;
@@ -144,6 +150,7 @@ void Store::Impl::load_into(State& s, Store::Scope scope) {
       r.confirmed = st.u(8) != 0;
       r.released = st.u(9) != 0;
       r.suspended = st.u(10) != 0;
+      r.switch_done_ms = st.u(11);
       s.reservations.emplace(r.reservation_id, std::move(r));
     }
   }
@@ -221,7 +228,7 @@ void Store::Impl::write(const Delta& d) {
       st.bind(1, r.reservation_id).bind(2, r.user_name).bind(3, r.account_name).bind(4, r.batch_id)
           .bind(5, basil::to_string(r.mode)).bind(6, basil::to_string(r.gpc_mode)).bind(7, r.time_stamp)
           .bind(8, r.pagg_id).bind(9, std::uint64_t{r.confirmed}).bind(10, std::uint64_t{r.released})
-          .bind(11, std::uint64_t{r.suspended});
+          .bind(11, std::uint64_t{r.suspended}).bind(12, r.switch_done_ms);
       st.run();
     }
   }

@@ -165,6 +165,8 @@ TEST_F(EmulatorTest, EveryDialectDecodesStrictly) {
     init(c.preset, std::string("--cle ") + c.cle);
     auto req = reserve(20);
     if (c.dialect == basil::Dialect::k1_0) req.batch_id.reset();
+    // SHARED where it is SWITCHed below (ALPS switches no EXCLUSIVE reservation).
+    if (basil::at_least(c.dialect, basil::Dialect::k1_2)) req.params[0].reservation_mode = basil::ReservationMode::kShared;
     auto res = ask(c.dialect, req);
     ASSERT_TRUE(res.ok()) << text(res);
     expect_valid(c.dialect);

@@ -205,7 +205,9 @@ TEST(HandlerTest, NodeChangesCountAndSchedSwitch) {
 
 TEST(HandlerTest, SwitchAndStatus) {
   State s = world("tds-8");
-  ASSERT_TRUE(run(s, request("1.3", reserve_req(1))).ok());
+  basil::ReserveRequest shared = reserve_req(1);
+  shared.params[0].reservation_mode = basil::ReservationMode::kShared;
+  ASSERT_TRUE(run(s, request("1.3", shared)).ok());
   basil::StatusQuery q;
   q.reservation_ids = {1, 9};
   auto st = std::get<basil::StatusInfo>(run(s, request("1.3", q)).body);

@@ -269,5 +269,55 @@ TEST_F(StoreSettingsTest, TheWorldsOwnKeysAreNoSettings) {
   EXPECT_TRUE((*store)->load().is_ok());
 }
 
+// A state made before SWITCH took time (schema 1: no switch_done_ms) is
+// brought to schema 2 as it is first read, its reservations kept, settled.
+TEST(StoreMigrationTest, AStateOfSchemaOneIsReadWithItsReservationsAndWrittenAsSchemaTwo) {
+  basil_test::TempDir tmp("emu-migrate");
+  const std::string dir = tmp.path() + "/state";
+  auto sys = preset("tds-8");
+  ASSERT_TRUE(sys.is_ok());
+  State world = initial_state(*sys);
+  {
+    auto store = Store::create(dir, world);
+    ASSERT_TRUE(store.is_ok()) << store.status().message();
+    ASSERT_TRUE((*store)->transact([](const State&) -> basil::Result<Delta> {
+                  Delta d;
+                  ReservationRec r;
+                  r.reservation_id = 7;
+                  r.user_name = "alice";
+                  r.batch_id = "42";
+                  r.suspended = true;
+                  r.switch_done_ms = 123;
+                  d.put_reservations.push_back(r);
+                  return d;
+                }).is_ok());
+  }
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(Store::db_path(dir).c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db,
+                         "ALTER TABLE reservation DROP COLUMN switch_done_ms;"
+                         "UPDATE schema_version SET version = 1",
+                         nullptr, nullptr, nullptr),
+            SQLITE_OK)
+      << sqlite3_errmsg(db);
+  sqlite3_close(db);
+
+  auto store = Store::open(dir);
+  ASSERT_TRUE(store.is_ok());
+  auto loaded = (*store)->load();
+  ASSERT_TRUE(loaded.is_ok()) << loaded.status().message();
+  ASSERT_EQ(loaded->reservations.count(7), 1u);
+  EXPECT_TRUE(loaded->reservations.at(7).suspended);
+  EXPECT_EQ(loaded->reservations.at(7).switch_done_ms, 0u) << "settled";
+  store->reset();
+  ASSERT_EQ(sqlite3_open(Store::db_path(dir).c_str(), &db), SQLITE_OK);
+  sqlite3_stmt* st = nullptr;
+  ASSERT_EQ(sqlite3_prepare_v2(db, "SELECT version FROM schema_version", -1, &st, nullptr), SQLITE_OK);
+  ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
+  EXPECT_EQ(sqlite3_column_int(st, 0), 2);
+  sqlite3_finalize(st);
+  sqlite3_close(db);
+}
+
 }  // namespace
 }  // namespace emu

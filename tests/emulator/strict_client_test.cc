@@ -193,6 +193,7 @@ State small_world(const std::string& preset_name, const std::string& cle) {
   auto sys = preset(preset_name);
   EXPECT_TRUE(sys.is_ok()) << sys.status().message();
   sys->cle = cle;
+  sys->switching.switch_ms = 0;  // a SWITCH IN right after the OUT: the answers' shapes, not their timing
   for (Layout& l : sys->layouts)
     l.labels.push_back(basil::Label{"MOAB:FEATURE=regmem", basil::LabelType::kSoft, basil::LabelDisposition::kAttract});
   std::vector<NodeRange> kept;
@@ -256,6 +257,8 @@ basil::ReserveRequest two_nodes(const State& s, Shape shape) {
   p.width = 2;
   p.nppn = 1;
   if (s.system.layouts[0].accel && (shape == Shape::k12 || shape == Shape::k13)) p.accelerators.push_back({});
+  // SWITCH (1.2 onwards) takes SHARED reservations alone.
+  if (shape == Shape::k12 || shape == Shape::k13) p.reservation_mode = basil::ReservationMode::kShared;
   r.params.push_back(p);
   return r;
 }

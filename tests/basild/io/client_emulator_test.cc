@@ -103,7 +103,9 @@ TEST(ClientEmulatorTest, ReserveConfirmReleaseCycle) {
 TEST(ClientEmulatorTest, ASwitchOfAReservationAlpsDoesNotHoldIsNeverDone) {
   const auto state = init_emulator("cl-switch");
   Rig rig(state);
-  auto reserved = run_sync(rig.io, rig.client.reserve(small_job("1002")));
+  basil::ReserveRequest shared = small_job("1002");
+  shared.params[0].reservation_mode = basil::ReservationMode::kShared;  // ALPS switches no EXCLUSIVE one
+  auto reserved = run_sync(rig.io, rig.client.reserve(shared));
   ASSERT_TRUE(reserved) << reserved.status().message();
   basil::SwitchRequest out;
   out.reservations.push_back({reserved->reservation_id, basil::SwitchAction::kOut});
