@@ -10,6 +10,7 @@
 #include <variant>
 
 #include "basild/core/adoption.h"
+#include "basild/core/switch_status.h"
 
 namespace basild {
 
@@ -346,6 +347,58 @@ Awaitable<Result<basil::Switched>> Client::switch_state(basil::SwitchRequest req
   if (!r) co_return r;
   if (auto why = switch_not_done(*r)) co_return Status(Code::kAlpsPermanent, std::move(*why));
   co_return r;
+}
+
+Awaitable<Result<SwitchOutcome>> Client::switch_confirmed(std::uint64_t reservation_id, bool out) {
+  const SwitchPolicy policy = options_.switching;
+  const auto start = std::chrono::steady_clock::now();
+  const auto since = [](std::chrono::steady_clock::time_point t) {
+    return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - t);
+  };
+  basil::SwitchRequest sw;
+  sw.reservations.push_back({reservation_id, out ? basil::SwitchAction::kOut : basil::SwitchAction::kIn});
+  basil::StatusQuery query;
+  query.reservation_ids = {reservation_id};
+  SwitchOutcome outcome;
+  std::optional<std::chrono::steady_clock::time_point> answered;  // the SWITCH's SUCCESS
+  std::string last = "no answer yet";
+  auto delay = std::max(policy.initial_delay, std::chrono::milliseconds{1});
+  for (;;) {
+    if (!answered) {
+      ++outcome.switches;
+      auto r = co_await switch_state(sw);
+      if (r) {
+        answered = std::chrono::steady_clock::now();
+      } else if (!r.status().transient()) {
+        co_return r.status();
+      } else {
+        last = "SWITCH: " + r.status().message();
+      }
+    }
+    ++outcome.status_queries;
+    auto st = co_await query_status(query);
+    if (st && st->reservations.size() == 1) {
+      outcome.last = st->reservations[0].status;
+      // Before the SWITCH's own SUCCESS, an EMPTY counts from the first call.
+      const SwitchReading reading =
+          read_switch_status(out, outcome.last, since(answered.value_or(start)), policy.empty_final_after);
+      if (reading.progress == SwitchProgress::kDone) co_return outcome;
+      if (reading.progress == SwitchProgress::kFailed)
+        co_return Status(Code::kAlpsPermanent, "reservation " + std::to_string(reservation_id) + ": " + reading.why);
+      last = reading.why;
+    } else if (!st) {
+      if (!st.status().transient()) co_return st.status();
+      last = "STATUS: " + st.status().message();
+    }
+    if (since(start) + delay > policy.limit)
+      co_return Status(Code::kTimeout, "SWITCH " + std::string(out ? "OUT" : "IN") + " of reservation " +
+                                           std::to_string(reservation_id) + " not confirmed after " +
+                                           std::to_string(policy.limit.count()) + " ms: " + last);
+    asio::steady_timer timer(executor_, delay);
+    boost::system::error_code ec;
+    co_await timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+    delay = std::min(delay * 2, std::max(policy.max_delay, policy.initial_delay));
+  }
 }
 
 Awaitable<Result<std::uint64_t>> Client::forward_stream(std::string request_xml, RequestKind kind,

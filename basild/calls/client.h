@@ -49,10 +49,22 @@ struct ReleasePolicy {
 // A wait of `delay` with its jitter: `delay` plus `unit` (0 to 1) times 30% of it.
 std::chrono::milliseconds jittered(std::chrono::milliseconds delay, double unit);
 
+// How long a SWITCH is followed with QUERY STATUS (switch_confirmed): the
+// first STATUS after `initial_delay`, doubling to `max_delay`, for at most
+// `limit` in all (PBS: alps_confirm_switch_timeout, 35 s); an EMPTY during
+// a SWITCH OUT is believed after `empty_final_after` (PBS: 10 s).
+struct SwitchPolicy {
+  std::chrono::milliseconds initial_delay{100};
+  std::chrono::milliseconds max_delay{1'000};
+  std::chrono::milliseconds limit{35'000};
+  std::chrono::milliseconds empty_final_after{10'000};
+};
+
 struct ClientOptions {
   std::chrono::milliseconds call_timeout = kDefaultCallTimeout;
   std::optional<basil::Dialect> pinned;  // configured BASIL version
   ReleasePolicy release;
+  SwitchPolicy switching;
   basil::DecodeOptions decode;
   // Learns every good ENGINE answer; forward() answers an ENGINE that ALPS
   // does not answer from it, and one asked while ALPS's answer is younger
@@ -93,6 +105,12 @@ struct ReleaseOutcome {
   unsigned attempts = 0;            // RELEASE calls made
   bool no_entry = false;            // proven by "No entry for resId" (else by claims 0)
   std::optional<std::uint64_t> last_claims;
+};
+
+struct SwitchOutcome {
+  unsigned switches = 0;        // SWITCH calls sent (more than one after a lost answer)
+  unsigned status_queries = 0;  // QUERY STATUS calls
+  basil::ItemStatus last = basil::ItemStatus::kUnknown;  // what STATUS said last
 };
 
 // A forwarded call's answer: its bytes as ALPS (or the engine memory) gave
@@ -150,6 +168,15 @@ class Client {
   // status is SUCCESS: an item that did not switch (FAILURE, INVALID, ...) is
   // kAlpsPermanent naming it, whatever ResponseData said.
   Awaitable<basil::Result<basil::Switched>> switch_state(basil::SwitchRequest request);
+  // One reservation switched OUT (`out`) or IN, and confirmed: SWITCH, then
+  // QUERY STATUS with the policy's backoff until STATUS shows it there
+  // (core/switch_status.h). A SWITCH whose answer is lost (the transport's
+  // error) or refused TRANSIENT (a switch under way) is settled by STATUS
+  // and sent again while STATUS does not show it done (ALPS takes a SWITCH
+  // to where the reservation already is as done). A PERMANENT refusal (an
+  // EXCLUSIVE reservation, suspend/resume off) ends it at once; the limit
+  // ends it with kTimeout naming what STATUS said last.
+  Awaitable<basil::Result<SwitchOutcome>> switch_confirmed(std::uint64_t reservation_id, bool out);
   // Request XML in, response XML out, untouched; `kind` is what the caller
   // made of the request (core/request_kind.h). Logged and timed as a
   // forwarded call of its method and query type (RAW when it is no BASIL

@@ -100,6 +100,37 @@ TEST(ClientEmulatorTest, ReserveConfirmReleaseCycle) {
   EXPECT_EQ(rig.timings.of(CallKind::kRelease).errors, 0u);
 }
 
+// switch_confirmed against the emulator's SWITCH that takes 300 ms and
+// answers EMPTY too early meanwhile: the SWITCH OUT is done when STATUS
+// says SUSPEND, not at the early EMPTY; the IN when it says RUN; an
+// EXCLUSIVE reservation's SWITCH is refused once, not retried.
+TEST(ClientEmulatorTest, ASwitchIsConfirmedByStatusAndAnEarlyEmptyIsNotBelieved) {
+  const auto state = init_emulator("cl-switch-confirmed");
+  emulator_admin(state, "system --switch-ms 300 --switch-empty-early on");
+  ClientOptions options;
+  options.switching = {.initial_delay = 20ms, .max_delay = 100ms, .limit = 10s, .empty_final_after = 2s};
+  Rig rig(state, options);
+  const auto resid = emulator_admin(state, "reserve --user bob --width 1 --batch-id 77 --pagg 77 --mode SHARED");
+  emulator_admin(state, "app start --resid " + resid);
+  const std::uint64_t rid = std::stoull(resid);
+
+  auto out = run_sync(rig.io, rig.client.switch_confirmed(rid, true));
+  ASSERT_TRUE(out) << out.status().message();
+  EXPECT_EQ(out->last, basil::ItemStatus::kSuspend) << "the early EMPTY was taken as done";
+  EXPECT_GE(out->status_queries, 2u);
+  EXPECT_EQ(out->switches, 1u);
+  auto in = run_sync(rig.io, rig.client.switch_confirmed(rid, false));
+  ASSERT_TRUE(in) << in.status().message();
+  EXPECT_EQ(in->last, basil::ItemStatus::kRun);
+
+  const auto exclusive = std::stoull(emulator_admin(state, "reserve --user bob --width 1 --batch-id 78 --pagg 78"));
+  auto refused = run_sync(rig.io, rig.client.switch_confirmed(exclusive, true));
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.status().code(), basil::Code::kAlpsPermanent);
+  EXPECT_NE(refused.status().message().find("is exclusive"), std::string::npos) << refused.status().message();
+  EXPECT_EQ(rig.timings.of(CallKind::kSwitch).count, 3u) << "OUT, IN and the refused one: none retried";
+}
+
 TEST(ClientEmulatorTest, ASwitchOfAReservationAlpsDoesNotHoldIsNeverDone) {
   const auto state = init_emulator("cl-switch");
   Rig rig(state);
