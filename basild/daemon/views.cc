@@ -179,8 +179,6 @@ control::Response shared_view(SharedViews* views, SharedViews::Slot SharedViews:
 
 std::string time_key(WallTime t) { return std::to_string(t.time_since_epoch().count()); }
 
-}  // namespace
-
 // Each node's reservation: basild's own record holding it (current: a
 // RESERVE basild made shows at once, where ALPS's INVENTORY, whose
 // changecount ignores allocations, is fetched again only when a node
@@ -201,6 +199,8 @@ NodeReservations node_reservations(const basil::Inventory& inventory, const std:
   }
   return out;
 }
+
+}  // namespace
 
 control::Response inventory_view(const DaemonParts& d) {
   const auto& inventory = d.poller->inventory();
