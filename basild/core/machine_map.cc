@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <set>
 #include <tuple>
 
 #include "basild/core/slurm_topology.h"
@@ -64,6 +65,29 @@ std::vector<MapReservation> lettered_reservations(const basil::Inventory& invent
   }
   return out;
 }
+
+}  // namespace
+
+std::map<std::uint32_t, std::uint64_t> reservations_by_nid(const basil::Inventory& inventory,
+                                                           const std::vector<ReservationRecord>& records) {
+  std::set<std::uint64_t> listed;
+  for (const auto& r : inventory.reservations) listed.insert(r.reservation_id);
+  std::map<std::uint32_t, std::uint64_t> out;
+  for (const auto& node : inventory.nodes)
+    basil::for_each_processor(node, [&](const basil::Processor& p) {
+      for (auto id : p.allocations) {
+        if (!listed.count(id)) continue;
+        const auto [it, added] = out.emplace(node.node_id, id);
+        if (!added) it->second = std::min(it->second, id);
+      }
+    });
+  for (const auto& r : records)
+    if (!is_terminal(r.state))
+      for (const auto nid : r.nodes.expand()) out[nid] = r.res_id;
+  return out;
+}
+
+namespace {
 
 // Every node of INVENTORY by NID, marked; each reservation's node count.
 std::vector<MapNode> marked_nodes(const basil::Inventory& inventory, std::vector<MapReservation>& reservations) {

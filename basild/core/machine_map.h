@@ -121,6 +121,14 @@ struct MachineMap {
 // released or gone one is passed over.
 MachineMap build_machine_map(const basil::Inventory& inventory, const std::vector<ReservationRecord>& records);
 
+// The reservation holding each node, by NID (GET /v1/inventory): basild's
+// active record that holds it, current (a RESERVE basild made shows at once,
+// where ALPS's INVENTORY, whose changecount leaves allocations out, is
+// fetched again only when a node changes or it is inventory_max_age old),
+// else the lowest-numbered reservation of INVENTORY allocated on it.
+std::map<std::uint32_t, std::uint64_t> reservations_by_nid(const basil::Inventory& inventory,
+                                                           const std::vector<ReservationRecord>& records);
+
 // Whether the JSON names users: the control socket's does; the [metrics]
 // listener's, which has no authentication, does not (job and reservation
 // ids stay).

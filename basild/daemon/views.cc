@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "basild/core/job_json.h"
+#include "basild/core/machine_map.h"
 #include "basild/core/records.h"
 #include "basild/daemon/replies.h"
 
@@ -179,25 +180,12 @@ control::Response shared_view(SharedViews* views, SharedViews::Slot SharedViews:
 
 std::string time_key(WallTime t) { return std::to_string(t.time_since_epoch().count()); }
 
-// Each node's reservation: basild's own record holding it (current: a
-// RESERVE basild made shows at once, where ALPS's INVENTORY, whose
-// changecount ignores allocations, is fetched again only when a node
-// changes or it is inventory_max_age old), else one the cached INVENTORY
-// lists on it. And the key of the records that view depends on.
-struct NodeReservations {
-  std::map<std::uint32_t, std::uint64_t> by_nid;
+// The key of the active records a view depends on: their ids.
+std::string records_key(const std::vector<ReservationRecord>& records) {
   std::string key;
-};
-NodeReservations node_reservations(const basil::Inventory& inventory, const std::vector<ReservationRecord>& records) {
-  NodeReservations out;
-  for (const auto& r : inventory.reservations)
-    for (const auto nid : shape_of(inventory, r).nodes.expand()) out.by_nid[nid] = r.reservation_id;
-  for (const auto& r : records) {
-    if (is_terminal(r.state)) continue;
-    out.key += " " + std::to_string(r.res_id);
-    for (const auto nid : r.nodes.expand()) out.by_nid[nid] = r.res_id;
-  }
-  return out;
+  for (const auto& r : records)
+    if (!is_terminal(r.state)) key += " " + std::to_string(r.res_id);
+  return key;
 }
 
 }  // namespace
@@ -207,16 +195,18 @@ control::Response inventory_view(const DaemonParts& d) {
   if (!inventory) return control::Response::error(ResultCode::kUnavailable, "no INVENTORY yet");
   // Records that cannot be read leave ALPS's view (and say so).
   const auto records = d.store->list_active();
-  const NodeReservations held = node_reservations(*inventory, records ? *records : std::vector<ReservationRecord>{});
+  static const std::vector<ReservationRecord> kNone;
+  const std::vector<ReservationRecord>& active = records ? *records : kNone;
+  const auto held = reservations_by_nid(*inventory, active);
   const std::string records_error = records ? "" : records.status().message();
   json policy = policy_to_json(d.typed->geometry_policy());
-  const std::string key = time_key(d.poller->inventory_at()) + " " + policy.dump() + held.key + records_error;
+  const std::string key = time_key(d.poller->inventory_at()) + " " + policy.dump() + records_key(active) + records_error;
   return shared_view(d.views, &SharedViews::inventory, key, age_seconds(d.poller->inventory_at(), d.clock->wall()), [&] {
     json nodes = json::array();
     for (const auto& n : inventory->nodes) {
       json node = inventory_node_json(n);
-      const auto it = held.by_nid.find(n.node_id);
-      node["reservation_id"] = it != held.by_nid.end() ? json(it->second) : json(nullptr);
+      const auto it = held.find(n.node_id);
+      node["reservation_id"] = it != held.end() ? json(it->second) : json(nullptr);
       nodes.push_back(std::move(node));
     }
     json res = json::array();

@@ -55,6 +55,29 @@ char mark_of(const MachineMap& m, std::uint32_t nid) {
   return '!';
 }
 
+// GET /v1/inventory's reservation of each node: basild's active record
+// over INVENTORY's (which may be minutes old), INVENTORY's lowest id where
+// several share a node, none for an allocation INVENTORY lists no
+// reservation for or a record that is released.
+TEST(MachineMapTest, ANodesReservationIsBasildsActiveRecordsElseInventorysLowest) {
+  basil::Inventory inv;
+  inv.nodes.push_back(compute_node(1, cname_of(1), NodeState::kUp, NodeRole::kBatch, {6, 5}));
+  inv.nodes.push_back(compute_node(2, cname_of(2), NodeState::kUp, NodeRole::kBatch, {5}));
+  inv.nodes.push_back(compute_node(3, cname_of(3), NodeState::kUp, NodeRole::kBatch, {99}));
+  inv.nodes.push_back(compute_node(4, cname_of(4)));
+  inv.reservations = {alps_reservation(5, "41", "alice"), alps_reservation(6, "42", "bob")};
+  ReservationRecord made;  // basild's RESERVE, not in this INVENTORY yet
+  made.res_id = 9;
+  made.nodes = basil::NidList::from_nids({2, 4});
+  made.state = ResState::kReserved;
+  ReservationRecord gone;
+  gone.res_id = 3;
+  gone.nodes = basil::NidList::from_nids({3});
+  gone.state = ResState::kReleased;
+  const auto held = reservations_by_nid(inv, {made, gone});
+  EXPECT_EQ(held, (std::map<std::uint32_t, std::uint64_t>{{1, 5}, {2, 9}, {4, 9}}));
+}
+
 TEST(MachineMapTest, EachStateAndRoleHasItsMark) {
   basil::Inventory inv;
   const std::vector<std::pair<NodeState, NodeRole>> kinds = {
