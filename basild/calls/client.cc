@@ -361,6 +361,10 @@ Awaitable<Result<SwitchOutcome>> Client::switch_confirmed(std::uint64_t reservat
   query.reservation_ids = {reservation_id};
   SwitchOutcome outcome;
   std::optional<std::chrono::steady_clock::time_point> answered;  // the SWITCH's SUCCESS
+  // A SWITCH sent again after a lost answer that ALPS refuses PERMANENT:
+  // the first may have done it (our emulator takes a switch to where the
+  // reservation is as done; a real ALPS may refuse it), so STATUS decides.
+  std::optional<Status> refused_again;
   std::string last = "no answer yet";
   auto delay = std::max(policy.initial_delay, std::chrono::milliseconds{1});
   for (;;) {
@@ -370,7 +374,9 @@ Awaitable<Result<SwitchOutcome>> Client::switch_confirmed(std::uint64_t reservat
       if (r) {
         answered = std::chrono::steady_clock::now();
       } else if (!r.status().transient()) {
-        co_return r.status();
+        if (outcome.switches == 1) co_return r.status();
+        refused_again = r.status();
+        answered = std::chrono::steady_clock::now();
       } else {
         last = "SWITCH: " + r.status().message();
       }
@@ -383,6 +389,7 @@ Awaitable<Result<SwitchOutcome>> Client::switch_confirmed(std::uint64_t reservat
       const SwitchReading reading =
           read_switch_status(out, outcome.last, since(answered.value_or(start)), policy.empty_final_after);
       if (reading.progress == SwitchProgress::kDone) co_return outcome;
+      if (refused_again) co_return *refused_again;
       if (reading.progress == SwitchProgress::kFailed)
         co_return Status(Code::kAlpsPermanent, "reservation " + std::to_string(reservation_id) + ": " + reading.why);
       last = reading.why;

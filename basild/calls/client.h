@@ -172,10 +172,11 @@ class Client {
   // QUERY STATUS with the policy's backoff until STATUS shows it there
   // (core/switch_status.h). A SWITCH whose answer is lost (the transport's
   // error) or refused TRANSIENT (a switch under way) is settled by STATUS
-  // and sent again while STATUS does not show it done (ALPS takes a SWITCH
-  // to where the reservation already is as done). A PERMANENT refusal (an
-  // EXCLUSIVE reservation, suspend/resume off) ends it at once; the limit
-  // ends it with kTimeout naming what STATUS said last.
+  // and sent again while STATUS does not show it done. A PERMANENT refusal
+  // (an EXCLUSIVE reservation, suspend/resume off) of the first SWITCH ends
+  // it at once; of one sent again, it ends it unless STATUS shows the lost
+  // one done (an ALPS may refuse a switch to where the reservation is). The
+  // limit ends it with kTimeout naming what STATUS said last.
   Awaitable<basil::Result<SwitchOutcome>> switch_confirmed(std::uint64_t reservation_id, bool out);
   // Request XML in, response XML out, untouched; `kind` is what the caller
   // made of the request (core/request_kind.h). Logged and timed as a

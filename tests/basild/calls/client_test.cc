@@ -217,6 +217,45 @@ TEST_F(ClientTest, AnAnswerOfTheWrongMethodOrProtocolIsRefused) {
   EXPECT_NE(c2.status().message().find("protocol mismatch"), std::string::npos) << c2.status().message();
 }
 
+// A SWITCH whose answer was lost is settled by STATUS and sent again; an
+// ALPS that refuses the second (the first had switched the reservation) is
+// believed only when STATUS does not show it done.
+TEST_F(ClientTest, ASwitchSentAgainAfterALostAnswerIsDoneWhenStatusShowsItThoughALPSRefusesTheRepeat) {
+  ClientOptions options;
+  options.switching = {.initial_delay = 1ms, .max_delay = 1ms, .limit = 5s, .empty_final_after = 10s};
+  const auto lost = [](const basil::Request&) {
+    CallOutcome o;
+    o.status = basil::Status(basil::Code::kTransport, "fake: the ssh link dropped");
+    return o;
+  };
+  const auto status = [](basil::ItemStatus s) {
+    basil::StatusInfo info;
+    info.reservations.push_back({7, s});
+    return answer(info);
+  };
+  fake.script.push_back(answer(engine("5.2.44", {"1.3", "1.2", "1.1", "1.0"})));
+  fake.script.push_back(lost);                                        // SWITCH OUT: did it happen?
+  fake.script.push_back(status(basil::ItemStatus::kRun));             // not stopped yet
+  fake.script.push_back(failure("ALPS error: apsched: resId 7 is already suspended"));  // sent again
+  fake.script.push_back(status(basil::ItemStatus::kSuspend));         // the first did it
+  Client c(io.get_executor(), fake, options);
+  const auto done = run(io, c.switch_confirmed(7, true));
+  ASSERT_TRUE(done) << done.status().message();
+  EXPECT_EQ(done->switches, 2u);
+  EXPECT_EQ(done->status_queries, 2u);
+  EXPECT_EQ(done->last, basil::ItemStatus::kSuspend);
+
+  // The same refusal while STATUS shows it still running: the refusal.
+  fake.script.push_back(lost);
+  fake.script.push_back(status(basil::ItemStatus::kRun));
+  fake.script.push_back(failure("ALPS error: apsched: at least resid 7 is exclusive"));
+  fake.script.push_back(status(basil::ItemStatus::kRun));
+  const auto refused = run(io, c.switch_confirmed(7, true));
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.status().message().find("is exclusive"), std::string::npos) << refused.status().message();
+  EXPECT_TRUE(fake.script.empty());
+}
+
 // A SWITCH that did not happen is never reported as done: whether ALPS says
 // so in ResponseData (FAILURE) or only in the item's own status.
 TEST_F(ClientTest, ASwitchIsDoneOnlyWhenEveryItemSwitched) {
