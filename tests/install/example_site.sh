@@ -59,6 +59,18 @@ mungekey -c -k /etc/munge/munge.key
 chown munge:munge /etc/munge/munge.key
 install -d -o slurm -g slurm /var/lib/slurm
 
+# wait_for SECONDS WHAT COMMAND...: until COMMAND succeeds, asking again
+# every 0.2 s (Slurm's clients and basilctl have no call that waits for a
+# node's state, a job's end or a release); past SECONDS, fails naming WHAT.
+wait_for() {
+  local deadline=$((SECONDS + $1)) what=$2
+  shift 2
+  until "$@"; do
+    [ $SECONDS -lt $deadline ] || fail "$what"
+    sleep 0.2
+  done
+}
+
 copy_logs() {
   cp -r /var/log/slurm /var/log/basild "$log"/ 2>/dev/null || true
 }
@@ -78,11 +90,12 @@ chmod 0755 "$blocks" && chmod 0644 "$blocks"/*.sh
   { cat "$log/start.out" >&2; fail "the README's first block"; }
 
 # Every node idle (slurmd's register within seconds).
-deadline=$((SECONDS + 60))
-until [ "$(sinfo -h -N -t idle -o %N 2>/dev/null | sort -u | wc -l)" = 8 ]; do
-  [ $SECONDS -lt $deadline ] || { sinfo -N >&2 || true; fail "the eight nodes are not idle within 60 s"; }
-  sleep 0.2
-done
+all_idle() {
+  [ "$(sinfo -h -N -t idle -o %N 2>/dev/null | sort -u | wc -l)" = 8 ] && return
+  sinfo -N >"$log/sinfo.out" 2>&1 || true
+  return 1
+}
+wait_for 60 "the eight nodes are not idle within 60 s (sinfo: $log/sinfo.out)" all_idle
 
 # ---------------------------------------------------------------- a job, as nobody
 (cd /tmp && runuser -u nobody -- bash -euo pipefail "$blocks/2.sh") >"$log/job.out" 2>&1 ||
@@ -90,15 +103,19 @@ done
 job=$(sed -n 's/^Submitted batch job \([0-9][0-9]*\)$/\1/p' "$log/job.out")
 [ -n "$job" ] || { cat "$log/job.out" >&2; fail "sbatch gave no job id"; }
 
-state() { scontrol -o show job "$job" 2>/dev/null | sed -n 's/.* JobState=\([A-Z_]*\) .*/\1/p'; }
-deadline=$((SECONDS + 120))
-while :; do
-  s=$(state)
-  case "$s" in COMPLETED) break ;; FAILED|CANCELLED|TIMEOUT|NODE_FAIL|OUT_OF_MEMORY|BOOT_FAIL|DEADLINE)
-    scontrol show job "$job" >&2; fail "job $job ended $s" ;; esac
-  [ $SECONDS -lt $deadline ] || { scontrol show job "$job" >&2; fail "job $job is $s after 120 s"; }
-  sleep 0.2
-done
+# COMPLETED; any other end fails at once.
+completed() {
+  scontrol show job "$job" >"$log/job-record.out" 2>&1 || true
+  local s
+  s=$(sed -n 's/.* JobState=\([A-Z_]*\) .*/\1/p' "$log/job-record.out")
+  case "$s" in
+    COMPLETED) return 0 ;;
+    FAILED|CANCELLED|TIMEOUT|NODE_FAIL|OUT_OF_MEMORY|BOOT_FAIL|DEADLINE)
+      cat "$log/job-record.out" >&2; fail "job $job ended $s" ;;
+  esac
+  return 1
+}
+wait_for 120 "job $job is not COMPLETED after 120 s (its record: $log/job-record.out)" completed
 
 # The script's aprun ran in the job's reservation, on both nodes.
 out=/tmp/slurm-$job.out
@@ -109,11 +126,8 @@ resid=$(sed -n 's/^aprun=0 reservation=//p' "$out")
 
 # basild: the reservation made by the prolog (as slurm), confirmed by the
 # plugin (root, slurmstepd), released by the epilog; nothing held after.
-deadline=$((SECONDS + 30))
-until basilctl --json reservations | grep -Eq '"reservations": *\[\]'; do
-  [ $SECONDS -lt $deadline ] || { basilctl reservations >&2; fail "basild still holds a reservation"; }
-  sleep 0.2
-done
+none_held() { basilctl --json reservations >"$log/reservations.json" && grep -Eq '"reservations": *\[\]' "$log/reservations.json"; }
+wait_for 30 "basild still holds a reservation 30 s after the job ($log/reservations.json)" none_held
 basilctl --json events --limit 1000 >"$log/events.json"
 python3 - "$log/events.json" "$resid" "$job" <<'PY' || fail "basilctl events has not the reservation's life (above)"
 import json, sys
