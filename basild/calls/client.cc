@@ -361,10 +361,12 @@ Awaitable<Result<SwitchOutcome>> Client::switch_confirmed(std::uint64_t reservat
   query.reservation_ids = {reservation_id};
   SwitchOutcome outcome;
   std::optional<std::chrono::steady_clock::time_point> answered;  // the SWITCH's SUCCESS
-  // A SWITCH sent again after a lost answer that ALPS refuses PERMANENT:
-  // the first may have done it (our emulator takes a switch to where the
-  // reservation is as done; a real ALPS may refuse it), so STATUS decides.
-  std::optional<Status> refused_again;
+  // A SWITCH that ALPS refuses PERMANENT: STATUS decides once, because the
+  // reservation may already be where it was sent (a SWITCH sent again after
+  // a lost answer; one sent again by a basild restarted mid-switch). Our
+  // emulator takes a switch to where the reservation is as done; a real
+  // ALPS may refuse it.
+  std::optional<Status> refused;
   std::string last = "no answer yet";
   auto delay = std::max(policy.initial_delay, std::chrono::milliseconds{1});
   for (;;) {
@@ -374,8 +376,7 @@ Awaitable<Result<SwitchOutcome>> Client::switch_confirmed(std::uint64_t reservat
       if (r) {
         answered = std::chrono::steady_clock::now();
       } else if (!r.status().transient()) {
-        if (outcome.switches == 1) co_return r.status();
-        refused_again = r.status();
+        refused = r.status();
         answered = std::chrono::steady_clock::now();
       } else {
         last = "SWITCH: " + r.status().message();
@@ -389,11 +390,12 @@ Awaitable<Result<SwitchOutcome>> Client::switch_confirmed(std::uint64_t reservat
       const SwitchReading reading =
           read_switch_status(out, outcome.last, since(answered.value_or(start)), policy.empty_final_after);
       if (reading.progress == SwitchProgress::kDone) co_return outcome;
-      if (refused_again) co_return *refused_again;
+      if (refused) co_return *refused;
       if (reading.progress == SwitchProgress::kFailed)
         co_return Status(Code::kAlpsPermanent, "reservation " + std::to_string(reservation_id) + ": " + reading.why);
       last = reading.why;
     } else if (!st) {
+      if (refused) co_return *refused;
       if (!st.status().transient()) co_return st.status();
       last = "STATUS: " + st.status().message();
     }

@@ -173,9 +173,10 @@ class Client {
   // (core/switch_status.h). A SWITCH whose answer is lost (the transport's
   // error) or refused TRANSIENT (a switch under way) is settled by STATUS
   // and sent again while STATUS does not show it done. A PERMANENT refusal
-  // (an EXCLUSIVE reservation, suspend/resume off) of the first SWITCH ends
-  // it at once; of one sent again, it ends it unless STATUS shows the lost
-  // one done (an ALPS may refuse a switch to where the reservation is). The
+  // (an EXCLUSIVE reservation, suspend/resume off) ends it after one STATUS,
+  // unless that STATUS shows the reservation already where it was sent (an
+  // ALPS may refuse a switch to where the reservation is: a SWITCH sent
+  // again after a lost answer, or by a basild restarted mid-switch). The
   // limit ends it with kTimeout naming what STATUS said last.
   Awaitable<basil::Result<SwitchOutcome>> switch_confirmed(std::uint64_t reservation_id, bool out);
   // Request XML in, response XML out, untouched; `kind` is what the caller

@@ -196,6 +196,7 @@ struct ReconcileConfig {
 struct GeometryConfig {
   bool one_task_per_core = false;  // nppcu 1 when the job gives no ntasks_per_core
   basil::AllocationMode allocation = basil::AllocationMode::kWholeNode;  // "whole-node" | "sub-node"
+  bool shared = false;  // reserve SHARED, which ALPS can switch out when the job is suspended
   bool operator==(const GeometryConfig&) const = default;
 };
 
@@ -216,6 +217,11 @@ struct SlurmConfig {
   // slurmctld `scontrol ping` shows in charge releases orphans and changes
   // Slurm's nodes (basild(8) FAILOVER). "": no backup, always in charge.
   std::string slurmctld_host;
+  // Suspension carried to ALPS (daemon/switch_runner.h): the job table's
+  // states read every suspend_poll, a suspended job's reservation switched
+  // out and a resumed one's switched in. Off by default.
+  bool suspend_sync = false;
+  Duration suspend_poll = std::chrono::seconds(5);  // 1 s .. 60 s
   bool operator==(const SlurmConfig&) const = default;
 };
 

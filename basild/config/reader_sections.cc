@@ -242,6 +242,7 @@ void read_geometry(const toml::table& t, GeometryConfig& c, Errors& errors) {
   Section s("geometry", t, errors);
   s.key("one_task_per_core", [&](const Field& f) { assign(c.one_task_per_core, read_bool(f)); });
   s.key("allocation", [&](const Field& f) { assign(c.allocation, read_enum(f, kAllocationModes)); });
+  s.key("shared", [&](const Field& f) { assign(c.shared, read_bool(f)); });
   s.finish();
 }
 
@@ -283,6 +284,8 @@ void read_slurm(const toml::table& t, SlurmConfig& c, Errors& errors) {
   s.key("max_changes_per_cycle", [&](const Field& f) { assign(c.max_changes_per_cycle, read_u32(f, 1, 100000)); });
   s.key("reason_prefix", [&](const Field& f) { assign(c.reason_prefix, read_reason_prefix(f)); });
   s.key("timeout", [&](const Field& f) { assign(c.timeout, read_duration(f, 100ms, 10min)); });
+  s.key("suspend_sync", [&](const Field& f) { assign(c.suspend_sync, read_bool(f)); });
+  s.key("suspend_poll", [&](const Field& f) { assign(c.suspend_poll, read_duration(f, 1s, 60s)); });
   s.key("slurmctld_host", [&](const Field& f) {
     auto v = read_string(f);
     if (!v) return;

@@ -158,7 +158,8 @@ std::string format_config(const Config& c) {
   o << "[geometry]\n"
     << "one_task_per_core = " << boolean(c.geometry.one_task_per_core) << "\n"
     << "allocation = " << quote(c.geometry.allocation == basil::AllocationMode::kSubNode ? "sub-node" : "whole-node")
-    << "\n\n";
+    << "\n"
+    << "shared = " << boolean(c.geometry.shared) << "\n\n";
   o << "[slurm]\n"
     << "node_sync = " << boolean(c.slurm.node_sync) << "\n"
     << "scontrol = " << quote(c.slurm.scontrol) << "\n"
@@ -167,7 +168,9 @@ std::string format_config(const Config& c) {
     << "max_changes_per_cycle = " << c.slurm.max_changes_per_cycle << "\n"
     << "reason_prefix = " << quote(c.slurm.reason_prefix) << "\n"
     << "timeout = " << dur(c.slurm.timeout) << "\n"
-    << "slurmctld_host = " << quote(c.slurm.slurmctld_host) << "\n\n";
+    << "slurmctld_host = " << quote(c.slurm.slurmctld_host) << "\n"
+    << "suspend_sync = " << boolean(c.slurm.suspend_sync) << "\n"
+    << "suspend_poll = " << dur(c.slurm.suspend_poll) << "\n\n";
   o << "[reconcile]\n"
     << "grace = " << dur(c.reconcile.grace) << "\n"
     << "consecutive = " << c.reconcile.consecutive << "\n"

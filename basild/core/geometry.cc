@@ -343,6 +343,7 @@ GeometryResult plan_geometry(const JobRequest& job, const GeometryPolicy& policy
     p.depth = f.depth;
     p.nppn = f.pes;
     if (policy.nppcu_in_dialect) p.nppcu = j.nppcu;
+    if (policy.shared) p.reservation_mode = ReservationMode::kShared;
     const std::string where = "nodes of " + describe(l);
     if (job.mem_per_node_mb) {
       p.memory.push_back({MemoryType::kOS, std::max<uint64_t>(1, *job.mem_per_node_mb / f.pes)});

@@ -93,6 +93,7 @@ struct GeometryPolicy {
   bool one_task_per_core = false;  // nppcu 1 unless the job says otherwise (CR_ONE_TASK_PER_CORE)
   AllocationMode allocation = AllocationMode::kWholeNode;
   bool nppcu_in_dialect = true;    // BASIL 1.3+: nppcu is written; else left out
+  bool shared = false;             // reservation_mode SHARED (ALPS can switch it: suspend); else ALPS's EXCLUSIVE
 };
 
 enum class RejectReason : std::uint8_t {

@@ -105,7 +105,11 @@ json job_to_json(const basil::JobRequest& job) {
 
 basil::Result<basil::GeometryPolicy> policy_from_json(const json& j, basil::GeometryPolicy base) {
   if (!j.is_object()) return invalid_value("policy: must be an object");
-  if (auto s = only_known_keys(j, "policy", {"one_task_per_core", "allocation"}); !s) return s;
+  if (auto s = only_known_keys(j, "policy", {"one_task_per_core", "allocation", "shared"}); !s) return s;
+  if (j.contains("shared")) {
+    if (!j["shared"].is_boolean()) return invalid_value("policy: \"shared\" must be true or false");
+    base.shared = j["shared"].get<bool>();
+  }
   if (j.contains("one_task_per_core")) {
     if (!j["one_task_per_core"].is_boolean())
       return invalid_value("policy: \"one_task_per_core\" must be true or false");
@@ -122,6 +126,7 @@ basil::Result<basil::GeometryPolicy> policy_from_json(const json& j, basil::Geom
 json policy_to_json(const basil::GeometryPolicy& policy) {
   return {{"one_task_per_core", policy.one_task_per_core},
           {"allocation", allocation_mode_name(policy.allocation)},
+          {"shared", policy.shared},
           {"nppcu_in_dialect", policy.nppcu_in_dialect}};
 }
 

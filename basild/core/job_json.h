@@ -9,7 +9,7 @@
 //            "ntasks": 128, "ntasks_per_node": 32, "cpus_per_task": 1,
 //            "ntasks_per_core": 1, "mem_per_node_mb": 32000 | "mem_per_cpu_mb": 1000,
 //            "gpus_per_node": 1, "gpu_memory_mb": 4096, "node_list": "24-27"},
-//    "policy": {"one_task_per_core": true, "allocation": "whole-node" | "sub-node"}?}
+//    "policy": {"one_task_per_core": true, "allocation": "whole-node" | "sub-node", "shared": true}?}
 // Every key is optional except batch_id and user; unknown keys are errors.
 #pragma once
 

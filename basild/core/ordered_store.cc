@@ -53,6 +53,16 @@ basil::Status OrderedStore::mark_gone(std::uint64_t res_id, const std::string& d
   return store_.mark_gone(res_id, detail);
 }
 
+basil::Status OrderedStore::mark_suspended(std::uint64_t res_id, const std::string& detail) {
+  order_.reservation_changed(res_id);
+  return store_.mark_suspended(res_id, detail);
+}
+
+basil::Status OrderedStore::mark_resumed(std::uint64_t res_id, const std::string& detail) {
+  order_.reservation_changed(res_id);
+  return store_.mark_resumed(res_id, detail);
+}
+
 basil::Status OrderedStore::adopt_for_job(std::uint64_t res_id, const std::string& detail) {
   order_.reservation_changed(res_id);
   return store_.adopt_for_job(res_id, detail);

@@ -36,6 +36,8 @@ class OrderedStore final : public ReservationStore {
   basil::Status mark_releasing(std::uint64_t res_id, const std::string& detail) override;
   basil::Status mark_released(std::uint64_t res_id, const std::string& detail) override;
   basil::Status mark_gone(std::uint64_t res_id, const std::string& detail) override;
+  basil::Status mark_suspended(std::uint64_t res_id, const std::string& detail) override;
+  basil::Status mark_resumed(std::uint64_t res_id, const std::string& detail) override;
   basil::Status adopt_for_job(std::uint64_t res_id, const std::string& detail) override;
   basil::Status touch_seen(const std::vector<std::uint64_t>& res_ids) override;
   basil::Result<std::optional<ReservationRecord>> find(std::uint64_t res_id) override;

@@ -6,8 +6,11 @@ bool transition_allowed(ResState from, ResState to) {
   if (is_terminal(from)) return false;
   switch (to) {
     case ResState::kReserved: return from == ResState::kOrphan;
-    case ResState::kConfirmed: return from == ResState::kReserved || from == ResState::kOrphan;
-    case ResState::kOrphan: return from == ResState::kReserved || from == ResState::kConfirmed;
+    case ResState::kConfirmed:
+      return from == ResState::kReserved || from == ResState::kOrphan || from == ResState::kSuspended;
+    case ResState::kSuspended: return from == ResState::kConfirmed;
+    case ResState::kOrphan:
+      return from == ResState::kReserved || from == ResState::kConfirmed || from == ResState::kSuspended;
     case ResState::kReleasing: return from != ResState::kReleasing;
     case ResState::kReleased:
     case ResState::kGone: return true;

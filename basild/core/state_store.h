@@ -85,6 +85,12 @@ class ReservationStore {
   virtual basil::Status mark_releasing(std::uint64_t res_id, const std::string& detail) = 0;
   virtual basil::Status mark_released(std::uint64_t res_id, const std::string& detail) = 0;
   virtual basil::Status mark_gone(std::uint64_t res_id, const std::string& detail) = 0;
+  // Its job was suspended: confirmed -> suspended, recorded before the
+  // SWITCH OUT goes, so that a suspended record is the only kind ALPS may
+  // hold switched out. Resumed: suspended -> confirmed, once ALPS has
+  // switched it in (STATUS confirmed), or never switched it out.
+  virtual basil::Status mark_suspended(std::uint64_t res_id, const std::string& detail) = 0;
+  virtual basil::Status mark_resumed(std::uint64_t res_id, const std::string& detail) = 0;
   // A reservation seen in INVENTORY (origin kSeen) becomes its live job's
   // own (origin kAdopted); a no-op when it already is basild's.
   virtual basil::Status adopt_for_job(std::uint64_t res_id, const std::string& detail) = 0;

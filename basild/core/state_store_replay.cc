@@ -174,6 +174,15 @@ Status ReplayingStore::mark_orphan(std::uint64_t res_id, const std::string& deta
 Status ReplayingStore::mark_gone(std::uint64_t res_id, const std::string& detail) {
   return write("mark_gone", [&] { return inner_.mark_gone(res_id, detail); });
 }
+// Not kept when the database fails: a SWITCH OUT is not sent unless its
+// record says suspended first, and a resumed record is written again by
+// the next poll that finds the job running.
+Status ReplayingStore::mark_suspended(std::uint64_t res_id, const std::string& detail) {
+  return write("mark_suspended", [&] { return inner_.mark_suspended(res_id, detail); });
+}
+Status ReplayingStore::mark_resumed(std::uint64_t res_id, const std::string& detail) {
+  return write("mark_resumed", [&] { return inner_.mark_resumed(res_id, detail); });
+}
 Status ReplayingStore::adopt_for_job(std::uint64_t res_id, const std::string& detail) {
   return write("adopt_for_job", [&] { return inner_.adopt_for_job(res_id, detail); });
 }

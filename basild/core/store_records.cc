@@ -10,6 +10,7 @@ struct ResStateName {
 };
 constexpr ResStateName kResStates[] = {
     {ResState::kReserved, "reserved"},   {ResState::kConfirmed, "confirmed"}, {ResState::kOrphan, "orphan"},
+    {ResState::kSuspended, "suspended"},
     {ResState::kReleasing, "releasing"}, {ResState::kReleased, "released"},   {ResState::kGone, "gone"},
 };
 struct ResOriginName {

@@ -22,6 +22,7 @@ using WallTime = WallClock::time_point;  // stored as milliseconds since the epo
 enum class ResState : std::uint8_t {
   kReserved,   // ALPS holds it, not confirmed
   kConfirmed,  // CONFIRMed (by basild or seen with applications/pagg)
+  kSuspended,  // switched out for its suspended job, or being switched (ALPS may hold it either way)
   kOrphan,     // the reconciler found no live job for it (candidate for release)
   kReleasing,  // RELEASE sent, not proven gone yet (claims outstanding)
   kReleased,   // proven gone after basild's RELEASE

@@ -16,6 +16,7 @@
 #include "basild/daemon/alps_poller.h"
 #include "basild/daemon/forwarder.h"
 #include "basild/daemon/node_sync_runner.h"
+#include "basild/daemon/switch_runner.h"
 #include "basild/daemon/reconcile_runner.h"
 #include "basild/daemon/request_audit.h"
 #include "basild/daemon/state_watch.h"
@@ -41,6 +42,7 @@ struct DaemonParts {
   AlpsPoller* poller = nullptr;
   const ReconcileRunner* runner = nullptr;
   const NodeSyncRunner* node_sync = nullptr;  // null: no node sync part (tests)
+  const SwitchRunner* switches = nullptr;     // null: no suspend sync part (tests)
   const ControllerWatch* controller = nullptr;  // null: none (tests)
   Forwarder* forwarder = nullptr;
   TypedCalls* typed = nullptr;

@@ -1,5 +1,6 @@
 #include "basild/daemon/reconcile_runner.h"
 
+#include "basild/daemon/job_listing.h"
 #include "basild/daemon/replies.h"
 
 namespace basild {
@@ -86,33 +87,20 @@ bool ReconcileRunner::basild_source_configured() const {
 }
 
 // Every source at once; the view fails when any source fails.
+std::vector<JobSourcePort*> ReconcileRunner::source_ports() const {
+  std::vector<JobSourcePort*> out;
+  for (const auto& s : ports_.sources) out.push_back(s.get());
+  return out;
+}
+
 Awaitable<JobTableView> ReconcileRunner::fetch_job_table(const std::vector<ReservationRecord>& active) {
   auto self = shared_from_this();
   JobTableView view;
   view.speaks_for_scheduler = speaks_for_scheduler(config_);
-  struct Gather {
-    explicit Gather(asio::io_context& io) : done(io) {}
-    asio::steady_timer done;
-    std::size_t left = 0;
-    std::vector<std::optional<basil::Result<std::vector<ListedJob>>>> results;
-  };
-  auto& sources = ports_.sources;
-  auto g = std::make_shared<Gather>(io_);
-  g->left = sources.size();
-  g->results.resize(sources.size());
-  g->done.expires_at(asio::steady_timer::time_point::max());
+  const auto& sources = ports_.sources;
+  const std::vector<Listing> listings = co_await list_jobs(io_, source_ports());
   for (std::size_t i = 0; i < sources.size(); ++i) {
-    sources[i]->fetch([g, i](basil::Result<std::vector<ListedJob>> r) {
-      g->results[i].emplace(std::move(r));
-      if (--g->left == 0) g->done.cancel();
-    });
-  }
-  if (g->left > 0) {
-    boost::system::error_code ec;
-    co_await g->done.async_wait(asio::redirect_error(asio::use_awaitable, ec));
-  }
-  for (std::size_t i = 0; i < sources.size(); ++i) {
-    const auto& r = *g->results[i];
+    const auto& r = listings[i];
     const std::string& name = sources[i]->name();
     source_listed(name, r.status());
     if (!r) {

@@ -64,6 +64,8 @@ class ReconcileRunner : public std::enable_shared_from_this<ReconcileRunner> {
   const std::set<std::uint64_t>& release_loops() const { return release_loops_; }
 
   void set_config(const ReconcileConfig& c);
+  // The job-table sources it owns, which the switch runner asks too.
+  std::vector<JobSourcePort*> source_ports() const;
   // A backup controller is configured: another basild reserves on ALPS.
   bool backup_configured() const { return ports_.controller != nullptr && ports_.controller->backup_configured(); }
 

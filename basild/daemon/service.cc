@@ -66,6 +66,7 @@ struct Service::Impl : std::enable_shared_from_this<Impl> {
   std::shared_ptr<ReconcileRunner> runner;
   std::unique_ptr<ScontrolNodeControl> scontrol;  // [slurm]: Slurm's nodes
   std::shared_ptr<NodeSyncRunner> node_sync;
+  std::shared_ptr<SwitchRunner> switches;  // [slurm] suspend_sync
   std::shared_ptr<AlpsPoller> poller;
   std::shared_ptr<Forwarder> forwarder;
   std::shared_ptr<TypedCalls> typed;
@@ -91,11 +92,15 @@ struct Service::Impl : std::enable_shared_from_this<Impl> {
     if (!speaks_for_scheduler(config.reconcile))
       log.notice("B0104", "reconcile: no command or sqlite job-table source: orphans are reported, never released");
     log_node_sync(config.slurm, false);
+    log_suspend_sync(config.slurm, false);
     if (auto s = start_control(); !s) return s;
     state_watch->start();
     auto self = shared_from_this();
     asio::co_spawn(io, poller->run(), [self](std::exception_ptr e) {
       if (e) self->log.error("B0901", "ALPS loop ended by an exception");
+    });
+    asio::co_spawn(io, switches->run(), [self](std::exception_ptr e) {
+      if (e) self->log.error("B0901", "suspend sync loop ended by an exception");
     });
     return {};
   }
@@ -205,6 +210,7 @@ struct Service::Impl : std::enable_shared_from_this<Impl> {
     parts.poller = poller.get();
     parts.runner = runner.get();
     parts.node_sync = node_sync.get();
+    parts.switches = switches.get();
     parts.controller = controller.get();
     parts.forwarder = forwarder.get();
     parts.typed = typed.get();
@@ -316,6 +322,16 @@ struct Service::Impl : std::enable_shared_from_this<Impl> {
         NodeSyncPorts{writes.get(), scontrol.get(), &clock, [r = runner] { return r->held_for_others(); },
                       [c = controller.get()] { return c->in_charge(); }});
 
+    SwitchPorts sp;
+    sp.store = state.get();
+    sp.audit = writes.get();
+    sp.client = client.get();
+    sp.jobs = scontrol.get();
+    sp.clock = &clock;
+    sp.sources = runner->source_ports();
+    sp.in_charge = [c = controller.get()] { return c->in_charge(); };
+    switches = std::make_shared<SwitchRunner>(io, config.slurm, log, std::move(sp));
+
     PollerPorts pp;
     pp.store = state.get();
     pp.audit = writes.get();
@@ -357,6 +373,7 @@ struct Service::Impl : std::enable_shared_from_this<Impl> {
     for (auto* c : command_sources) c->shutdown();
     if (apkill) apkill->shutdown();
     if (node_sync) node_sync->stop();
+    if (switches) switches->stop();
     if (scontrol) scontrol->shutdown();
     auto self = shared_from_this();
     auto finished = std::make_shared<bool>(false);
@@ -397,6 +414,15 @@ struct Service::Impl : std::enable_shared_from_this<Impl> {
       log.notice("B0107", "node sync to Slurm off");
   }
 
+  void log_suspend_sync(const SlurmConfig& c, bool reloaded) {
+    if (c.suspend_sync)
+      log.notice("B0485", "suspend sync on: the job table's states read every " +
+                              std::to_string(c.suspend_poll.count()) + " ms; suspended jobs' reservations switched "
+                              "out in ALPS, resumed ones' switched in");
+    else if (reloaded)
+      log.notice("B0485", "suspend sync off");
+  }
+
   void reload(const Config& next) {
     log.set_level(next.log.level);
     if (auto st = xml_log->reopen(); !st) log_xml_log_closed(st);
@@ -419,6 +445,7 @@ struct Service::Impl : std::enable_shared_from_this<Impl> {
     applied.geometry = next.geometry;
     applied.slurm = next.slurm;
     const bool sync_was = config.slurm.node_sync;
+    const bool suspend_was = config.slurm.suspend_sync;
     config = applied;
     poller->set_config(config.poll);
     runner->set_config(config.reconcile);
@@ -426,8 +453,10 @@ struct Service::Impl : std::enable_shared_from_this<Impl> {
     typed->set_geometry(config.geometry);
     scontrol->set_options(scontrol_options(config.slurm));
     node_sync->set_config(config.slurm);
+    switches->set_config(config.slurm);
     controller->set_slurmctld_host(config.slurm.slurmctld_host);
     if (config.slurm.node_sync != sync_was) log_node_sync(config.slurm, true);
+    if (config.slurm.suspend_sync != suspend_was) log_suspend_sync(config.slurm, true);
     std::string m = "configuration reloaded (log level, [poll], [reconcile] but its sources, [geometry], [slurm])";
     if (!restart.empty()) {
       m += "; changes to";

@@ -22,6 +22,7 @@ basil::GeometryPolicy TypedCalls::geometry_policy() const {
   basil::GeometryPolicy p;
   p.one_task_per_core = geometry_.one_task_per_core;
   p.allocation = geometry_.allocation;
+  p.shared = geometry_.shared;
   p.nppcu_in_dialect = !parts_.client.dialect() || basil::at_least(*parts_.client.dialect(), basil::Dialect::k1_3);
   return p;
 }

@@ -96,6 +96,7 @@ json stats_json(const DaemonParts& d) {
   j["poll"] = d.poller->poll_json();
   j["reconcile"] = d.runner->stats_json();
   if (d.node_sync) j["node_sync"] = d.node_sync->stats_json();
+  if (d.switches) j["suspend_sync"] = d.switches->stats_json();
   if (d.state_watch) j["state"] = d.state_watch->stats_json();
   return j;
 }
@@ -122,7 +123,7 @@ void write_machine_metrics(MetricsText& m, const DaemonParts& d) {
   }
   if (auto active = d.store->list_active()) {
     std::map<std::string_view, std::uint64_t> by_state;
-    for (auto s : {ResState::kReserved, ResState::kConfirmed, ResState::kOrphan, ResState::kReleasing})
+    for (auto s : {ResState::kReserved, ResState::kConfirmed, ResState::kSuspended, ResState::kOrphan, ResState::kReleasing})
       by_state[res_state_name(s)] = 0;
     for (const auto& r : *active)
       if (!is_terminal(r.state)) ++by_state[res_state_name(r.state)];
@@ -148,6 +149,7 @@ std::string metrics_text(const DaemonParts& d) {
   d.runner->write_metrics(m);
   if (d.controller) d.controller->write_metrics(m);
   if (d.node_sync) d.node_sync->write_metrics(m);
+  if (d.switches) d.switches->write_metrics(m);
   if (d.state_watch) d.state_watch->write_metrics(m);
   return m.take();
 }

@@ -31,6 +31,17 @@ std::vector<std::string> scontrol_resume_argv(const ScontrolOptions& o, const st
 
 std::vector<std::string> scontrol_ping_argv(const ScontrolOptions& o) { return {o.scontrol, "ping"}; }
 
+std::vector<std::string> scontrol_annotate_job_argv(const ScontrolOptions& o, const std::string& job_id,
+                                                    const std::string& note) {
+  return {o.scontrol, "update", "JobId=" + job_id, "AdminComment=" + note};
+}
+std::vector<std::string> scontrol_resume_job_argv(const ScontrolOptions& o, const std::string& job_id) {
+  return {o.scontrol, "resume", job_id};
+}
+std::vector<std::string> scontrol_requeue_job_argv(const ScontrolOptions& o, const std::string& job_id) {
+  return {o.scontrol, "requeue", job_id};
+}
+
 ScontrolNodeControl::ScontrolNodeControl(boost::asio::io_context& io, ScontrolOptions options)
     : options_(std::move(options)), calls_(io) {}
 
@@ -49,6 +60,24 @@ void ScontrolNodeControl::drain(const std::string& name, const std::string& reas
 
 void ScontrolNodeControl::resume(const std::string& name, Done done) {
   run(scontrol_resume_argv(options_, name), [done = std::move(done)](CallOutcome o) {
+    done(o.status ? basil::Status::ok() : failure_of(o));
+  });
+}
+
+void ScontrolNodeControl::annotate_job(const std::string& job_id, const std::string& note, Done done) {
+  run(scontrol_annotate_job_argv(options_, job_id, note), [done = std::move(done)](CallOutcome o) {
+    done(o.status ? basil::Status::ok() : failure_of(o));
+  });
+}
+
+void ScontrolNodeControl::resume_job(const std::string& job_id, Done done) {
+  run(scontrol_resume_job_argv(options_, job_id), [done = std::move(done)](CallOutcome o) {
+    done(o.status ? basil::Status::ok() : failure_of(o));
+  });
+}
+
+void ScontrolNodeControl::requeue_job(const std::string& job_id, Done done) {
+  run(scontrol_requeue_job_argv(options_, job_id), [done = std::move(done)](CallOutcome o) {
     done(o.status ? basil::Status::ok() : failure_of(o));
   });
 }

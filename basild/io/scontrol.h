@@ -8,6 +8,11 @@
 //   resume: scontrol update NodeName=NAME State=RESUME
 //   ping:   scontrol ping   (which controller is in charge: core/controller_role.h)
 //
+// and the job-control port on the same program:
+//   annotate: scontrol update JobId=ID AdminComment=NOTE
+//   resume:   scontrol resume ID
+//   requeue:  scontrol requeue ID
+//
 // A call fails (kTransport or kTimeout, with scontrol's exit status and
 // stderr) when scontrol cannot start, exits non-zero or outlives the
 // timeout.
@@ -20,6 +25,7 @@
 #include <vector>
 
 #include "basild/asio/asio.h"
+#include "basild/core/job_control_port.h"
 #include "basild/core/node_control_port.h"
 #include "basild/io/command_calls.h"
 
@@ -38,14 +44,22 @@ std::vector<std::string> scontrol_drain_argv(const ScontrolOptions& o, const std
                                              const std::string& reason);
 std::vector<std::string> scontrol_resume_argv(const ScontrolOptions& o, const std::string& name);
 std::vector<std::string> scontrol_ping_argv(const ScontrolOptions& o);
+std::vector<std::string> scontrol_annotate_job_argv(const ScontrolOptions& o, const std::string& job_id,
+                                                    const std::string& note);
+std::vector<std::string> scontrol_resume_job_argv(const ScontrolOptions& o, const std::string& job_id);
+std::vector<std::string> scontrol_requeue_job_argv(const ScontrolOptions& o, const std::string& job_id);
 
-class ScontrolNodeControl final : public NodeControlPort {
+class ScontrolNodeControl final : public NodeControlPort, public JobControlPort {
  public:
+  using Done = NodeControlPort::Done;  // the same as JobControlPort::Done
   ScontrolNodeControl(boost::asio::io_context& io, ScontrolOptions options);
 
   void list(std::optional<std::string> name, ListDone done) override;
   void drain(const std::string& name, const std::string& reason, Done done) override;
   void resume(const std::string& name, Done done) override;
+  void annotate_job(const std::string& job_id, const std::string& note, Done done) override;
+  void resume_job(const std::string& job_id, Done done) override;
+  void requeue_job(const std::string& job_id, Done done) override;
   // `scontrol ping`'s output (the controllers and whether they answer).
   void ping(std::function<void(basil::Result<std::string>)> done);
 

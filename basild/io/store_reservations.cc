@@ -231,6 +231,17 @@ basil::Status Store::mark_gone(std::uint64_t res_id, const std::string& detail) 
   });
 }
 
+basil::Status Store::mark_suspended(std::uint64_t res_id, const std::string& detail) {
+  return impl_->db.transact("mark_suspended", [&] {
+    return impl_->change_state(res_id, ResState::kSuspended, detail, "mark_suspended");
+  });
+}
+basil::Status Store::mark_resumed(std::uint64_t res_id, const std::string& detail) {
+  return impl_->db.transact("mark_resumed", [&] {
+    return impl_->change_state(res_id, ResState::kConfirmed, detail, "mark_resumed");
+  });
+}
+
 basil::Status Store::adopt_for_job(std::uint64_t res_id, const std::string& detail) {
   constexpr std::string_view what = "adopt_for_job";
   return impl_->db.transact(what, [&]() -> Status {

@@ -275,6 +275,13 @@ Status MemoryStore::mark_gone(std::uint64_t res_id, const std::string& detail) {
   return change_state(res_id, ResState::kGone, detail, "mark_gone");
 }
 
+Status MemoryStore::mark_suspended(std::uint64_t res_id, const std::string& detail) {
+  return change_state(res_id, ResState::kSuspended, detail, "mark_suspended");
+}
+Status MemoryStore::mark_resumed(std::uint64_t res_id, const std::string& detail) {
+  return change_state(res_id, ResState::kConfirmed, detail, "mark_resumed");
+}
+
 Status MemoryStore::adopt_for_job(std::uint64_t res_id, const std::string& detail) {
   if (auto st = refuse_write(); !st) return st;
   auto it = reservations_.find(res_id);

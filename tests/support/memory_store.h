@@ -66,6 +66,8 @@ class MemoryStore final : public basild::StateStore {
   basil::Status mark_releasing(std::uint64_t res_id, const std::string& detail) override;
   basil::Status mark_released(std::uint64_t res_id, const std::string& detail) override;
   basil::Status mark_gone(std::uint64_t res_id, const std::string& detail) override;
+  basil::Status mark_suspended(std::uint64_t res_id, const std::string& detail) override;
+  basil::Status mark_resumed(std::uint64_t res_id, const std::string& detail) override;
   basil::Status adopt_for_job(std::uint64_t res_id, const std::string& detail) override;
   basil::Status touch_seen(const std::vector<std::uint64_t>& res_ids) override;
   basil::Result<std::optional<basild::ReservationRecord>> find(std::uint64_t res_id) override;

@@ -158,6 +158,19 @@ TEST(GeometryTest, PaperCase2050NodesOf32ProcessorsIsWidth65600) {
   EXPECT_EQ(g.params[0].nodes[0].size(), 2050u);
 }
 
+TEST(GeometryTest, ASharedPolicyReservesSharedForALPSToSwitchAndTheDefaultLeavesALPSsExclusive) {
+  const NodePool pool = pool_of({{kXc30, 10, 4}, {kKnl, 20, 4}});
+  JobRequest job;
+  job.nodes = NidList::from_nids({11, 20});
+  const JobGeometry plain = ok(plan_geometry(job, whole(false), pool));
+  for (const auto& p : plain.params) EXPECT_FALSE(p.reservation_mode) << "ALPS's default, EXCLUSIVE, is not written";
+  GeometryPolicy shared = whole(false);
+  shared.shared = true;
+  const JobGeometry g = ok(plan_geometry(job, shared, pool));
+  ASSERT_EQ(g.params.size(), 2u);
+  for (const auto& p : g.params) EXPECT_EQ(p.reservation_mode, ReservationMode::kShared) << "every layout's param";
+}
+
 TEST(GeometryTest, MixedLayoutsGetOneReserveParamEach) {
   const NodePool pool = pool_of({{kXc30, 10, 4}, {kKnl, 20, 4}});
   JobRequest job;

@@ -75,6 +75,11 @@ TEST(JobJsonTest, PolicyOverridesTheDefaultsItNames) {
   EXPECT_FALSE(policy_from_json({{"allocation", "half-node"}}, base));
   EXPECT_FALSE(policy_from_json({{"one_task_per_core", 1}}, base));
   EXPECT_FALSE(policy_from_json({{"nppcu", 1}}, base));
+  EXPECT_FALSE(p->shared);
+  auto shared = policy_from_json({{"shared", true}}, base);
+  ASSERT_TRUE(shared);
+  EXPECT_TRUE(shared->shared);
+  EXPECT_FALSE(policy_from_json({{"shared", "yes"}}, base));
 }
 
 TEST(JobJsonTest, JobFormReserveIsPlannedOnThePool) {

@@ -383,6 +383,34 @@ TEST_P(StoreContractTest, ConfirmingFollowsTheStateMachine) {
   EXPECT_EQ(s->mark_released(3, "x").message(), "mark_released: no reservation 3 in the state database");
 }
 
+TEST_P(StoreContractTest, OnlyAConfirmedReservationIsSuspendedAndASuspendedOneResumesOrIsReleased) {
+  auto s = make_store();
+  ASSERT_TRUE(s);
+  ASSERT_TRUE(s->record_reserved(std::nullopt, reservation(1, "10")));
+  EXPECT_EQ(s->mark_suspended(1, "job 10 suspended").message(),
+            "mark_suspended: reservation 1 is reserved, it cannot become suspended");
+  ASSERT_TRUE(s->mark_confirmed(1, 11));
+  ASSERT_TRUE(s->mark_suspended(1, "job 10 suspended"));
+  EXPECT_EQ((*s->find(1))->state, ResState::kSuspended);
+  EXPECT_EQ((*s->find(1))->pagg_id, 11u);
+  ASSERT_TRUE(s->mark_suspended(1, "again"));  // a poll after a restart: nothing changes
+  ASSERT_TRUE(s->mark_resumed(1, "job 10 running"));
+  EXPECT_EQ((*s->find(1))->state, ResState::kConfirmed);
+  EXPECT_EQ((*s->find(1))->pagg_id, 11u) << "the confirmation is kept";
+  const auto lines = audit_lines(*s);
+  ASSERT_GE(lines.size(), 2u);
+  EXPECT_NE(lines[lines.size() - 2].find("suspended"), std::string::npos) << lines[lines.size() - 2];
+  EXPECT_NE(lines.back().find("confirmed"), std::string::npos) << lines.back();
+
+  ASSERT_TRUE(s->mark_suspended(1, "job 10 suspended"));
+  ASSERT_TRUE(s->mark_releasing(1, "job ended while suspended"));
+  EXPECT_EQ(s->mark_resumed(1, "x").message(), "mark_resumed: reservation 1 is releasing, it cannot become confirmed");
+  auto active = s->list_active();
+  ASSERT_TRUE(active);
+  ASSERT_EQ(active->size(), 1u);
+  EXPECT_EQ(res_state_name((*active)[0].state), "releasing");
+}
+
 TEST_P(StoreContractTest, RefusedChangesChangeNothing) {
   auto s = make_store();
   ASSERT_TRUE(s);
