@@ -26,7 +26,11 @@ std::string reservation_comment(std::uint64_t reservation_id) {
 
 std::optional<std::uint64_t> reservation_of_comment(std::string_view admin_comment) {
   if (!admin_comment.starts_with(kCommentPrefix)) return std::nullopt;
-  return positive(admin_comment.substr(kCommentPrefix.size()));
+  std::string_view rest = admin_comment.substr(kCommentPrefix.size());
+  // basild's note after a refused SWITCH: "basil: reservation R; ALPS ..."
+  if (const auto note = rest.find("; "); note != std::string_view::npos && note + 2 < rest.size())
+    rest = rest.substr(0, note);
+  return positive(rest);
 }
 
 std::optional<std::uint64_t> inherited_reservation(const Getenv& get, std::string_view job_id) {

@@ -25,9 +25,10 @@ using Getenv = std::function<std::optional<std::string>(std::string_view name)>;
 // "basil: reservation R".
 std::string reservation_comment(std::uint64_t reservation_id);
 
-// R when `admin_comment` is exactly such a comment (R a number above 0);
-// nullopt for anything else (no comment, a failure's reason, an admin's
-// own text).
+// R when `admin_comment` is exactly such a comment (R a number above 0),
+// or one followed by "; " and a note (basild's, when ALPS refused to
+// switch the reservation: basild(8) SUSPEND AND RESUME); nullopt for
+// anything else (no comment, a failure's reason, an admin's own text).
 std::optional<std::uint64_t> reservation_of_comment(std::string_view admin_comment);
 
 // BASIL_RESERVATION_ID when BASIL_RESERVATION_JOB is `job_id` and the id

@@ -131,15 +131,17 @@ Awaitable<void> SwitchRunner::move(const SwitchMove& m) {
 void SwitchRunner::refused(const SwitchMove& m, const basil::Status& why) {
   refused_.insert(m.res_id);
   const std::string res = "reservation " + std::to_string(m.res_id);
-  std::string note;
   if (m.out) {
     if (auto st = ports_.store->mark_resumed(m.res_id, "ALPS refused SWITCH OUT: " + why.message()); !st)
       log_.error("B0483", res + ": not recorded as running again: " + st.to_string());
-    note = "basild: ALPS cannot suspend " + res + " (" + why.message() + "); the job was resumed";
-  } else {
-    note = "basild: ALPS cannot resume " + res + " (" + why.message() + "); the job was requeued";
   }
-  log_.warning("B0481", "job " + m.batch_id + ": " + note.substr(std::string_view("basild: ").size()));
+  const std::string what = m.out ? "ALPS cannot suspend it (" + why.message() + "); basild resumed the job"
+                                 : "ALPS cannot resume it (" + why.message() + "); basild requeued the job";
+  log_.warning("B0481", "job " + m.batch_id + ": " + res + ": " + what);
+  // The job's steps still read their reservation from the AdminComment
+  // that basil-slurm's prolog wrote, "basil: reservation R": the note
+  // follows it after "; " (slurm/reservation_env.h).
+  const std::string note = "basil: " + res + "; " + what;
   auto self = shared_from_this();
   const std::string job = m.batch_id;
   const bool out = m.out;

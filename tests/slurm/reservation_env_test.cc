@@ -17,6 +17,14 @@ TEST(ReservationEnvTest, TheCommentThePrologWritesReadsBackAsItsId) {
   EXPECT_EQ(reservation_of_comment(reservation_comment(9999999999999999999u)), 9999999999999999999u);
 }
 
+TEST(ReservationEnvTest, BasildsNoteAfterTheIdKeepsTheReservationReadable) {
+  EXPECT_EQ(reservation_of_comment("basil: reservation 42; ALPS cannot suspend it (exclusive); basild resumed the job"),
+            42u);
+  for (const char* comment : {"basil: reservation 42;", "basil: reservation 42; ", "basil: reservation 42 ; x",
+                              "basil: reservation x; 42", "basil: reservation ; note"})
+    EXPECT_EQ(reservation_of_comment(comment), std::nullopt) << '"' << comment << '"';
+}
+
 TEST(ReservationEnvTest, AnyOtherAdminCommentNamesNoReservation) {
   for (const char* comment : {"", "basil: reservation", "basil: reservation ", "basil: reservation 0",
                               "basil: reservation 12 ", "basil: reservation 12x", "basil: reservation -3",

@@ -167,10 +167,12 @@ TEST_F(SwitchRunnerTest, AnExclusiveReservationALPSWillNotSwitchOutHasItsJobResu
   EXPECT_EQ(record_state(id), ResState::kConfirmed) << "ALPS still runs it";
   EXPECT_EQ(alps_status(id), basil::ItemStatus::kRun);
   ASSERT_EQ(slurm_.calls.size(), 2u);
-  EXPECT_EQ(slurm_.calls[0].rfind("annotate 78 basild: ALPS cannot suspend reservation " + std::to_string(id), 0), 0u)
+  EXPECT_EQ(slurm_.calls[0].rfind("annotate 78 basil: reservation " + std::to_string(id) + "; ALPS cannot suspend it (",
+                                   0),
+            0u)
       << slurm_.calls[0];
   EXPECT_NE(slurm_.calls[0].find("is exclusive"), std::string::npos) << slurm_.calls[0];
-  EXPECT_NE(slurm_.calls[0].find("the job was resumed"), std::string::npos) << slurm_.calls[0];
+  EXPECT_NE(slurm_.calls[0].find("basild resumed the job"), std::string::npos) << slurm_.calls[0];
   EXPECT_EQ(slurm_.calls[1], "resume 78");
   EXPECT_EQ(switches(), std::vector<std::string>{"out refused"});
 
