@@ -92,6 +92,7 @@ class Daemon {
   asio::awaitable<void> run_application(Local::socket& socket, const RunRequest& r, const Peer& peer,
                                         std::vector<Fd> fds);
   asio::awaitable<int> wait_for(pid_t pid);
+  asio::awaitable<bool> wait_switched_in(std::uint64_t reservation_id, std::uint64_t apid);
   asio::awaitable<void> reply(Local::socket& socket, const Reply& r);
   Result<std::uint64_t> record(const RunRequest& r, const Peer& peer);
   Result<std::vector<pid_t>> start_pes(const RunRequest& r, std::uint64_t apid, const std::vector<Fd>& fds);
@@ -260,6 +261,34 @@ asio::awaitable<int> Daemon::wait_for(pid_t pid) {
   }
 }
 
+// An application placed in a reservation that is switched out (its job
+// suspended) starts only once the reservation is switched in again: aprun
+// waits, as for resources. False when the reservation ends first, or the
+// daemon stops.
+asio::awaitable<bool> Daemon::wait_switched_in(std::uint64_t reservation_id, std::uint64_t apid) {
+  asio::steady_timer timer(io_);
+  bool logged = false;
+  for (;;) {
+    if (stopping_) co_return false;
+    bool exists = false, out = false;
+    if (auto store = Store::open(opt_.state_dir); store) {
+      (void)(*store)->read([&](const State& s) {
+        const auto res = s.reservations.find(reservation_id);
+        exists = res != s.reservations.end();
+        out = exists && res->second.suspended;
+      });
+    }
+    if (!exists) co_return false;
+    if (!out) co_return true;
+    if (!std::exchange(logged, true))
+      log("application " + std::to_string(apid) + " of resId " + std::to_string(reservation_id) +
+          " waits: its reservation is switched out");
+    timer.expires_after(kReapPoll);
+    boost::system::error_code ec;
+    co_await timer.async_wait(asio::redirect_error(asio::use_awaitable, ec));
+  }
+}
+
 void Daemon::end_in_state(std::uint64_t apid) {
   const Status st = transact([&](const State& s) { return end_application(s, apid); });
   if (!st) log("application " + std::to_string(apid) + " ended but stays in the state: " + st.message());
@@ -275,6 +304,13 @@ asio::awaitable<void> Daemon::run_application(Local::socket& socket, const RunRe
   const auto apid = record(r, peer);
   if (!apid) {
     const Reply answer = Reply{ReplyKind::kRefused, 0, 0, apid.status().message()};
+    co_await reply(socket, answer);
+    co_return;
+  }
+  if (!co_await wait_switched_in(r.reservation_id, *apid)) {
+    end_in_state(*apid);
+    const Reply answer = Reply{ReplyKind::kRefused, 0, 0,
+                               "apsched: resId " + std::to_string(r.reservation_id) + " ended while switched out"};
     co_await reply(socket, answer);
     co_return;
   }

@@ -3,6 +3,8 @@
 // session of their own (setsid) that run aprun, apkill and apstat through
 // the links next to the binary; the state is read back through apbasil mode.
 #include <gtest/gtest.h>
+
+#include <fstream>
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/file.h>
@@ -269,6 +271,34 @@ TEST_F(EmulatorApschedTest, SwitchOutStopsTheApplicationsProcessesAndSwitchInCon
   }, 30s));
   ASSERT_TRUE(in.ok()) << text(in);
   ASSERT_TRUE(j->wait_for(60s).has_value()) << "continued, the PEs see the go file and end";
+  EXPECT_EQ(job_out(), "rc=0\n");
+}
+
+TEST_F(EmulatorApschedTest, AnAprunPlacedInASwitchedOutReservationWaitsAndStartsOnceItIsSwitchedIn) {
+  auto j = job("while [ ! -e $DIR/later ]; do sleep 0.05; done; aprun -n 1 " + reporting_pe(0) + "; echo rc=$?", true,
+               /*shared=*/true);
+  ASSERT_TRUE(wait_for_file("resid")) << job_err();
+  const std::uint64_t resid = std::stoull(slurp(dir_ + "/resid"));
+  const auto switch_to = [&](basil::SwitchAction a) {
+    basil::Response r;
+    EXPECT_TRUE(basil_test::wait_until([&] {
+      r = ask(basil::Dialect::k1_3, basil::SwitchRequest{{{resid, a}}, {}});
+      return r.ok() || r.error_class != basil::ErrorClass::kTransient;
+    }, 30s));
+    EXPECT_TRUE(r.ok()) << text(r);
+  };
+  switch_to(basil::SwitchAction::kOut);
+  std::ofstream(dir_ + "/later") << "";
+  ASSERT_TRUE(basil_test::wait_until(
+      [&] { return slurp(dir_ + "/apsched.log").find("waits: its reservation is switched out") != std::string::npos; },
+      30s))
+      << slurp(dir_ + "/apsched.log") << job_err();
+  EXPECT_EQ(claims().size(), 1u) << "placed in its reservation";
+  EXPECT_FALSE(exists("pe.0")) << "no process of it runs while the reservation is switched out";
+  switch_to(basil::SwitchAction::kIn);
+  ASSERT_TRUE(wait_for_file("pe.0")) << slurp(dir_ + "/apsched.log");
+  release_pes();
+  ASSERT_TRUE(j->wait_for(60s).has_value());
   EXPECT_EQ(job_out(), "rc=0\n");
 }
 
