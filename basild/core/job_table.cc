@@ -58,8 +58,9 @@ basil::Result<std::vector<ListedJob>> parse_job_listing(std::string_view text) {
 }
 
 bool job_state_ended(std::string_view state) {
-  static constexpr std::string_view kEnded[] = {"COMPLETING", "COMPLETED", "CANCELLED",     "FAILED",    "TIMEOUT",
-                                                "NODE_FAIL",  "PREEMPTED", "OUT_OF_MEMORY", "BOOT_FAIL", "DEADLINE"};
+  static constexpr std::string_view kEnded[] = {
+      "COMPLETING", "COMPLETED", "CANCELLED",     "FAILED",    "TIMEOUT",  "NODE_FAIL",    "PREEMPTED",
+      "OUT_OF_MEMORY", "BOOT_FAIL", "DEADLINE", "PENDING", "REQUEUED", "REQUEUE_HOLD", "REQUEUE_FED"};
   for (const auto e : kEnded)
     if (state == e) return true;
   return false;

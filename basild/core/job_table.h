@@ -39,9 +39,11 @@ basil::Result<std::vector<ListedJob>> parse_job_listing(std::string_view text);
 
 // Whether a job in scheduler state `state` has no process of its own left
 // (Slurm's COMPLETING and final states: COMPLETED, CANCELLED, FAILED,
-// TIMEOUT, NODE_FAIL, PREEMPTED, OUT_OF_MEMORY, BOOT_FAIL, DEADLINE). Such
-// a job stays live for every rule but one: nothing of it waits for the
-// applications of its releasing reservations.
+// TIMEOUT, NODE_FAIL, PREEMPTED, OUT_OF_MEMORY, BOOT_FAIL, DEADLINE; and a
+// job waiting to start again: PENDING, REQUEUED, REQUEUE_HOLD, REQUEUE_FED,
+// as preemption in REQUEUE mode leaves it, its next start getting a
+// reservation of its own). Such a job stays live for every rule but one:
+// nothing of it waits for the applications of its releasing reservations.
 bool job_state_ended(std::string_view state);
 
 // The ids of a listing, in its order.

@@ -11,6 +11,7 @@
 #include "basild/daemon/log.h"
 #include "basild/daemon/reconcile_runner.h"
 #include "basild/daemon/request_audit.h"
+#include "basild/daemon/switch_runner.h"
 #include "basild/core/state_store.h"
 
 namespace basild {
@@ -26,6 +27,7 @@ struct CallParts {
   ReconcileRunner& runner;
   ApkillPort& apkill;
   RequestAudit& requests;  // who asked for each change
+  SwitchRunner* switches = nullptr;  // [slurm] suspend_sync; null: none (tests)
 };
 
 // A reservation granted to a forwarded RESERVE whose answer never reached

@@ -138,6 +138,9 @@ inline constexpr LogIdEntry kLogIds[] = {
     {"B0309", LogLevel::kInfo,
      "a RESERVE waits for the release of a reservation on its nodes: one handed to basild (its RELEASE loop runs) "
      "or another job's, not handed over yet."},
+    {"B0313", LogLevel::kInfo,
+     "a RESERVE that ALPS refused is tried once more: a suspend-sync poll switched out a reservation on its nodes "
+     "(gang scheduling or preemption started the job as Slurm suspended the other)."},
     {"B0310", LogLevel::kWarning,
      "a RELEASE is not proven; the reconciler tries again."},
     {"B0311", LogLevel::kDebug,

@@ -344,7 +344,7 @@ struct Service::Impl : std::enable_shared_from_this<Impl> {
     poller = std::make_shared<AlpsPoller>(io, config.poll, log, std::move(pp));
 
     request_audit = std::make_unique<RequestAudit>(*writes, log);
-    CallParts cp{io, log, *state, *writes, *client, clock, *poller, *runner, *apkill, *request_audit};
+    CallParts cp{io, log, *state, *writes, *client, clock, *poller, *runner, *apkill, *request_audit, switches.get()};
     forwarder = std::make_shared<Forwarder>(cp, config.basil.strict_decode);
     typed = std::make_shared<TypedCalls>(cp, config.geometry);
 

@@ -37,13 +37,26 @@ void SwitchRunner::set_config(const SlurmConfig& c) {
 void SwitchRunner::stop() {
   stopping_ = true;
   timer_.cancel();
+  for (auto& w : std::exchange(waiters_, {})) asio::post(io_, std::move(w));
+}
+
+void SwitchRunner::poll_now(std::function<void()> done) {
+  if (!config_.suspend_sync || stopping_) {
+    asio::post(io_, std::move(done));
+    return;
+  }
+  waiters_.push_back(std::move(done));
+  timer_.cancel();  // a loop waiting polls now; one polling polls again after
 }
 
 Awaitable<void> SwitchRunner::run() {
   auto self = shared_from_this();
   while (!stopping_) {
+    auto waiters = std::exchange(waiters_, {});
     if (config_.suspend_sync) co_await poll();
+    for (auto& w : waiters) asio::post(io_, std::move(w));
     if (stopping_) break;
+    if (!waiters_.empty()) continue;  // asked during that poll
     timer_.expires_after(config_.suspend_poll);
     boost::system::error_code ec;
     co_await timer_.async_wait(asio::redirect_error(asio::use_awaitable, ec));

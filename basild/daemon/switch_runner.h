@@ -57,6 +57,10 @@ class SwitchRunner : public std::enable_shared_from_this<SwitchRunner> {
   Awaitable<void> run();
   // One poll: the job table, the plan, its moves (exposed for tests).
   Awaitable<void> poll();
+  // A poll as soon as the loop can (after the one running, if any), `done`
+  // once it has ended; at once when suspend sync is off. A RESERVE that ALPS
+  // refused on the nodes of a job Slurm may just have suspended asks it.
+  void poll_now(std::function<void()> done);
   void stop();
   void set_config(const SlurmConfig& c);
   bool enabled() const { return config_.suspend_sync; }
@@ -77,6 +81,7 @@ class SwitchRunner : public std::enable_shared_from_this<SwitchRunner> {
   SwitchPorts ports_;
   boost::asio::steady_timer timer_;
   bool stopping_ = false;
+  std::vector<std::function<void()>> waiters_;  // poll_now's, for the next poll
   std::set<std::uint64_t> switched_out_;  // suspended records ALPS showed out since the start
   std::set<std::uint64_t> refused_;       // ALPS refused to switch them for good
   std::uint64_t polls_ = 0;

@@ -154,7 +154,23 @@ void TypedCalls::after_releases(std::vector<std::uint64_t> ids, WaitBounds bound
   });
 }
 
-void TypedCalls::reserve_now(basil::ReserveRequest request, bool earlier_attempt, json job, control::Responder reply) {
+std::vector<std::uint64_t> TypedCalls::others_on_nodes(const basil::ReserveRequest& request, ResState state) {
+  std::vector<std::uint64_t> out;
+  auto active = parts_.store.list_active();
+  if (!active) return out;
+  for (const auto& rec : *active) {
+    if (rec.state != state || rec.batch_id == request.batch_id.value_or("")) continue;
+    bool shares = false;
+    for (const auto& p : request.params)
+      for (const auto& listed : p.nodes)
+        for (const std::uint32_t nid : rec.nodes.expand()) shares = shares || listed.contains(nid);
+    if (shares) out.push_back(rec.res_id);
+  }
+  return out;
+}
+
+void TypedCalls::reserve_now(basil::ReserveRequest request, bool earlier_attempt, json job, control::Responder reply,
+                             bool after_switch) {
   const std::string batch = *request.batch_id;
   auto intent = parts_.store.record_intent(batch, request.user_name, reserve_to_json(request).dump());
   if (!intent) {
@@ -165,7 +181,7 @@ void TypedCalls::reserve_now(basil::ReserveRequest request, bool earlier_attempt
   const std::int64_t intent_id = *intent;
   parts_.poller.order().intent_started(intent_id);
   auto self = shared_from_this();
-  auto finish = [self, intent_id, request, reply, job](basil::Result<ReserveOutcome> r) {
+  auto finish = [self, intent_id, request, reply, job, after_switch](basil::Result<ReserveOutcome> r) {
     self->parts_.poller.order().intent_ended(intent_id);
     if (!r) {
       const auto code = r.status().code();
@@ -177,8 +193,24 @@ void TypedCalls::reserve_now(basil::ReserveRequest request, bool earlier_attempt
       } else {
         self->note(self->parts_.store.settle_intent_dropped(intent_id, r.status().to_string()));
         self->parts_.poller.order().intent_settled(intent_id);
-        if ((code == basil::Code::kAlpsPermanent || code == basil::Code::kAlpsTransient) && !job.is_null())
-          return self->recheck_refusal(job, *request.batch_id, r.status(), reply);
+        const bool refused = code == basil::Code::kAlpsPermanent || code == basil::Code::kAlpsTransient;
+        // Gang scheduling and preemption start a job on nodes whose job
+        // Slurm has just suspended: its reservation is switched out at the
+        // next poll, so one now, and the RESERVE once more if it did.
+        auto* switches = self->parts_.switches;
+        if (refused && !after_switch && switches != nullptr && switches->enabled() &&
+            !self->others_on_nodes(request, ResState::kConfirmed).empty()) {
+          return switches->poll_now([self, request, job, reply, status = r.status()] {
+            if (self->others_on_nodes(request, ResState::kSuspended).empty()) {
+              if (!job.is_null()) return self->recheck_refusal(job, *request.batch_id, status, reply);
+              return reply(error_reply(status));
+            }
+            self->parts_.log.info("B0313", "RESERVE for job " + *request.batch_id +
+                                               " tried again: a reservation on its nodes was switched out");
+            self->reserve_now(request, false, job, reply, true);
+          });
+        }
+        if (refused && !job.is_null()) return self->recheck_refusal(job, *request.batch_id, r.status(), reply);
       }
       return reply(error_reply(r.status()));
     }

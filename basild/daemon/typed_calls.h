@@ -57,7 +57,13 @@ class TypedCalls : public std::enable_shared_from_this<TypedCalls> {
                        control::Responder reply);
   // The RESERVE once planned: intent, call, record, answer. `job` is the
   // job form's body (null for the params form).
-  void reserve_now(basil::ReserveRequest request, bool earlier_attempt, nlohmann::json job, control::Responder reply);
+  // `after_switch`: this is the RESERVE tried again once a switch poll has
+  // switched out a reservation on its nodes (switch_may_free).
+  void reserve_now(basil::ReserveRequest request, bool earlier_attempt, nlohmann::json job, control::Responder reply,
+                   bool after_switch = false);
+  // The reservations of other jobs on a node `request` names that basild
+  // holds in `state` (confirmed: a switch may free them; suspended: one did).
+  std::vector<std::uint64_t> others_on_nodes(const basil::ReserveRequest& request, ResState state);
   // The reservations on a node `request` names that its RESERVE waits for
   // (basild/core/release_wait.h), from basild's records.
   std::vector<std::uint64_t> held_under(const basil::ReserveRequest& request);

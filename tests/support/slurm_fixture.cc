@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <set>
 #include <sstream>
 #include <utility>
 
@@ -254,10 +255,10 @@ bool SlurmCluster::wait_nodes_idle(std::chrono::milliseconds limit) {
         Ran r = client({"sinfo", "-h", "-N", "-o", "%N %t"}, 10s);
         last = r.out + r.err;
         std::istringstream in(r.out);
-        std::size_t n = 0;
-        for (std::string name, state; in >> name >> state; ++n)
+        std::set<std::string> seen;  // a node in several partitions is listed once for each
+        for (std::string name, state; in >> name >> state; seen.insert(name))
           if (state != "idle") return false;
-        return n == options_.nodes.size();
+        return seen.size() == options_.nodes.size();
       },
       limit, 100ms);
   if (!ended.empty()) {

@@ -435,7 +435,12 @@ TEST(ReconcilerTest, ClaimsOfAReservationWhoseJobIsListedEndedAreApkilledAtOnce)
   EXPECT_TRUE(job_state_ended("OUT_OF_MEMORY"));
   EXPECT_FALSE(job_state_ended("RUNNING"));
   EXPECT_FALSE(job_state_ended("SUSPENDED"));
-  EXPECT_FALSE(job_state_ended("REQUEUED"));
+  EXPECT_FALSE(job_state_ended("CONFIGURING"));
+  // Requeued (preemption in REQUEUE mode): its processes were killed; its
+  // next start reserves anew, so the old reservation's applications are
+  // leftovers that would hold the nodes for claims_timeout.
+  EXPECT_TRUE(job_state_ended("REQUEUED"));
+  EXPECT_TRUE(job_state_ended("PENDING"));
   EXPECT_FALSE(job_state_ended(""));
 }
 
