@@ -44,10 +44,12 @@ inline void place_program(const std::string& built, const std::string& at) {
 }
 
 // basild against a fresh emulated system (tds-8 unless `preset` names
-// another), apbasil local or through the gateway.
+// another), apbasil local or through the gateway; `more_conf` is appended
+// to its basild.conf.
 class Basild {
  public:
-  Basild(const std::string& path, const std::string& bin, const std::string& preset = "tds-8")
+  Basild(const std::string& path, const std::string& bin, const std::string& preset = "tds-8",
+         const std::string& more_conf = "")
       : dir_("slurm-jobs-basild", bin + "/slurm-tests") {
     const std::string emu = dir() + "/emu";
     basil_test::run({bin + "/emulator/basil-emulator", "init", "--preset", preset, "--state", emu});
@@ -70,6 +72,7 @@ class Basild {
       conf << "[apbasil]\npath = \"" << bin << "/emulator/basil-emulator\"\nargs = [\"--state\", \"" << emu
            << "\"]\n";
     }
+    conf << more_conf;
     conf.close();
     ::chmod(dir().c_str(), 0755);
     process_ = basil_test::Subprocess({bin + "/basild/basild", "--config", dir() + "/basild.conf"},
