@@ -5,7 +5,8 @@
 // and the emulator's apsched daemon running the aprun. ROUNDS times:
 // `scontrol suspend`, then the time until basild's STATUS-confirmed SWITCH
 // OUT is counted (/v1/stats suspend_sync.out.done); `scontrol resume`, then
-// the time until the SWITCH IN is. Each MODEL (the emulator's CSCS latency
+// the time until the SWITCH IN is; each after a random wait within the poll
+// interval, so that they fall anywhere in the poll's period. Each MODEL (the emulator's CSCS latency
 // on or off) with suspend_poll POLL.
 //
 //   build/bench/suspend_jobs [ROUNDS] [MODELS] [POLL]   (defaults 20 on,off 5s)
@@ -20,7 +21,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
+#include <random>
+#include <thread>
 #include <cstdio>
 #include <cstdlib>
 #include <sstream>
@@ -123,11 +127,18 @@ Result run(int rounds, bool model, const std::string& poll) {
     r.ok = false;
     return r;
   }
+  // Each suspend and resume at a random moment of the poll's period, as a
+  // site's come (not in step with the poll that made the last switch).
+  const auto period = basild.get("/v1/stats")["suspend_sync"].value("poll_ms", 5000);
+  std::mt19937 random(42);
+  std::uniform_int_distribution<int> phase(0, std::max(0, period - 1));
   for (int i = 0; i < rounds && r.ok; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(phase(random)));
     const auto out_before = done_count(basild, "out");
     double t0 = steady_ms();
     slurm.client({"scontrol", "suspend", job});
     const auto out = until_switched(basild, "out", out_before, t0);
+    std::this_thread::sleep_for(std::chrono::milliseconds(phase(random)));
     const auto in_before = done_count(basild, "in");
     t0 = steady_ms();
     slurm.client({"scontrol", "resume", job});
