@@ -13,10 +13,13 @@ std::vector<SwitchMove> plan_switches(const SwitchPlanInput& in) {
   for (const ReservationRecord& r : in.active) {
     if (r.origin == ResOrigin::kSeen || r.batch_id.empty()) continue;
     if (r.state != ResState::kConfirmed && r.state != ResState::kSuspended) continue;
-    if (in.refused.count(r.res_id) != 0) continue;
     auto job = in.job_states.find(r.batch_id);
     if (job == in.job_states.end()) continue;
     const bool suspended = r.state == ResState::kSuspended;
+    if (in.refused.count(r.res_id) != 0) {
+      if (job->second == kJobSuspended && !suspended) outs.push_back({r.res_id, r.batch_id, true, true});
+      continue;
+    }
     if (job->second == kJobSuspended) {
       if (!suspended || in.switched_out.count(r.res_id) == 0) outs.push_back({r.res_id, r.batch_id, true});
     } else if (job->second == kJobRunning && suspended) {

@@ -30,6 +30,10 @@ struct SwitchMove {
   std::uint64_t res_id = 0;
   std::string batch_id;
   bool out = false;  // SWITCH OUT: the job is suspended; else IN: it runs again
+  // ALPS refused this reservation's switch for good before: no SWITCH, the
+  // job is resumed again (Slurm suspended it once more, gang scheduling's
+  // next time slice, say).
+  bool refused = false;
   bool operator==(const SwitchMove&) const = default;
 };
 
@@ -49,8 +53,8 @@ struct SwitchPlanInput {
 // by reservation id. Only a job's own reservation (reserved or adopted by
 // basild, with a batch id) moves: confirmed and its job SUSPENDED goes out;
 // suspended and its job SUSPENDED goes out again unless switched_out holds
-// it; suspended and its job RUNNING comes in; none that `refused` holds.
-// Any other state (a job
+// it; suspended and its job RUNNING comes in. One that `refused` holds
+// moves only as a refused OUT, when its job is SUSPENDED again. Any other state (a job
 // completing, requeued, not listed) moves nothing: its release is the
 // epilog's or the reconciler's.
 std::vector<SwitchMove> plan_switches(const SwitchPlanInput& in);

@@ -90,7 +90,7 @@ Awaitable<void> SwitchRunner::poll() {
   }
   in.active = std::move(*active);
   in.switched_out = switched_out_;
-  in.refused = refused_;
+  for (const auto& [id, why] : refused_) in.refused.insert(id);
   for (const SwitchMove& m : plan_switches(in)) {
     if (stopping_) break;
     co_await move(m);
@@ -100,6 +100,10 @@ Awaitable<void> SwitchRunner::poll() {
 Awaitable<void> SwitchRunner::move(const SwitchMove& m) {
   auto self = shared_from_this();
   const std::string what = "reservation " + std::to_string(m.res_id) + " of job " + m.batch_id;
+  if (m.refused) {  // ALPS said no for good: the job follows ALPS again
+    refused(m, refused_.at(m.res_id));
+    co_return;
+  }
   if (m.out) {
     // Recorded first: a record ALPS may hold switched out says suspended.
     if (auto st = ports_.store->mark_suspended(m.res_id, "job " + m.batch_id + " suspended"); !st) {
@@ -142,7 +146,7 @@ Awaitable<void> SwitchRunner::move(const SwitchMove& m) {
 // ALPS will not switch it: the job follows ALPS, with a sentence for its
 // user and the admin (the job's AdminComment) and the log.
 void SwitchRunner::refused(const SwitchMove& m, const basil::Status& why) {
-  refused_.insert(m.res_id);
+  refused_.emplace(m.res_id, why);
   const std::string res = "reservation " + std::to_string(m.res_id);
   if (m.out) {
     if (auto st = ports_.store->mark_resumed(m.res_id, "ALPS refused SWITCH OUT: " + why.message()); !st)

@@ -9,7 +9,8 @@
 // last (it goes confirmed once STATUS shows it in). ALPS refusing a switch
 // for good (an EXCLUSIVE reservation, suspend/resume off) leaves the job and
 // ALPS consistent: a job ALPS cannot switch out is resumed, one it cannot
-// switch back in is requeued, each with an AdminComment saying why. A switch
+// switch back in is requeued, each with an AdminComment saying why; ALPS is
+// not asked again, and a job Slurm suspends again is resumed again. A switch
 // not confirmed in time is tried again at the next poll. While another
 // basild's slurmctld is in charge, nothing is switched. It takes its ports
 // in its constructor, so that it runs in a test with fakes.
@@ -17,6 +18,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -83,7 +85,7 @@ class SwitchRunner : public std::enable_shared_from_this<SwitchRunner> {
   bool stopping_ = false;
   std::vector<std::function<void()>> waiters_;  // poll_now's, for the next poll
   std::set<std::uint64_t> switched_out_;  // suspended records ALPS showed out since the start
-  std::set<std::uint64_t> refused_;       // ALPS refused to switch them for good
+  std::map<std::uint64_t, basil::Status> refused_;  // ALPS refused to switch them for good, and why
   std::uint64_t polls_ = 0;
   std::uint64_t listing_failures_ = 0;
   struct Counts {

@@ -52,12 +52,15 @@ TEST(SwitchPlanTest, ASuspendedRecordNotSeenSwitchedOutSinceTheStartIsSwitchedOu
   EXPECT_EQ(plan_switches(p), want);
 }
 
-TEST(SwitchPlanTest, AReservationALPSRefusedToSwitchIsNotMovedAgain) {
+TEST(SwitchPlanTest, AReservationALPSRefusedToSwitchIsNotSwitchedAgainButItsJobIsResumedAgain) {
   SwitchPlanInput p;
   p.active = {record(7, "107", ResState::kConfirmed), record(8, "108", ResState::kSuspended)};
-  p.job_states = {{"107", "SUSPENDED"}, {"108", "RUNNING"}};
+  p.job_states = {{"107", "RUNNING"}, {"108", "RUNNING"}};
   p.refused = {7, 8};
-  EXPECT_TRUE(plan_switches(p).empty());
+  EXPECT_TRUE(plan_switches(p).empty()) << "8's job is being requeued";
+  p.job_states["107"] = "SUSPENDED";  // gang scheduling's next slice
+  const std::vector<SwitchMove> want = {{7, "107", true, true}};
+  EXPECT_EQ(plan_switches(p), want);
 }
 
 TEST(SwitchPlanTest, OnlyAJobsOwnConfirmedOrSuspendedReservationMoves) {

@@ -176,10 +176,16 @@ TEST_F(SwitchRunnerTest, AnExclusiveReservationALPSWillNotSwitchOutHasItsJobResu
   EXPECT_EQ(slurm_.calls[1], "resume 78");
   EXPECT_EQ(switches(), std::vector<std::string>{"out refused"});
 
-  poll();  // Slurm has not resumed it yet: ALPS is not asked again
-  EXPECT_EQ(timings_.of(CallKind::kSwitch).count, 1u);
+  job_is("78", "RUNNING");
+  poll();
   EXPECT_EQ(slurm_.calls.size(), 2u);
-  EXPECT_EQ(runner_->stats_json()["jobs_resumed"], 1);
+  job_is("78", "SUSPENDED");  // suspended again (gang scheduling's next slice): resumed again, ALPS not asked
+  poll();
+  EXPECT_EQ(timings_.of(CallKind::kSwitch).count, 1u);
+  ASSERT_EQ(slurm_.calls.size(), 4u);
+  EXPECT_EQ(slurm_.calls[2], slurm_.calls[0]);
+  EXPECT_EQ(slurm_.calls[3], "resume 78");
+  EXPECT_EQ(runner_->stats_json()["jobs_resumed"], 2);
 }
 
 TEST_F(SwitchRunnerTest, ABasildRestartedWhileAJobIsSuspendedSettlesItsReservationFromAlps) {
