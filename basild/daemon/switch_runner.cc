@@ -89,6 +89,11 @@ Awaitable<void> SwitchRunner::poll() {
     co_return;
   }
   in.active = std::move(*active);
+  // Forget the reservations that ended: ALPS may give their ids out again.
+  std::set<std::uint64_t> live;
+  for (const auto& r : in.active) live.insert(r.res_id);
+  std::erase_if(switched_out_, [&](std::uint64_t id) { return live.count(id) == 0; });
+  std::erase_if(refused_, [&](const auto& kv) { return live.count(kv.first) == 0; });
   in.switched_out = switched_out_;
   for (const auto& [id, why] : refused_) in.refused.insert(id);
   for (const SwitchMove& m : plan_switches(in)) {
