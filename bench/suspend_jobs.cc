@@ -83,14 +83,8 @@ Result run(int rounds, bool model, const std::string& poll) {
   Result r;
   basil_test::TempDir work("suspend-jobs", g_bin + "/slurm-tests");
   ::chmod(work.path().c_str(), 0755);
-  const std::string program = work.path() + "/basil-slurm";
-  basil::bench::place_program(g_bin + "/slurm/basil-slurm-bench", program);
-  basil_test::write_file(work.path() + "/plugstack.conf",
-                         "required " + g_bin + "/slurm/spank/basil_reservation.so confirm=basild basil_slurm=" +
-                             program + "\n");
   basil_test::SlurmCluster slurm({.nodes = {"nid00008", "nid00009"},
-                                  .extra_conf = "PrologSlurmctld=" + program + "\nEpilogSlurmctld=" + program +
-                                                "\nPlugStackConfig=" + work.path() + "/plugstack.conf\n",
+                                  .extra_conf = basil::bench::shipped_hooks(work.path(), g_bin),
                                   .parent = g_bin + "/slurm-tests"});
   const std::string more = "[slurm]\nslurm_conf = \"" + slurm.conf() + "\"\nsuspend_sync = true\nsuspend_poll = \"" +
                            poll + "\"\n[geometry]\nshared = true\n[[reconcile.source]]\ntype = \"command\"\n"
@@ -100,17 +94,13 @@ Result run(int rounds, bool model, const std::string& poll) {
   basil_test::run({g_emulator, "--state", basild.emu(), "fault", "--cscs-model", model ? "on" : "off"});
   basil_test::Subprocess apsched({g_emulator, "apsched", "--state", basild.emu()},
                                  {.err = basil_test::Redirect::file(basild.dir() + "/apsched.log")});
-  basil_test::write_file(work.path() + "/basil-slurm.conf", "[basild]\nsocket = \"" + basild.socket() +
-                                                                "\"\n[slurm]\nslurm_conf = \"" + slurm.conf() +
-                                                                "\"\n[log]\nsyslog = false\n");
+  basil::bench::shipped_hooks_config(work.path(), basild.socket(), slurm.conf());
   if (!basild.up() || !slurm.start()) {
     std::fprintf(stderr, "set-up failed: %s\n%s\n", slurm.error().c_str(), basild.log().c_str());
     r.ok = false;
     return r;
   }
-  const char* path_env = std::getenv("PATH");
-  const std::vector<std::string> env = {"PATH=" + g_bin + "/emulator:" + std::string(path_env ? path_env : "/usr/bin:/bin"),
-                                        "BASIL_EMULATOR_STATE=" + basild.emu()};
+  const std::vector<std::string> env = basil::bench::cray_env(g_bin, basild.emu());
   const std::string stop = work.path() + "/stop", started = work.path() + "/started";
   const auto s = slurm.client({"sbatch", "--parsable", "-N1", "-o", "/dev/null", "--wrap",
                                "aprun -n 1 sh -c 'touch " + started + "; while [ ! -e " + stop +

@@ -43,6 +43,34 @@ inline void place_program(const std::string& built, const std::string& at) {
   ::chmod(at.c_str(), 0755);
 }
 
+// basil-slurm's shipped set-up in `dir` (which Slurm must be able to
+// read): the program as PrologSlurmctld and EpilogSlurmctld, and the
+// basil_reservation plugin confirming through basild. The slurm.conf lines
+// that name them.
+inline std::string shipped_hooks(const std::string& dir, const std::string& bin) {
+  const std::string program = dir + "/basil-slurm";
+  place_program(bin + "/slurm/basil-slurm-bench", program);
+  basil_test::write_file(dir + "/plugstack.conf", "required " + bin +
+                                                      "/slurm/spank/basil_reservation.so confirm=basild basil_slurm=" +
+                                                      program + "\n");
+  return "PrologSlurmctld=" + program + "\nEpilogSlurmctld=" + program + "\nPlugStackConfig=" + dir +
+         "/plugstack.conf\n";
+}
+
+// The configuration beside shipped_hooks' program: basild's socket and
+// Slurm's configuration.
+inline void shipped_hooks_config(const std::string& dir, const std::string& socket, const std::string& slurm_conf) {
+  basil_test::write_file(dir + "/basil-slurm.conf", "[basild]\nsocket = \"" + socket + "\"\n[slurm]\nslurm_conf = \"" +
+                                                        slurm_conf + "\"\n[log]\nsyslog = false\n");
+}
+
+// A job's environment for aprun, apkill and apstat on the emulated Cray
+// whose state is `emu`.
+inline std::vector<std::string> cray_env(const std::string& bin, const std::string& emu) {
+  const char* path = std::getenv("PATH");
+  return {"PATH=" + bin + "/emulator:" + std::string(path ? path : "/usr/bin:/bin"), "BASIL_EMULATOR_STATE=" + emu};
+}
+
 // basild against a fresh emulated system (tds-8 unless `preset` names
 // another), apbasil local or through the gateway; `more_conf` is appended
 // to its basild.conf.
