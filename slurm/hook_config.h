@@ -40,7 +40,7 @@ enum class ConfirmAt : std::uint8_t { kNode, kController };
 struct HookConfig {
   // [basild]
   std::string socket = "/run/basild/control.sock";    // basild's control socket
-  std::chrono::milliseconds basild_timeout = std::chrono::seconds(60);  // per call (RESERVE waits for ALPS)
+  std::chrono::milliseconds basild_timeout = std::chrono::seconds(120);  // per call (RESERVE waits for ALPS)
   ConfirmAt confirm = ConfirmAt::kNode;  // who CONFIRMs a batch job's reservation
   // How long the prolog waits for a basild it cannot reach (not running,
   // restarting), or that cannot reach ALPS (outage()), before it gives the

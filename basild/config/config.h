@@ -222,6 +222,10 @@ struct SlurmConfig {
   // out and a resumed one's switched in. Off by default.
   bool suspend_sync = false;
   Duration suspend_poll = std::chrono::seconds(5);  // 1 s .. 60 s
+  // How long a RESERVE ALPS refused on the nodes of another job's switched-in
+  // reservation waits for Slurm to suspend that job (gang scheduling's next
+  // time slice) and basild to switch it out, before the refusal stands.
+  Duration suspend_reserve_wait = std::chrono::seconds(75);  // 0 .. 10 min
   bool operator==(const SlurmConfig&) const = default;
 };
 

@@ -170,7 +170,8 @@ std::string format_config(const Config& c) {
     << "timeout = " << dur(c.slurm.timeout) << "\n"
     << "slurmctld_host = " << quote(c.slurm.slurmctld_host) << "\n"
     << "suspend_sync = " << boolean(c.slurm.suspend_sync) << "\n"
-    << "suspend_poll = " << dur(c.slurm.suspend_poll) << "\n\n";
+    << "suspend_poll = " << dur(c.slurm.suspend_poll) << "\n"
+    << "suspend_reserve_wait = " << dur(c.slurm.suspend_reserve_wait) << "\n\n";
   o << "[reconcile]\n"
     << "grace = " << dur(c.reconcile.grace) << "\n"
     << "consecutive = " << c.reconcile.consecutive << "\n"

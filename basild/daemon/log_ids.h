@@ -141,6 +141,9 @@ inline constexpr LogIdEntry kLogIds[] = {
     {"B0313", LogLevel::kInfo,
      "a RESERVE that ALPS refused is tried once more: a suspend-sync poll switched out a reservation on its nodes "
      "(gang scheduling or preemption started the job as Slurm suspended the other)."},
+    {"B0314", LogLevel::kInfo,
+     "a RESERVE that ALPS refused while another job's reservation is switched in on its nodes waits, up to [slurm] "
+     "suspend_reserve_wait, for Slurm to suspend that job and basild to switch it out (gang scheduling)."},
     {"B0310", LogLevel::kWarning,
      "a RELEASE is not proven; the reconciler tries again."},
     {"B0311", LogLevel::kDebug,

@@ -38,6 +38,7 @@ void SwitchRunner::stop() {
   stopping_ = true;
   timer_.cancel();
   for (auto& w : std::exchange(waiters_, {})) asio::post(io_, std::move(w));
+  for (auto& f : std::exchange(followers_, {})) asio::post(io_, std::move(f));
 }
 
 void SwitchRunner::poll_now(std::function<void()> done) {
@@ -49,12 +50,22 @@ void SwitchRunner::poll_now(std::function<void()> done) {
   timer_.cancel();  // a loop waiting polls now; one polling polls again after
 }
 
+void SwitchRunner::after_next_poll(std::function<void()> done) {
+  if (!config_.suspend_sync || stopping_) {
+    asio::post(io_, std::move(done));
+    return;
+  }
+  followers_.push_back(std::move(done));
+}
+
 Awaitable<void> SwitchRunner::run() {
   auto self = shared_from_this();
   while (!stopping_) {
     auto waiters = std::exchange(waiters_, {});
+    auto followers = std::exchange(followers_, {});
     if (config_.suspend_sync) co_await poll();
     for (auto& w : waiters) asio::post(io_, std::move(w));
+    for (auto& f : followers) asio::post(io_, std::move(f));
     if (stopping_) break;
     if (!waiters_.empty()) continue;  // asked during that poll
     timer_.expires_after(config_.suspend_poll);

@@ -63,9 +63,13 @@ class SwitchRunner : public std::enable_shared_from_this<SwitchRunner> {
   // once it has ended; at once when suspend sync is off. A RESERVE that ALPS
   // refused on the nodes of a job Slurm may just have suspended asks it.
   void poll_now(std::function<void()> done);
+  // `done` once the next poll has ended, without hastening it; at once when
+  // suspend sync is off.
+  void after_next_poll(std::function<void()> done);
   void stop();
   void set_config(const SlurmConfig& c);
   bool enabled() const { return config_.suspend_sync; }
+  std::chrono::milliseconds reserve_wait() const { return config_.suspend_reserve_wait; }
   std::uint64_t polls() const { return polls_; }
 
   nlohmann::json stats_json() const;  // /v1/stats "suspend_sync"
@@ -83,7 +87,8 @@ class SwitchRunner : public std::enable_shared_from_this<SwitchRunner> {
   SwitchPorts ports_;
   boost::asio::steady_timer timer_;
   bool stopping_ = false;
-  std::vector<std::function<void()>> waiters_;  // poll_now's, for the next poll
+  std::vector<std::function<void()>> waiters_;    // poll_now's, for the next poll
+  std::vector<std::function<void()>> followers_;  // after_next_poll's
   std::set<std::uint64_t> switched_out_;  // suspended records ALPS showed out since the start
   std::map<std::uint64_t, basil::Status> refused_;  // ALPS refused to switch them for good, and why
   std::uint64_t polls_ = 0;

@@ -170,7 +170,7 @@ std::vector<std::uint64_t> TypedCalls::others_on_nodes(const basil::ReserveReque
 }
 
 void TypedCalls::reserve_now(basil::ReserveRequest request, bool earlier_attempt, json job, control::Responder reply,
-                             bool after_switch) {
+                             std::shared_ptr<SwitchWait> wait) {
   const std::string batch = *request.batch_id;
   auto intent = parts_.store.record_intent(batch, request.user_name, reserve_to_json(request).dump());
   if (!intent) {
@@ -181,7 +181,7 @@ void TypedCalls::reserve_now(basil::ReserveRequest request, bool earlier_attempt
   const std::int64_t intent_id = *intent;
   parts_.poller.order().intent_started(intent_id);
   auto self = shared_from_this();
-  auto finish = [self, intent_id, request, reply, job, after_switch](basil::Result<ReserveOutcome> r) {
+  auto finish = [self, intent_id, request, reply, job, wait](basil::Result<ReserveOutcome> r) {
     self->parts_.poller.order().intent_ended(intent_id);
     if (!r) {
       const auto code = r.status().code();
@@ -195,20 +195,28 @@ void TypedCalls::reserve_now(basil::ReserveRequest request, bool earlier_attempt
         self->parts_.poller.order().intent_settled(intent_id);
         const bool refused = code == basil::Code::kAlpsPermanent || code == basil::Code::kAlpsTransient;
         // Gang scheduling and preemption start a job on nodes whose job
-        // Slurm has just suspended: its reservation is switched out at the
-        // next poll, so one now, and the RESERVE once more if it did.
+        // Slurm suspends now or at its next time slice.
         auto* switches = self->parts_.switches;
-        if (refused && !after_switch && switches != nullptr && switches->enabled() &&
-            !self->others_on_nodes(request, ResState::kConfirmed).empty()) {
-          return switches->poll_now([self, request, job, reply, status = r.status()] {
-            if (self->others_on_nodes(request, ResState::kSuspended).empty()) {
-              if (!job.is_null()) return self->recheck_refusal(job, *request.batch_id, status, reply);
-              return reply(error_reply(status));
-            }
-            self->parts_.log.info("B0313", "RESERVE for job " + *request.batch_id +
-                                               " tried again: a reservation on its nodes was switched out");
-            self->reserve_now(request, false, job, reply, true);
-          });
+        const auto in = self->others_on_nodes(request, ResState::kConfirmed);
+        const auto now = std::chrono::steady_clock::now();
+        if (refused && switches != nullptr && switches->enabled() && !in.empty() && (!wait || now < wait->until)) {
+          const bool first = !wait;
+          auto w = wait;
+          if (first) {
+            const auto bound = switches->reserve_wait();
+            self->parts_.log.info("B0314", "RESERVE for job " + *request.batch_id +
+                                               " refused by ALPS while reservation " + std::to_string(in.front()) +
+                                               " of another job is switched in on its nodes; waits up to " +
+                                               std::to_string(bound.count()) + " ms for Slurm to suspend that job");
+            w = std::make_shared<SwitchWait>(SwitchWait{request, job, reply, {}, {}, {}, now + bound});
+          }
+          w->refusal = r.status();
+          w->in_before = in;
+          w->suspended_before = self->others_on_nodes(request, ResState::kSuspended);
+          auto next = [self, w] { self->after_switch_poll(w); };
+          // Preemption suspends the other job as it starts this one: a poll
+          // at once; after that, the polls as they come.
+          return first ? switches->poll_now(std::move(next)) : switches->after_next_poll(std::move(next));
         }
         if (refused && !job.is_null()) return self->recheck_refusal(job, *request.batch_id, r.status(), reply);
       }
@@ -251,6 +259,25 @@ void TypedCalls::reserve_now(basil::ReserveRequest request, bool earlier_attempt
     };
     co_spawn_result<ReserveOutcome>(parts_.io.get_executor(), plain(&parts_.client, request), finish);
   }
+}
+
+void TypedCalls::after_switch_poll(const std::shared_ptr<SwitchWait>& w) {
+  const auto missing_from = [](const std::vector<std::uint64_t>& ids, const std::vector<std::uint64_t>& in) {
+    return std::any_of(ids.begin(), ids.end(), [&](std::uint64_t id) { return std::find(in.begin(), in.end(), id) == in.end(); });
+  };
+  const auto in = others_on_nodes(w->request, ResState::kConfirmed);
+  const auto suspended = others_on_nodes(w->request, ResState::kSuspended);
+  // One switched out, or gone (its job ended): the RESERVE once more.
+  if (missing_from(suspended, w->suspended_before) || missing_from(w->in_before, in)) {
+    parts_.log.info("B0313", "RESERVE for job " + *w->request.batch_id +
+                                 " tried again: a reservation on its nodes was switched out or released");
+    return reserve_now(w->request, false, w->job, w->reply, w);
+  }
+  auto* switches = parts_.switches;
+  if (std::chrono::steady_clock::now() < w->until && switches->enabled() && !in.empty())
+    return switches->after_next_poll([self = shared_from_this(), w] { self->after_switch_poll(w); });
+  if (!w->job.is_null()) return recheck_refusal(w->job, *w->request.batch_id, w->refusal, w->reply);
+  w->reply(error_reply(w->refusal));
 }
 
 // ALPS answers a RESERVE naming a node that went down since basild's

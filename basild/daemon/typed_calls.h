@@ -57,13 +57,31 @@ class TypedCalls : public std::enable_shared_from_this<TypedCalls> {
                        control::Responder reply);
   // The RESERVE once planned: intent, call, record, answer. `job` is the
   // job form's body (null for the params form).
-  // `after_switch`: this is the RESERVE tried again once a switch poll has
-  // switched out a reservation on its nodes (switch_may_free).
+  // `wait`: this is the RESERVE tried again once a switch poll has
+  // switched out (or basild released) a reservation on its nodes.
+  struct SwitchWait;
   void reserve_now(basil::ReserveRequest request, bool earlier_attempt, nlohmann::json job, control::Responder reply,
-                   bool after_switch = false);
+                   std::shared_ptr<SwitchWait> wait = nullptr);
   // The reservations of other jobs on a node `request` names that basild
   // holds in `state` (confirmed: a switch may free them; suspended: one did).
   std::vector<std::uint64_t> others_on_nodes(const basil::ReserveRequest& request, ResState state);
+  // A RESERVE ALPS refused while another job's reservation is switched in
+  // on its nodes: gang scheduling starts a job (and runs its prolog) on
+  // nodes whose job Slurm suspends only at the next time slice. After each
+  // switch poll, until [slurm] suspend_reserve_wait has passed: a
+  // reservation there newly switched out, or one switched in there at the
+  // refusal gone, sends the RESERVE once more; none switched in there any
+  // more, or the time passed, and the last refusal stands.
+  struct SwitchWait {
+    basil::ReserveRequest request;
+    nlohmann::json job;
+    control::Responder reply;
+    basil::Status refusal;                        // ALPS's last
+    std::vector<std::uint64_t> in_before;         // others_on_nodes(confirmed) at that refusal
+    std::vector<std::uint64_t> suspended_before;  // others_on_nodes(suspended) at that refusal
+    std::chrono::steady_clock::time_point until;
+  };
+  void after_switch_poll(const std::shared_ptr<SwitchWait>& w);
   // The reservations on a node `request` names that its RESERVE waits for
   // (basild/core/release_wait.h), from basild's records.
   std::vector<std::uint64_t> held_under(const basil::ReserveRequest& request);

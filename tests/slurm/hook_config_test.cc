@@ -14,7 +14,7 @@ TEST(HookConfigTest, AnEmptyFileIsEveryDefault) {
   auto c = parse_hook_config("", "x.conf");
   ASSERT_TRUE(c) << c.status().message();
   EXPECT_EQ(c->socket, "/run/basild/control.sock");
-  EXPECT_EQ(c->basild_timeout, 60s);
+  EXPECT_EQ(c->basild_timeout, 120s);
   EXPECT_EQ(c->confirm, ConfirmAt::kNode);
   EXPECT_FALSE(c->scontrol);  // libslurm
   EXPECT_FALSE(c->slurm_conf);
