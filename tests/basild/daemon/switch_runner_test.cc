@@ -188,6 +188,30 @@ TEST_F(SwitchRunnerTest, AnExclusiveReservationALPSWillNotSwitchOutHasItsJobResu
   EXPECT_EQ(runner_->stats_json()["jobs_resumed"], 2);
 }
 
+TEST_F(SwitchRunnerTest, AJobWhoseReservationALPSWillNotSwitchBackInIsRequeuedWithASentence) {
+  const auto id = job_reservation("80");
+  job_is("80", "SUSPENDED");
+  poll();
+  ASSERT_EQ(alps_status(id), basil::ItemStatus::kSuspend);
+  emulator_admin(state_, "system --switch off");  // suspend/resume switched off meanwhile
+
+  job_is("80", "RUNNING");
+  poll();
+  EXPECT_EQ(alps_status(id), basil::ItemStatus::kSuspend) << "nothing switched";
+  ASSERT_EQ(slurm_.calls.size(), 2u);
+  EXPECT_EQ(slurm_.calls[0].rfind("annotate 80 basil: reservation " + std::to_string(id) + "; ALPS cannot resume it (",
+                                   0),
+            0u)
+      << slurm_.calls[0];
+  EXPECT_NE(slurm_.calls[0].find("suspend/resume is not enabled"), std::string::npos) << slurm_.calls[0];
+  EXPECT_NE(slurm_.calls[0].find("basild requeued the job"), std::string::npos) << slurm_.calls[0];
+  EXPECT_EQ(slurm_.calls[1], "requeue 80");
+  EXPECT_EQ(switches(), (std::vector<std::string>{"out done", "in refused"}));
+  EXPECT_EQ(runner_->stats_json()["jobs_requeued"], 1);
+  poll();
+  EXPECT_EQ(slurm_.calls.size(), 2u) << "ALPS is not asked again, nor the job requeued twice";
+}
+
 TEST_F(SwitchRunnerTest, ABasildRestartedWhileAJobIsSuspendedSettlesItsReservationFromAlps) {
   // The last basild recorded the SWITCH OUT and stopped: whether it reached
   // ALPS is not known. One record that ALPS holds out, one that it never
