@@ -225,7 +225,7 @@ struct SlurmConfig {
   // How long a RESERVE ALPS refused on the nodes of another job's switched-in
   // reservation waits for Slurm to suspend that job (gang scheduling's next
   // time slice) and basild to switch it out, before the refusal stands.
-  Duration suspend_reserve_wait = std::chrono::seconds(75);  // 0 .. 10 min
+  Duration suspend_reserve_wait = std::chrono::seconds(75);  // 0 .. 4 min (a control call ends at 5)
   bool operator==(const SlurmConfig&) const = default;
 };
 

@@ -287,7 +287,7 @@ void read_slurm(const toml::table& t, SlurmConfig& c, Errors& errors) {
   s.key("suspend_sync", [&](const Field& f) { assign(c.suspend_sync, read_bool(f)); });
   s.key("suspend_poll", [&](const Field& f) { assign(c.suspend_poll, read_duration(f, 1s, 60s)); });
   s.key("suspend_reserve_wait",
-        [&](const Field& f) { assign(c.suspend_reserve_wait, read_duration(f, 0s, 10min)); });
+        [&](const Field& f) { assign(c.suspend_reserve_wait, read_duration(f, 0s, 4min)); });
   s.key("slurmctld_host", [&](const Field& f) {
     auto v = read_string(f);
     if (!v) return;

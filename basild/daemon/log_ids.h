@@ -139,8 +139,8 @@ inline constexpr LogIdEntry kLogIds[] = {
      "a RESERVE waits for the release of a reservation on its nodes: one handed to basild (its RELEASE loop runs) "
      "or another job's, not handed over yet."},
     {"B0313", LogLevel::kInfo,
-     "a RESERVE that ALPS refused is tried once more: a suspend-sync poll switched out a reservation on its nodes "
-     "(gang scheduling or preemption started the job as Slurm suspended the other)."},
+     "a RESERVE that ALPS refused is tried once more: a suspend-sync poll switched out a reservation on its nodes, "
+     "or one was released (gang scheduling or preemption started the job beside another Slurm suspends)."},
     {"B0314", LogLevel::kInfo,
      "a RESERVE that ALPS refused while another job's reservation is switched in on its nodes waits, up to [slurm] "
      "suspend_reserve_wait, for Slurm to suspend that job and basild to switch it out (gang scheduling)."},

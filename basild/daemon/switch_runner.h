@@ -68,7 +68,8 @@ class SwitchRunner : public std::enable_shared_from_this<SwitchRunner> {
   void after_next_poll(std::function<void()> done);
   void stop();
   void set_config(const SlurmConfig& c);
-  bool enabled() const { return config_.suspend_sync; }
+  // Suspend sync on and the runner not stopping: a RESERVE may wait for its polls.
+  bool enabled() const { return config_.suspend_sync && !stopping_; }
   std::chrono::milliseconds reserve_wait() const { return config_.suspend_reserve_wait; }
   std::uint64_t polls() const { return polls_; }
 
