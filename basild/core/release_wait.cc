@@ -37,4 +37,13 @@ bool still_waiting(const std::vector<ReleaseProgress>& progress, std::chrono::st
   });
 }
 
+bool switch_may_have_freed(const std::vector<std::uint64_t>& in_before, const std::vector<std::uint64_t>& in_now,
+                           const std::vector<std::uint64_t>& out_before, const std::vector<std::uint64_t>& out_now) {
+  const auto any_missing_from = [](const std::vector<std::uint64_t>& ids, const std::vector<std::uint64_t>& in) {
+    return std::any_of(ids.begin(), ids.end(),
+                       [&](std::uint64_t id) { return std::find(in.begin(), in.end(), id) == in.end(); });
+  };
+  return any_missing_from(in_before, in_now) || any_missing_from(out_now, out_before);
+}
+
 }  // namespace basild

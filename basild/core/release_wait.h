@@ -49,4 +49,11 @@ struct WaitBounds {
 bool still_waiting(const std::vector<ReleaseProgress>& progress, std::chrono::steady_clock::time_point now,
                    const WaitBounds& bounds);
 
+// A RESERVE ALPS refused while `in_before` (other jobs' reservations on its
+// nodes) were switched in and `out_before` switched out: whether to send it
+// again now that `in_now` are in and `out_now` out. Yes when one of
+// `in_before` is in no more (switched out, or released) or one is newly out.
+bool switch_may_have_freed(const std::vector<std::uint64_t>& in_before, const std::vector<std::uint64_t>& in_now,
+                           const std::vector<std::uint64_t>& out_before, const std::vector<std::uint64_t>& out_now);
+
 }  // namespace basild

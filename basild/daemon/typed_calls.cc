@@ -262,13 +262,9 @@ void TypedCalls::reserve_now(basil::ReserveRequest request, bool earlier_attempt
 }
 
 void TypedCalls::after_switch_poll(const std::shared_ptr<SwitchWait>& w) {
-  const auto missing_from = [](const std::vector<std::uint64_t>& ids, const std::vector<std::uint64_t>& in) {
-    return std::any_of(ids.begin(), ids.end(), [&](std::uint64_t id) { return std::find(in.begin(), in.end(), id) == in.end(); });
-  };
   const auto in = others_on_nodes(w->request, ResState::kConfirmed);
-  const auto suspended = others_on_nodes(w->request, ResState::kSuspended);
-  // One switched out, or gone (its job ended): the RESERVE once more.
-  if (missing_from(suspended, w->suspended_before) || missing_from(w->in_before, in)) {
+  if (switch_may_have_freed(w->in_before, in, w->suspended_before,
+                            others_on_nodes(w->request, ResState::kSuspended))) {
     parts_.log.info("B0313", "RESERVE for job " + *w->request.batch_id +
                                  " tried again: a reservation on its nodes was switched out or released");
     return reserve_now(w->request, false, w->job, w->reply, w);

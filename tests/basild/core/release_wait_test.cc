@@ -79,5 +79,15 @@ TEST(ReleaseWaitTest, EachReservationIsWaitedForUntilItIsDoneOrItsOwnBoundHasPas
   EXPECT_FALSE(still_waiting({P::kHeld, P::kLoopRunning}, t0 + 61s, bounds));
 }
 
+TEST(ReleaseWaitTest, ARefusedReserveIsSentAgainOnlyWhenAReservationOnItsNodesWasSwitchedOutOrReleased) {
+  EXPECT_FALSE(switch_may_have_freed({7}, {7}, {}, {})) << "nothing moved";
+  EXPECT_TRUE(switch_may_have_freed({7}, {}, {}, {7})) << "switched out";
+  EXPECT_TRUE(switch_may_have_freed({7}, {}, {}, {})) << "released";
+  EXPECT_TRUE(switch_may_have_freed({7, 8}, {8}, {}, {})) << "one of two gone";
+  EXPECT_FALSE(switch_may_have_freed({7}, {7}, {5}, {5})) << "one out before the refusal is no news";
+  EXPECT_TRUE(switch_may_have_freed({7}, {7}, {5}, {5, 6})) << "another one newly out";
+  EXPECT_FALSE(switch_may_have_freed({7}, {7, 9}, {}, {})) << "a new one switched in frees nothing";
+}
+
 }  // namespace
 }  // namespace basild
